@@ -1,0 +1,81 @@
+#pragma once
+// All-Reduce data parallelism (MODELS.md section 4). Gradients are packed into
+// buckets in the order backward produces them; each bucket is all-reduced by one
+// FIFO communication stream as soon as it is complete, overlapping the rest of the
+// backward pass; the optimizer step waits for the last all-reduce. Forward does not
+// overlap communication. Every all-reduce is a barrier over all ranks.
+//
+//   iteration = forward + max(backward end, last all-reduce end) + optimizer step
+//
+// Bucketing follows the two frameworks:
+//   ddp      PyTorch DDP: a bucket closes once it holds >= cap bytes (25 MiB; the
+//            first bucket 1 MiB, DDP's _DEFAULT_FIRST_BUCKET_BYTES); a tensor larger
+//            than the cap gets its own bucket.
+//   horovod  Tensor fusion: a bucket is emitted once the backward time accumulated
+//            since the last one reaches the cycle time (5 ms) or its bytes reach the
+//            fusion buffer (64 MiB), the rule of the [NET] simulator.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtperf/compute.hpp"
+#include "dtperf/network.hpp"
+#include "dtperf/result.hpp"
+#include "dtperf/workload.hpp"
+
+namespace dtperf {
+
+enum class Bucketing : std::uint8_t { ddp, horovod };
+const char* bucketing_name(Bucketing bucketing);
+std::optional<Bucketing> parse_bucketing(const std::string& name);
+
+struct AllReduceOptions {
+  Algorithm algorithm = Algorithm::automatic;
+  Bucketing bucketing = Bucketing::ddp;
+  double bucket_cap_bytes = 25.0 * 1024 * 1024;
+  double first_bucket_cap_bytes = 1024.0 * 1024;
+  double fusion_cycle_s = 5e-3;
+  double fusion_buffer_bytes = 64.0 * 1024 * 1024;
+};
+
+/// One bucket: the index of its last tensor (it is ready when that gradient is) and
+/// its bytes.
+struct Bucket {
+  std::uint32_t last_tensor = 0;
+  double bytes = 0.0;
+};
+
+/// Fills `out` (capacity >= tensors) and returns the number of buckets. Pure.
+std::size_t make_buckets(const ModelSpec& model, std::span<const double> backward_s,
+                         const AllReduceOptions& options, std::span<Bucket> out);
+
+/// Everything one All-Reduce prediction needs besides the model.
+struct AllReduceScenario {
+  NetworkParams network;
+  ComputeParams compute;
+  ComputeRequest request;
+  AllReduceOptions options;
+};
+
+/// Evaluates All-Reduce scenarios for one model. Construction sizes the scratch
+/// buffers; `predict` then allocates nothing and may be called any number of times.
+class AllReducePredictor {
+ public:
+  explicit AllReducePredictor(const ModelSpec& model);
+
+  IterationResult predict(const AllReduceScenario& scenario);
+
+  /// The per-tensor backward times and buckets of the last `predict` call.
+  std::span<const double> last_backward_s() const { return backward_s_; }
+  std::span<const Bucket> last_buckets() const { return {buckets_.data(), bucket_count_}; }
+
+ private:
+  const ModelSpec& model_;
+  std::vector<double> backward_s_;
+  std::vector<Bucket> buckets_;
+  std::size_t bucket_count_ = 0;
+};
+
+}  // namespace dtperf

@@ -1,0 +1,109 @@
+#pragma once
+// A cluster profile: N nodes of G GPUs, the links inside a node and between nodes,
+// what one GPU computes, optional calibrated tables, and where the numbers came from.
+// This is the typed form of profiles/*.json (see io/profile_json.hpp for the format).
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtperf {
+
+enum class DType : std::uint8_t { fp32, tf32, fp16, bf16 };
+const char* dtype_name(DType dtype);
+std::optional<DType> parse_dtype(const std::string& name);
+
+/// Measured time per message size for one collective on one group shape, e.g.
+/// all-reduce on 16 ranks over 2 nodes; interpolated log-log between points.
+struct CollectiveTable {
+  std::string collective;  // "all_reduce", "sendrecv"
+  int ranks = 0;
+  int nodes = 0;
+  std::vector<std::pair<double, double>> bytes_and_time_s;  // sorted by bytes
+};
+
+/// Achieved GEMM efficiency (fraction of the dtype's peak) against the GEMM's FLOPs.
+struct GemmEfficiencyCurve {
+  DType dtype = DType::fp32;
+  std::vector<std::pair<double, double>> flops_and_efficiency;  // sorted by FLOPs
+};
+
+/// A latency-bandwidth fit of one collective on one link level, from calibration.
+/// time(bytes) = alpha_s + bytes * factor / bus_bytes_per_s, per size segment.
+struct AlphaBetaSegment {
+  double min_bytes = 0.0;
+  double max_bytes = 0.0;
+  double alpha_s = 0.0;
+  double bus_bytes_per_s = 0.0;
+};
+struct AlphaBetaFit {
+  std::string collective;  // "all_reduce", "sendrecv"
+  std::string level;       // "intra" (one node) or "inter" (spans nodes)
+  int ranks = 0;
+  int nodes = 0;
+  std::vector<AlphaBetaSegment> segments;
+  double rms_relative_error = 0.0;
+};
+
+struct Provenance {
+  std::string source;  // "datasheet", "calibrated", "manual"
+  std::string created;   // ISO date
+  std::string tool;      // what made it (e.g. "dtperf fit 0.1.0")
+  std::vector<std::string> references;
+  std::string notes;
+  // For calibrated profiles: fit residuals and the worst-fitting points, as text lines.
+  std::vector<std::string> residuals;
+};
+
+struct ClusterProfile {
+  std::string name;
+  std::string description;
+  int nodes = 1;
+  int gpus_per_node = 1;
+
+  struct Gpu {
+    std::string model;
+    std::map<DType, double> peak_flops_per_s;  // dense peak per dtype
+    double memory_bytes_per_s = 0.0;           // HBM bandwidth (datasheet)
+    double memory_gib = 0.0;
+  } gpu;
+
+  struct IntraNode {
+    std::string link;
+    double bandwidth_bytes_per_s = 0.0;  // per GPU, per direction
+    double latency_s = 0.0;              // per ring step
+    double efficiency = 1.0;             // achieved / link rate in collectives
+  } intra;
+
+  struct InterNode {
+    std::string link;
+    int nics_per_node = 1;
+    double nic_gbps = 0.0;               // line rate of one NIC
+    double latency_s = 0.0;              // per hop between nodes
+    double transport_efficiency = 1.0;   // achieved / line rate
+  } inter;
+
+  struct Compute {
+    DType dtype = DType::fp32;           // default compute dtype of this cluster
+    double gemm_efficiency = 0.7;        // large-GEMM fraction of peak
+    double half_efficiency_flops = 1e9;  // GEMM FLOPs at which efficiency is half of it
+    double memory_efficiency = 0.8;      // achieved / datasheet memory bandwidth
+    double kernel_overhead_s = 5e-6;     // fixed cost per layer and pass
+    double interference_factor = 1.0;    // compute slow-down beside communication
+    std::optional<double> compute_cv;    // measured iteration-time spread, if calibrated
+  } compute;
+
+  struct Calibration {
+    std::vector<CollectiveTable> tables;
+    std::vector<AlphaBetaFit> fits;
+    std::vector<GemmEfficiencyCurve> gemm;
+    std::optional<double> copy_bytes_per_s;
+  } calibration;
+
+  Provenance provenance;
+
+  int ranks() const { return nodes * gpus_per_node; }
+};
+
+}  // namespace dtperf

@@ -1,0 +1,79 @@
+#pragma once
+// The compute model: per-tensor backward time, total forward time and the optimizer
+// step for one GPU at a given per-GPU batch. Three sources, in order of fidelity
+// (MODELS.md section 2):
+//   measured_layers     per-tensor backward times measured at some batch (.bk.log);
+//   measured_iteration  a measured single-GPU iteration time, spread over the tensors
+//                       in proportion to their FLOPs;
+//   flops               FLOPs and activation bytes per tensor, timed on a roofline
+//                       with a size-dependent GEMM efficiency.
+// Batch law for measured sources: each time t0 measured at batch b0 becomes
+// t(b) = t_fixed + (t0 - t_fixed) * b / b0 with t_fixed = min(kernel overhead, t0),
+// i.e. fixed launch cost plus work proportional to the samples. The flops source
+// scales with the batch by construction (GEMMs grow, and so does their efficiency).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <utility>
+
+#include "dtperf/workload.hpp"
+
+namespace dtperf {
+
+enum class ComputeSource : std::uint8_t { automatic, measured_layers, measured_iteration, flops };
+const char* compute_source_name(ComputeSource source);
+std::optional<ComputeSource> parse_compute_source(const std::string& name);
+
+struct ComputeParams {
+  double peak_flops_per_s = 1e12;         // dense peak of the compute dtype (matrix units)
+  double vector_flops_per_s = 1e12;       // elementwise work (the GPU's fp32 peak)
+  double gemm_efficiency = 0.7;           // large-GEMM fraction of peak
+  double half_efficiency_flops = 1e9;     // FLOPs of a GEMM that reaches half of that
+  std::span<const std::pair<double, double>> efficiency_curve;  // calibrated, overrides
+  double memory_bytes_per_s = 1e12;       // achieved memory bandwidth
+  double kernel_overhead_s = 5e-6;        // per tensor and pass
+  double interference_factor = 1.0;       // applied by the schemes to overlapped compute
+  double compute_scale = 1.0;             // multiplies forward and backward (anchoring)
+};
+
+struct ComputeRequest {
+  ComputeSource source = ComputeSource::automatic;
+  double batch_per_gpu = 32.0;
+  Optimizer optimizer = Optimizer::sgd_momentum;
+  std::optional<double> single_gpu_iteration_s;  // measured, at measured_batch_per_gpu
+  std::optional<double> measured_batch_per_gpu;  // default: batch_per_gpu
+};
+
+/// Output buffers are owned by the caller so that evaluation allocates nothing:
+/// `backward_s` must have one slot per tensor.
+struct ComputeTimes {
+  std::span<double> backward_s;
+  double forward_s = 0.0;
+  double backward_total_s = 0.0;
+  double optimizer_s = 0.0;
+  ComputeSource source = ComputeSource::flops;
+  double iteration_s() const { return forward_s + backward_total_s + optimizer_s; }
+};
+
+/// Which source `automatic` resolves to for this model and request.
+ComputeSource resolve_compute_source(const ModelSpec& model, const ComputeRequest& request);
+
+/// Fills `out` (its backward_s span must be model.tensors.size() long). Throws
+/// std::invalid_argument when the request cannot be met (e.g. a measured iteration
+/// shorter than the measured backward); the io layer turns that into an InputError.
+void compute_times(const ModelSpec& model, const ComputeParams& params,
+                   const ComputeRequest& request, ComputeTimes& out);
+
+/// Efficiency of a GEMM of `flops` FLOPs: the calibrated curve (log-linear
+/// interpolation) if given, else gemm_efficiency * f / (f + half_efficiency_flops).
+double gemm_efficiency_at(const ComputeParams& params, double flops);
+
+/// Memory-bound optimizer step over `params` elements of `param_bytes` each:
+/// SGD reads p, g and writes p (3 passes); momentum adds m (5); Adam adds m, v (7).
+double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double param_elements,
+                        int param_bytes);
+
+/// Bytes moved per parameter byte by one optimizer step (3, 5 or 7 passes).
+double optimizer_passes(Optimizer optimizer);
+
+}  // namespace dtperf

@@ -1,0 +1,80 @@
+#pragma once
+// The network model: resolved link parameters and the cost of collectives on a group
+// of ranks, in the alpha-beta form of NCCL's own tuning model (src/graph/tuning.cc),
+// with two additions NCCL's model leaves out: the GPUs of one node share the node's
+// NICs, and a measured table for a group shape, when the profile has one, replaces
+// the formula for that shape.
+//
+// Conventions. A group spans `nodes` nodes with `ranks_per_node` ranks on each. Link
+// bandwidths are per direction. Bytes are the message size S of the collective; the
+// wire carries S / compression_ratio. All functions here are pure.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "dtperf/cluster.hpp"
+
+namespace dtperf {
+
+enum class Algorithm : std::uint8_t { automatic, ring, tree, hierarchical };
+const char* algorithm_name(Algorithm algorithm);
+std::optional<Algorithm> parse_algorithm(const std::string& name);
+
+/// Linear interpolation in a measured (bytes, seconds) table, clamped at both ends,
+/// as [NET] uses for the GPU vector-add (reduction) cost. Points sorted by bytes.
+struct ReductionCost {
+  std::span<const std::pair<double, double>> bytes_and_time_s;
+  double time_s(double bytes) const;
+  bool empty() const { return bytes_and_time_s.empty(); }
+};
+
+struct NetworkParams {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  double intra_bytes_per_s = 1.0;       // per GPU per direction, achieved
+  double intra_latency_s = 0.0;
+  int nics_per_node = 1;
+  double nic_line_bytes_per_s = 1.0;    // one NIC, line rate
+  double transport_efficiency = 1.0;
+  double inter_latency_s = 0.0;
+  double compression_ratio = 1.0;       // wire bytes = bytes / ratio
+  ReductionCost reduction;              // empty: reductions hide inside the copies
+  std::span<const CollectiveTable> tables;  // measured all_reduce tables, if any
+
+  int ranks() const { return nodes * gpus_per_node; }
+  /// Achieved bytes/s of all NICs of one node, per direction.
+  double node_nic_bytes_per_s() const {
+    return nics_per_node * nic_line_bytes_per_s * transport_efficiency;
+  }
+  /// Most one rank can push across nodes: a GPU uses the NICs of its own rail
+  /// (K/G of them when K >= G), or a whole NIC when NICs are fewer than GPUs.
+  double rank_nic_cap_bytes_per_s() const;
+};
+
+/// Where a group of ranks sits, and how many ranks of each of its nodes cross nodes
+/// at the same moment in total (this group's and others'), which share the NICs.
+struct GroupShape {
+  int nodes = 1;
+  int ranks_per_node = 1;
+  int crossing_ranks_per_node = 0;  // 0 means: only this group's ranks cross
+  int ranks() const { return nodes * ranks_per_node; }
+};
+
+/// The cost of one collective call, with the bytes it moves on each link level.
+struct CollectiveCost {
+  double time_s = 0.0;
+  Algorithm algorithm = Algorithm::ring;
+  double intra_bytes_per_rank = 0.0;  // sent over intra-node links, per rank (average)
+  double inter_bytes_per_node = 0.0;  // sent through one node's NICs, per direction
+};
+
+/// All-reduce of `bytes` over the group. `Algorithm::automatic` takes the fastest of
+/// ring and tree, as NCCL's tuner does; hierarchical is used only when asked for.
+CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group,
+                              double bytes, Algorithm algorithm);
+
+/// Concurrent exchange of `bytes` between the two ranks of a pair, both directions
+/// at once (send/recv), for directed gossip (SGP push).
+CollectiveCost pair_send_cost(const NetworkParams& net, const GroupShape& pair, double bytes);
+
+}  // namespace dtperf

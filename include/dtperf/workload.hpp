@@ -1,0 +1,58 @@
+#pragma once
+// A training workload as the engine sees it: the parameter tensors in the order their
+// gradients become ready in backward, each with its size and the work attributed to it.
+// Three sources fill it: the built-in zoo (architecture formulas), a per-layer timing
+// log ([NET] `.bk.log`), or a JSON layer file (see io/model_files.hpp).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtperf {
+
+enum class Optimizer : std::uint8_t { sgd, sgd_momentum, adam };
+
+struct TensorSpec {
+  std::string name;
+  std::int64_t params = 0;  // elements
+  // Work of the operator that owns this tensor, per sample, FLOPs counted as
+  // 2 x multiply-accumulates. Operators without parameters (pooling, attention
+  // score products, activations) are attributed to a neighbouring tensor.
+  double forward_flops_per_sample = 0.0;
+  double backward_flops_per_sample = 0.0;
+  // The part of the forward FLOPs done as matrix products (GEMMs, convolutions,
+  // attention products): it runs at the size-dependent GEMM efficiency, the rest
+  // (norms, activations, bias adds) at the vector rate. Backward keeps the same split.
+  double forward_gemm_flops_per_sample = 0.0;
+  // Activation traffic per sample (bytes read + written) of that operator in forward;
+  // backward is taken as twice this. The memory side of the roofline.
+  double forward_memory_bytes_per_sample = 0.0;
+  // Measured backward time of this tensor (the wait since the previous gradient was
+  // ready), when the source is a per-layer timing log.
+  std::optional<double> measured_backward_s;
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string description;
+  std::string citation;      // where the architecture or the measurement comes from
+  std::string sample_unit = "sample";  // "image", "token", "sequence"
+  double default_batch_per_gpu = 32.0;
+  int param_bytes = 4;       // bytes per parameter and per gradient element on the wire
+  Optimizer default_optimizer = Optimizer::sgd_momentum;
+  std::vector<TensorSpec> tensors;  // backward (gradient-ready) order
+
+  // Measurements that came with the model, if any.
+  std::optional<double> measured_iteration_s;  // single-GPU iteration time
+  std::optional<double> measured_batch_per_gpu;  // batch the measurements were taken at
+
+  std::int64_t total_params() const;
+  double total_bytes() const;  // params x param_bytes
+  bool has_measured_layers() const;
+};
+
+const char* optimizer_name(Optimizer optimizer);
+/// Parses "sgd", "sgd-momentum", "adam" (also "adamw"); nullopt otherwise.
+std::optional<Optimizer> parse_optimizer(const std::string& name);
+
+}  // namespace dtperf

@@ -1,0 +1,198 @@
+#include "dtperf/compute.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace dtperf {
+
+const char* compute_source_name(ComputeSource source) {
+  switch (source) {
+    case ComputeSource::automatic: return "auto";
+    case ComputeSource::measured_layers: return "measured-layers";
+    case ComputeSource::measured_iteration: return "measured-iteration";
+    case ComputeSource::flops: return "flops";
+  }
+  return "?";
+}
+
+std::optional<ComputeSource> parse_compute_source(const std::string& name) {
+  if (name == "auto") return ComputeSource::automatic;
+  if (name == "measured-layers") return ComputeSource::measured_layers;
+  if (name == "measured-iteration") return ComputeSource::measured_iteration;
+  if (name == "flops") return ComputeSource::flops;
+  return std::nullopt;
+}
+
+double optimizer_passes(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::sgd: return 3.0;
+    case Optimizer::sgd_momentum: return 5.0;
+    case Optimizer::adam: return 7.0;
+  }
+  return 5.0;
+}
+
+double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double param_elements,
+                        int param_bytes) {
+  if (param_elements <= 0.0) return 0.0;
+  // A fused (foreach) step is a handful of kernels regardless of the tensor count.
+  return params.kernel_overhead_s +
+         optimizer_passes(optimizer) * param_elements * param_bytes / params.memory_bytes_per_s;
+}
+
+double gemm_efficiency_at(const ComputeParams& params, double flops) {
+  if (flops <= 0.0) return params.gemm_efficiency;
+  const auto& curve = params.efficiency_curve;
+  if (!curve.empty()) {
+    if (flops <= curve.front().first) return curve.front().second;
+    if (flops >= curve.back().first) return curve.back().second;
+    const auto upper = std::lower_bound(curve.begin(), curve.end(), flops,
+                                        [](const auto& p, double f) { return p.first < f; });
+    const auto lower = upper - 1;
+    const double fraction = std::log(flops / lower->first) / std::log(upper->first / lower->first);
+    return lower->second + fraction * (upper->second - lower->second);
+  }
+  return params.gemm_efficiency * flops / (flops + params.half_efficiency_flops);
+}
+
+ComputeSource resolve_compute_source(const ModelSpec& model, const ComputeRequest& request) {
+  if (request.source != ComputeSource::automatic) return request.source;
+  if (model.has_measured_layers()) return ComputeSource::measured_layers;
+  if (request.single_gpu_iteration_s || model.measured_iteration_s) {
+    return ComputeSource::measured_iteration;
+  }
+  return ComputeSource::flops;
+}
+
+namespace {
+
+// Roofline time of one operator: fixed launch cost plus the slower of its arithmetic
+// and its memory traffic. Matrix products run at the efficiency their size reaches
+// (`gemms`: how many equal GEMMs they split into; backward has data and weight
+// gradients), elementwise FLOPs at the vector rate.
+double roofline_s(const ComputeParams& p, double flops, double gemm_flops, double memory_bytes,
+                  double gemms) {
+  double arithmetic = (flops - gemm_flops) / p.vector_flops_per_s;
+  if (gemm_flops > 0.0) {
+    arithmetic += gemm_flops / (p.peak_flops_per_s * gemm_efficiency_at(p, gemm_flops / gemms));
+  }
+  return p.kernel_overhead_s + std::max(arithmetic, memory_bytes / p.memory_bytes_per_s);
+}
+
+double scale_to_batch(double measured_s, double fixed_s, double batch_ratio) {
+  const double fixed = std::min(fixed_s, measured_s);
+  return fixed + (measured_s - fixed) * batch_ratio;
+}
+
+void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, ComputeTimes& out) {
+  double forward = 0.0;
+  double backward = 0.0;
+  for (std::size_t i = 0; i < model.tensors.size(); ++i) {
+    const TensorSpec& t = model.tensors[i];
+    const double gemm_share =
+        t.forward_flops_per_sample > 0.0 ? t.forward_gemm_flops_per_sample / t.forward_flops_per_sample : 0.0;
+    forward += roofline_s(p, t.forward_flops_per_sample * batch, t.forward_gemm_flops_per_sample * batch,
+                          t.forward_memory_bytes_per_sample * batch, 1.0);
+    const double backward_flops = t.backward_flops_per_sample * batch;
+    const double b = roofline_s(p, backward_flops, gemm_share * backward_flops,
+                                2.0 * t.forward_memory_bytes_per_sample * batch, 2.0);
+    out.backward_s[i] = b;
+    backward += b;
+  }
+  out.forward_s = forward;
+  out.backward_total_s = backward;
+}
+
+}  // namespace
+
+void compute_times(const ModelSpec& model, const ComputeParams& p, const ComputeRequest& request,
+                   ComputeTimes& out) {
+  const double batch = request.batch_per_gpu;
+  out.source = resolve_compute_source(model, request);
+  out.optimizer_s = optimizer_step_s(p, request.optimizer,
+                                     static_cast<double>(model.total_params()), model.param_bytes);
+  const std::optional<double> measured_iteration =
+      request.single_gpu_iteration_s ? request.single_gpu_iteration_s : model.measured_iteration_s;
+  const double measured_batch = request.measured_batch_per_gpu.value_or(
+      model.measured_batch_per_gpu.value_or(batch));
+  const double ratio = batch / measured_batch;
+  const std::size_t n = model.tensors.size();
+
+  switch (out.source) {
+    case ComputeSource::flops:
+    case ComputeSource::automatic:
+      flops_times(model, p, batch, out);
+      break;
+
+    case ComputeSource::measured_layers: {
+      if (!model.has_measured_layers()) {
+        throw std::invalid_argument("the model has no measured per-layer times");
+      }
+      double measured_backward = 0.0;
+      double backward = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double t0 = model.tensors[i].measured_backward_s.value_or(0.0);
+        measured_backward += t0;
+        out.backward_s[i] = scale_to_batch(t0, p.kernel_overhead_s, ratio);
+        backward += out.backward_s[i];
+      }
+      double forward0 = measured_backward / 2.0;  // backward is about twice forward
+      if (measured_iteration) {
+        const double optimizer0 = optimizer_step_s(
+            p, request.optimizer, static_cast<double>(model.total_params()), model.param_bytes);
+        forward0 = *measured_iteration - measured_backward - optimizer0;
+        if (forward0 <= 0.0) {
+          throw std::invalid_argument(
+              "the measured iteration time (" + std::to_string(*measured_iteration * 1e3) +
+              " ms) is shorter than the measured backward pass plus the optimizer step (" +
+              std::to_string((measured_backward + optimizer0) * 1e3) + " ms)");
+        }
+      }
+      out.backward_total_s = backward;
+      out.forward_s = scale_to_batch(forward0, p.kernel_overhead_s * n, ratio);
+      break;
+    }
+
+    case ComputeSource::measured_iteration: {
+      if (!measured_iteration) {
+        throw std::invalid_argument("no measured single-GPU iteration time was given");
+      }
+      double total_flops = 0.0;
+      for (const auto& t : model.tensors) {
+        total_flops += t.forward_flops_per_sample + t.backward_flops_per_sample;
+      }
+      if (total_flops <= 0.0) {
+        throw std::invalid_argument("the model has no FLOPs to spread the measured time over");
+      }
+      const double optimizer0 = optimizer_step_s(
+          p, request.optimizer, static_cast<double>(model.total_params()), model.param_bytes);
+      const double compute0 = *measured_iteration - optimizer0;
+      if (compute0 <= 0.0) {
+        throw std::invalid_argument("the measured iteration time is shorter than the optimizer step");
+      }
+      double forward = 0.0;
+      double backward = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const TensorSpec& t = model.tensors[i];
+        const double f0 = compute0 * t.forward_flops_per_sample / total_flops;
+        const double b0 = compute0 * t.backward_flops_per_sample / total_flops;
+        forward += scale_to_batch(f0, p.kernel_overhead_s, ratio);
+        out.backward_s[i] = scale_to_batch(b0, p.kernel_overhead_s, ratio);
+        backward += out.backward_s[i];
+      }
+      out.forward_s = forward;
+      out.backward_total_s = backward;
+      break;
+    }
+  }
+
+  if (p.compute_scale != 1.0) {
+    for (std::size_t i = 0; i < n; ++i) out.backward_s[i] *= p.compute_scale;
+    out.forward_s *= p.compute_scale;
+    out.backward_total_s *= p.compute_scale;
+  }
+}
+
+}  // namespace dtperf

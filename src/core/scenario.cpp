@@ -1,0 +1,71 @@
+#include "dtperf/scenario.hpp"
+
+#include "dtperf/units.hpp"
+
+namespace dtperf {
+
+ClusterProfile apply_overrides(ClusterProfile p, const ClusterOverrides& o) {
+  if (o.nodes) p.nodes = *o.nodes;
+  if (o.gpus_per_node) p.gpus_per_node = *o.gpus_per_node;
+  if (o.nics_per_node) p.inter.nics_per_node = *o.nics_per_node;
+  if (o.nic_gbps) p.inter.nic_gbps = *o.nic_gbps;
+  if (o.inter_latency_s) p.inter.latency_s = *o.inter_latency_s;
+  if (o.transport_efficiency) p.inter.transport_efficiency = *o.transport_efficiency;
+  if (o.intra_bandwidth_bytes_per_s) p.intra.bandwidth_bytes_per_s = *o.intra_bandwidth_bytes_per_s;
+  if (o.intra_latency_s) p.intra.latency_s = *o.intra_latency_s;
+  if (o.intra_efficiency) p.intra.efficiency = *o.intra_efficiency;
+  if (o.dtype) p.compute.dtype = *o.dtype;
+  if (o.interference_factor) p.compute.interference_factor = *o.interference_factor;
+  return p;
+}
+
+NetworkParams network_params(const ClusterProfile& p, double compression_ratio,
+                             std::span<const std::pair<double, double>> reduction) {
+  NetworkParams n;
+  n.nodes = p.nodes;
+  n.gpus_per_node = p.gpus_per_node;
+  n.intra_bytes_per_s = p.intra.bandwidth_bytes_per_s * p.intra.efficiency;
+  n.intra_latency_s = p.intra.latency_s;
+  n.nics_per_node = p.inter.nics_per_node;
+  n.nic_line_bytes_per_s = units::gbps_to_bytes_per_s(p.inter.nic_gbps);
+  n.transport_efficiency = p.inter.transport_efficiency;
+  n.inter_latency_s = p.inter.latency_s;
+  n.compression_ratio = compression_ratio;
+  n.reduction = ReductionCost{reduction};
+  n.tables = p.calibration.tables;
+  return n;
+}
+
+DType compute_dtype(const ClusterProfile& profile, const ClusterOverrides& overrides) {
+  return overrides.dtype.value_or(profile.compute.dtype);
+}
+
+ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
+  ComputeParams c;
+  c.peak_flops_per_s = p.gpu.peak_flops_per_s.at(dtype);
+  // Elementwise kernels run on the vector units: the fp32 rate (or the slowest listed).
+  c.vector_flops_per_s = p.gpu.peak_flops_per_s.contains(DType::fp32) ? p.gpu.peak_flops_per_s.at(DType::fp32)
+                                                                       : p.gpu.peak_flops_per_s.begin()->second;
+  c.gemm_efficiency = p.compute.gemm_efficiency;
+  c.half_efficiency_flops = p.compute.half_efficiency_flops;
+  for (const auto& curve : p.calibration.gemm) {
+    if (curve.dtype == dtype) c.efficiency_curve = curve.flops_and_efficiency;
+  }
+  c.memory_bytes_per_s = p.gpu.memory_bytes_per_s * p.compute.memory_efficiency;
+  if (p.calibration.copy_bytes_per_s) c.memory_bytes_per_s = *p.calibration.copy_bytes_per_s;
+  c.kernel_overhead_s = p.compute.kernel_overhead_s;
+  c.interference_factor = p.compute.interference_factor;
+  return c;
+}
+
+ComputeRequest compute_request(const ModelSpec& model, const WorkloadOptions& o) {
+  ComputeRequest r;
+  r.source = o.compute_source;
+  r.batch_per_gpu = o.batch_per_gpu.value_or(model.default_batch_per_gpu);
+  r.optimizer = o.optimizer.value_or(model.default_optimizer);
+  r.single_gpu_iteration_s = o.single_gpu_iteration_s;
+  r.measured_batch_per_gpu = o.measured_batch_per_gpu;
+  return r;
+}
+
+}  // namespace dtperf
