@@ -1,0 +1,171 @@
+#include "builder.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace dtperf::zoo {
+
+Work operator+(Work a, Work b) {
+  return {a.flops + b.flops, a.bytes + b.bytes, a.gemm_flops + b.gemm_flops};
+}
+
+Work gemm(double flops, double bytes) { return {flops, bytes, flops}; }
+
+Work elementwise(double elements, double flops_per_element, double accesses) {
+  return {elements * flops_per_element, elements * accesses * kActivationBytes};
+}
+
+ModelBuilder::ModelBuilder(std::string sample_unit, double default_batch_per_gpu,
+                           Optimizer optimizer) {
+  model_.sample_unit = std::move(sample_unit);
+  model_.default_batch_per_gpu = default_batch_per_gpu;
+  model_.default_optimizer = optimizer;
+  model_.param_bytes = 4;
+}
+
+std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forward) {
+  return add(std::move(name), params, forward, kBackwardToForward * forward.flops);
+}
+
+std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forward,
+                              double backward_flops) {
+  TensorSpec tensor;
+  tensor.name = std::move(name);
+  tensor.params = params;
+  tensor.forward_flops_per_sample = forward.flops;
+  tensor.backward_flops_per_sample = backward_flops;
+  tensor.forward_memory_bytes_per_sample = forward.bytes;
+  tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
+  model_.tensors.push_back(std::move(tensor));
+  return model_.tensors.size() - 1;
+}
+
+void ModelBuilder::attach(std::size_t index, Work forward) {
+  TensorSpec& tensor = model_.tensors.at(index);
+  tensor.forward_flops_per_sample += forward.flops;
+  tensor.backward_flops_per_sample += kBackwardToForward * forward.flops;
+  tensor.forward_memory_bytes_per_sample += forward.bytes;
+  tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
+}
+
+ModelSpec ModelBuilder::finish() && {
+  std::reverse(model_.tensors.begin(), model_.tensors.end());
+  return std::move(model_);
+}
+
+// ---- Dense layers ---------------------------------------------------------------
+
+std::size_t linear(ModelBuilder& builder, const std::string& weight_name,
+                   const std::string& bias_name, std::int64_t in_features,
+                   std::int64_t out_features, double tokens) {
+  const double in = static_cast<double>(in_features);
+  const double out = static_cast<double>(out_features);
+  const Work product = gemm(2.0 * in * out * tokens, (in + out) * tokens * kActivationBytes);
+  const std::size_t weight = builder.add(weight_name, in_features * out_features, product);
+  if (!bias_name.empty()) builder.add(bias_name, out_features, {out * tokens, 0.0});
+  return weight;
+}
+
+std::size_t linear(ModelBuilder& builder, const std::string& prefix,
+                   std::int64_t in_features, std::int64_t out_features, double tokens,
+                   bool bias) {
+  return linear(builder, prefix + ".weight", bias ? prefix + ".bias" : std::string{},
+                in_features, out_features, tokens);
+}
+
+std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
+                       std::int64_t features, double tokens) {
+  const double elements = static_cast<double>(features) * tokens;
+  const std::size_t weight = builder.add(prefix + ".weight", features,
+                                         elementwise(elements, kNormFlopsPerElement, 2.0));
+  builder.add(prefix + ".bias", features, {});
+  return weight;
+}
+
+std::size_t rms_norm(ModelBuilder& builder, const std::string& weight_name,
+                     std::int64_t features, double tokens) {
+  const double elements = static_cast<double>(features) * tokens;
+  return builder.add(weight_name, features,
+                     elementwise(elements, kRmsNormFlopsPerElement, 2.0));
+}
+
+std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,
+                      std::int64_t rows, std::int64_t features, double tokens) {
+  const double elements = static_cast<double>(features) * tokens;
+  return builder.add(weight_name, rows * features, {0.0, 2.0 * elements * kActivationBytes},
+                     elements);
+}
+
+Work attention_products(std::int64_t model_dim, std::int64_t heads, double query_tokens,
+                        double keys_per_query) {
+  const double d = static_cast<double>(model_dim);
+  const double scores = static_cast<double>(heads) * keys_per_query;
+  // QK^T and AV: d MACs per query-key pair each.
+  const double gemm_flops = 2.0 * 2.0 * d * keys_per_query;
+  const double softmax_flops = kSoftmaxFlopsPerElement * scores;
+  // Q, K, V read and the context written; scores written by QK^T, read and
+  // written by the softmax, read by AV.
+  const double bytes = (4.0 * d + 4.0 * scores) * kActivationBytes;
+  return {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops};
+}
+
+Work softmax_cross_entropy(std::int64_t classes, double tokens) {
+  return elementwise(static_cast<double>(classes) * tokens, kSoftmaxFlopsPerElement, 2.0);
+}
+
+Work tied_output_projection(std::int64_t model_dim, std::int64_t vocab, double tokens) {
+  const double d = static_cast<double>(model_dim);
+  const double v = static_cast<double>(vocab);
+  return gemm(2.0 * d * v * tokens, (d + v) * tokens * kActivationBytes) +
+         softmax_cross_entropy(vocab, tokens);
+}
+
+// ---- Convolutional layers -------------------------------------------------------
+
+double FeatureMap::elements() const {
+  return static_cast<double>(channels) * static_cast<double>(height) *
+         static_cast<double>(width);
+}
+
+namespace {
+
+std::int64_t window_output(std::int64_t size, std::int64_t kernel, std::int64_t stride,
+                           std::int64_t padding) {
+  return (size + 2 * padding - kernel) / stride + 1;
+}
+
+}  // namespace
+
+ConvOutput conv2d(ModelBuilder& builder, const std::string& prefix, FeatureMap input,
+                  std::int64_t out_channels, std::int64_t kernel, std::int64_t stride,
+                  std::int64_t padding, bool bias) {
+  const FeatureMap output{out_channels, window_output(input.height, kernel, stride, padding),
+                          window_output(input.width, kernel, stride, padding)};
+  const std::int64_t params = input.channels * out_channels * kernel * kernel;
+  const double macs_per_output = static_cast<double>(input.channels * kernel * kernel);
+  const Work conv = gemm(2.0 * macs_per_output * output.elements(),
+                         (input.elements() + output.elements()) * kActivationBytes);
+  const std::size_t weight = builder.add(prefix + ".weight", params, conv);
+  if (bias) builder.add(prefix + ".bias", out_channels, {output.elements(), 0.0});
+  return {output, weight};
+}
+
+std::size_t batch_norm2d(ModelBuilder& builder, const std::string& prefix, FeatureMap map) {
+  const std::size_t weight = builder.add(
+      prefix + ".weight", map.channels, elementwise(map.elements(), kNormFlopsPerElement, 3.0));
+  builder.add(prefix + ".bias", map.channels, {});
+  return weight;
+}
+
+FeatureMap pool2d_output(FeatureMap input, std::int64_t kernel, std::int64_t stride,
+                         std::int64_t padding) {
+  return {input.channels, window_output(input.height, kernel, stride, padding),
+          window_output(input.width, kernel, stride, padding)};
+}
+
+Work pool2d(FeatureMap input, FeatureMap output, std::int64_t kernel) {
+  return {output.elements() * static_cast<double>(kernel * kernel),
+          (input.elements() + output.elements()) * kActivationBytes};
+}
+
+}  // namespace dtperf::zoo

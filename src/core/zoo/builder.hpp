@@ -1,0 +1,153 @@
+#pragma once
+// Internal helpers of the model zoo: a builder that appends parameter tensors in
+// forward execution order and returns them in backward (gradient-ready) order, the
+// common layers, and the per-model build functions that zoo.cpp registers.
+//
+// Conventions, all per sample with fp32 activations (4 bytes per element):
+//  - FLOPs count 2 x multiply-accumulates. Backward FLOPs are 2 x forward for every
+//    operator: data and weight gradients for GEMMs and convolutions, and about twice
+//    the forward work for elementwise and normalisation operators.
+//  - A GEMM's or convolution's FLOPs sit on its weight. Its bias carries only the
+//    bias add (one FLOP per output element) and no memory traffic, being fused into
+//    the GEMM epilogue.
+//  - Memory traffic is activation bytes read + written in forward. GEMM/conv: input
+//    plus output. Batch norm in training: three passes (read for the statistics, read
+//    and write to normalise). Layer and RMS norm: read + write. Elementwise operators:
+//    every operand read and the result written. Weights are not counted.
+//  - Operators without parameters are attached to a neighbouring tensor; each model
+//    file says which. Dropout and attention masking are not counted.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dtperf/workload.hpp"
+
+namespace dtperf::zoo {
+
+inline constexpr double kActivationBytes = 4.0;
+inline constexpr double kBackwardToForward = 2.0;
+
+// Forward FLOPs per element of the elementwise operators.
+inline constexpr double kNormFlopsPerElement = 5.0;     // mean, variance, normalise, affine
+inline constexpr double kRmsNormFlopsPerElement = 4.0;  // square-sum, scale, weight
+inline constexpr double kReluFlopsPerElement = 1.0;
+inline constexpr double kGeluFlopsPerElement = 8.0;
+inline constexpr double kTanhFlopsPerElement = 4.0;
+inline constexpr double kSwigluFlopsPerElement = 5.0;   // silu(gate) * up
+inline constexpr double kSoftmaxFlopsPerElement = 5.0;  // max, subtract, exp, sum, divide
+inline constexpr double kRotaryFlopsPerElement = 3.0;
+
+// Work of one operator per sample. `gemm_flops` is the part of `flops` done as matrix
+// products (GEMMs, convolutions, attention products), which run at the size-dependent
+// GEMM efficiency; the rest is elementwise work at the vector rate.
+struct Work {
+  double flops = 0.0;
+  double bytes = 0.0;
+  double gemm_flops = 0.0;
+};
+
+// A matrix product of `flops` FLOPs moving `bytes` of activations.
+Work gemm(double flops, double bytes);
+
+Work operator+(Work a, Work b);
+
+// `elements` elements, `flops_per_element` each, `accesses` tensors of that size read
+// or written (a residual add reads two and writes one: 3).
+Work elementwise(double elements, double flops_per_element, double accesses);
+
+class ModelBuilder {
+ public:
+  ModelBuilder(std::string sample_unit, double default_batch_per_gpu, Optimizer optimizer);
+
+  // Appends a tensor whose operator does `forward` work; backward FLOPs are
+  // kBackwardToForward x forward unless given. Returns the tensor's index.
+  std::size_t add(std::string name, std::int64_t params, Work forward);
+  std::size_t add(std::string name, std::int64_t params, Work forward, double backward_flops);
+
+  // Adds the work of a parameter-free operator to the tensor at `index`.
+  void attach(std::size_t index, Work forward);
+
+  // The model with its tensors in backward order.
+  ModelSpec finish() &&;
+
+ private:
+  ModelSpec model_;
+};
+
+// ---- Dense layers over `tokens` tokens per sample --------------------------------
+
+// A weight of out x in and, unless `bias_name` is empty, a bias of out. Returns the
+// weight's index.
+std::size_t linear(ModelBuilder& builder, const std::string& weight_name,
+                   const std::string& bias_name, std::int64_t in_features,
+                   std::int64_t out_features, double tokens);
+// "<prefix>.weight" and "<prefix>.bias".
+std::size_t linear(ModelBuilder& builder, const std::string& prefix,
+                   std::int64_t in_features, std::int64_t out_features, double tokens,
+                   bool bias = true);
+// "<prefix>.weight" and "<prefix>.bias"; returns the weight's index.
+std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
+                       std::int64_t features, double tokens);
+// A single scale vector named `weight_name`.
+std::size_t rms_norm(ModelBuilder& builder, const std::string& weight_name,
+                     std::int64_t features, double tokens);
+// A table of rows x features looked up `tokens` times: no forward FLOPs, the
+// gradient scatter-add (features per token) in backward.
+std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,
+                      std::int64_t rows, std::int64_t features, double tokens);
+
+// QK^T, softmax and AV for `query_tokens` queries each attending to
+// `keys_per_query` keys (half the context for causal attention: only the unmasked
+// pairs are counted), scores written and read at fp32.
+Work attention_products(std::int64_t model_dim, std::int64_t heads, double query_tokens,
+                        double keys_per_query);
+// Logits of `vocab` classes per token from a projection whose weight is tied to an
+// embedding: the GEMM, softmax and cross-entropy.
+Work tied_output_projection(std::int64_t model_dim, std::int64_t vocab, double tokens);
+// Softmax and cross-entropy over `classes` logits for each of `tokens` tokens.
+Work softmax_cross_entropy(std::int64_t classes, double tokens);
+
+// ---- Convolutional layers -------------------------------------------------------
+
+struct FeatureMap {
+  std::int64_t channels = 0;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+  double elements() const;
+};
+
+struct ConvOutput {
+  FeatureMap map;
+  std::size_t weight_index = 0;
+};
+
+// "<prefix>.weight" (and "<prefix>.bias") of a square kernel with zero padding.
+ConvOutput conv2d(ModelBuilder& builder, const std::string& prefix, FeatureMap input,
+                  std::int64_t out_channels, std::int64_t kernel, std::int64_t stride,
+                  std::int64_t padding, bool bias);
+// "<prefix>.weight" and "<prefix>.bias" in training mode; returns the weight's index.
+std::size_t batch_norm2d(ModelBuilder& builder, const std::string& prefix, FeatureMap map);
+// Square pooling window: the output map and its work (one FLOP per window element).
+FeatureMap pool2d_output(FeatureMap input, std::int64_t kernel, std::int64_t stride,
+                         std::int64_t padding);
+Work pool2d(FeatureMap input, FeatureMap output, std::int64_t kernel);
+
+// ---- Model build functions (tensors and training defaults; zoo.cpp adds the name,
+// ---- description and citation) ---------------------------------------------------
+
+ModelSpec build_resnet50();
+ModelSpec build_resnet101();
+ModelSpec build_vgg16();
+ModelSpec build_vgg16_bn();
+ModelSpec build_transformer_base();
+ModelSpec build_transformer_big();
+ModelSpec build_bert_base();
+ModelSpec build_bert_large();
+ModelSpec build_vit_b16();
+ModelSpec build_gpt2_small();
+ModelSpec build_gpt2_medium();
+ModelSpec build_gpt2_large();
+ModelSpec build_gpt2_xl();
+ModelSpec build_llama_7b();
+
+}  // namespace dtperf::zoo

@@ -1,0 +1,237 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dtperf/zoo.hpp"
+
+namespace {
+
+using dtperf::ModelSpec;
+
+ModelSpec zoo(const std::string& name) {
+  const auto model = dtperf::zoo_model(name);
+  REQUIRE(model.has_value());
+  return *model;
+}
+
+double forward_flops(const ModelSpec& model) {
+  double total = 0.0;
+  for (const auto& tensor : model.tensors) total += tensor.forward_flops_per_sample;
+  return total;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("The zoo lists the fourteen built-in models by name", "[zoo]") {
+  const std::vector<std::string> expected{
+      "resnet50",    "resnet101",   "vgg16",      "vgg16-bn", "transformer-base",
+      "transformer-big", "bert-base", "bert-large", "gpt2-small", "gpt2-medium",
+      "gpt2-large",  "gpt2-xl",     "vit-b16",    "llama-7b"};
+  std::vector<std::string> names;
+  for (const auto& entry : dtperf::model_zoo()) names.emplace_back(entry.name);
+  CHECK(names == expected);
+}
+
+TEST_CASE("Looking up an unknown zoo model gives nothing", "[zoo]") {
+  CHECK_FALSE(dtperf::zoo_model("nope").has_value());
+  CHECK_FALSE(dtperf::zoo_model("").has_value());
+}
+
+TEST_CASE("A zoo model carries its entry's name, description and citation", "[zoo]") {
+  for (const auto& entry : dtperf::model_zoo()) {
+    INFO(entry.name);
+    const ModelSpec model = zoo(entry.name);
+    CHECK(model.name == entry.name);
+    CHECK(model.description == entry.description);
+    CHECK(model.citation == entry.citation);
+    CHECK_FALSE(model.description.empty());
+    CHECK_FALSE(model.citation.empty());
+    CHECK(model.param_bytes == 4);
+    CHECK(model.default_batch_per_gpu > 0.0);
+  }
+}
+
+TEST_CASE("Every zoo model's tensors add up to its published parameter count", "[zoo]") {
+  for (const auto& entry : dtperf::model_zoo()) {
+    INFO(entry.name);
+    CHECK(entry.build().total_params() == entry.published_params);
+  }
+}
+
+TEST_CASE("Published parameter counts match the reference implementations", "[zoo]") {
+  const auto published = [](const std::string& name) {
+    for (const auto& entry : dtperf::model_zoo())
+      if (entry.name == name) return entry.published_params;
+    return std::int64_t{-1};
+  };
+  CHECK(published("resnet50") == 25'557'032);
+  CHECK(published("resnet101") == 44'549'160);
+  CHECK(published("vgg16") == 138'357'544);
+  CHECK(published("vgg16-bn") == 138'365'992);
+  CHECK(published("bert-base") == 109'482'240);
+  CHECK(published("bert-large") == 335'141'888);
+  CHECK(published("gpt2-small") == 124'439'808);
+  CHECK(published("gpt2-medium") == 354'823'168);
+  CHECK(published("gpt2-large") == 774'030'080);
+  CHECK(published("gpt2-xl") == 1'557'611'200);
+  CHECK(published("vit-b16") == 86'567'656);
+  CHECK(published("llama-7b") == 6'738'415'616);
+}
+
+TEST_CASE("The WMT Transformers count a shared 32,768-token embedding and post-norm layers",
+          "[zoo][transformer]") {
+  // Encoder layer: 4(d^2 + d) + 2d + (d f + f) + (f d + d) + 2d;
+  // decoder layer: that plus 4(d^2 + d) + 2d for the cross-attention.
+  const auto count = [](std::int64_t d, std::int64_t f) {
+    const std::int64_t attention = 4 * (d * d + d);
+    const std::int64_t norm = 2 * d;
+    const std::int64_t encoder = attention + norm + (d * f + f) + (f * d + d) + norm;
+    const std::int64_t decoder = encoder + attention + norm;
+    return 32'768 * d + 6 * encoder + 6 * decoder;
+  };
+  // 32,768 x 512 = 16,777,216 + 6 x 3,152,384 + 6 x 4,204,032 => 60,915,712.
+  CHECK(count(512, 2048) == 60'915'712);
+  CHECK(zoo("transformer-base").total_params() == count(512, 2048));
+  // 32,768 x 1024 = 33,554,432 + 6 x 12,596,224 + 6 x 16,796,672 => 209,911,808.
+  CHECK(count(1024, 4096) == 209'911'808);
+  CHECK(zoo("transformer-big").total_params() == count(1024, 4096));
+  CHECK(zoo("transformer-base").sample_unit == "token");
+  CHECK(zoo("transformer-base").default_batch_per_gpu == 3125.0);
+}
+
+TEST_CASE("Every zoo tensor has parameters and non-negative work", "[zoo]") {
+  for (const auto& entry : dtperf::model_zoo()) {
+    const ModelSpec model = entry.build();
+    REQUIRE_FALSE(model.tensors.empty());
+    for (const auto& tensor : model.tensors) {
+      INFO(entry.name << " " << tensor.name);
+      CHECK(tensor.params > 0);
+      CHECK(tensor.forward_flops_per_sample >= 0.0);
+      CHECK(tensor.backward_flops_per_sample >= 0.0);
+      CHECK(tensor.forward_memory_bytes_per_sample >= 0.0);
+      CHECK_FALSE(tensor.measured_backward_s.has_value());
+    }
+  }
+}
+
+TEST_CASE("Tensor names are unique within each zoo model", "[zoo]") {
+  for (const auto& entry : dtperf::model_zoo()) {
+    INFO(entry.name);
+    const ModelSpec model = entry.build();
+    std::set<std::string> names;
+    for (const auto& tensor : model.tensors) names.insert(tensor.name);
+    CHECK(names.size() == model.tensors.size());
+  }
+}
+
+TEST_CASE("Zoo tensors are listed in backward order", "[zoo]") {
+  SECTION("ResNet-50 starts at the classifier and ends at the stem convolution") {
+    const ModelSpec model = zoo("resnet50");
+    CHECK(starts_with(model.tensors.front().name, "fc."));
+    CHECK(model.tensors.back().name == "conv1.weight");
+    CHECK(model.tensors[2].name == "layer4.2.bn3.bias");
+  }
+  SECTION("VGG-16 starts at the last classifier layer and ends at features.0") {
+    const ModelSpec model = zoo("vgg16");
+    CHECK(model.tensors.front().name == "classifier.6.bias");
+    CHECK(model.tensors.back().name == "features.0.weight");
+  }
+  SECTION("GPT-2 ends at the embedding") {
+    const ModelSpec model = zoo("gpt2-small");
+    CHECK(starts_with(model.tensors.front().name, "ln_f."));
+    const std::string last = model.tensors.back().name;
+    CHECK((last == "wte.weight" || last == "wpe.weight"));
+  }
+  SECTION("BERT ends at the word embeddings, Llama starts at its untied LM head") {
+    CHECK(zoo("bert-base").tensors.back().name == "embeddings.word_embeddings.weight");
+    const ModelSpec llama = zoo("llama-7b");
+    CHECK(llama.tensors.front().name == "lm_head.weight");
+    CHECK(llama.tensors.back().name == "model.embed_tokens.weight");
+  }
+  SECTION("Decoder layers come before encoder layers in the WMT Transformer") {
+    const ModelSpec model = zoo("transformer-base");
+    const auto position = [&](const std::string& name) {
+      const auto it = std::find_if(model.tensors.begin(), model.tensors.end(),
+                                   [&](const auto& tensor) { return tensor.name == name; });
+      return it - model.tensors.begin();
+    };
+    CHECK(position("decoder.layers.0.self_attn.q_proj.weight") <
+          position("encoder.layers.5.final_layer_norm.weight"));
+    CHECK(model.tensors.back().name == "encoder.embed_tokens.weight");
+  }
+}
+
+TEST_CASE("GEMM and convolution backward work is twice the forward work", "[zoo]") {
+  const ModelSpec model = zoo("resnet50");
+  const auto& conv1 = model.tensors.back();
+  // 2 x 3 x 64 x 7 x 7 x 112 x 112 = 236,027,904 FLOPs.
+  CHECK(conv1.forward_flops_per_sample == Approx(236'027'904.0));
+  CHECK(conv1.backward_flops_per_sample == Approx(2.0 * conv1.forward_flops_per_sample));
+}
+
+TEST_CASE("Zoo CNN forward FLOPs match the published multiply-accumulate counts",
+          "[zoo][flops]") {
+  // ResNet-50: 4.09 GMACs (torchvision) x 2 => 8.18e9 FLOPs; batch norm, ReLU,
+  // pooling and residual adds add about 1 %.
+  CHECK(forward_flops(zoo("resnet50")) == Approx(8.18e9).epsilon(0.03));
+  // ResNet-101: 7.80 GMACs x 2 => 15.6e9 FLOPs.
+  CHECK(forward_flops(zoo("resnet101")) == Approx(15.6e9).epsilon(0.03));
+  // VGG-16: 15.47 GMACs x 2 => 30.94e9 FLOPs.
+  CHECK(forward_flops(zoo("vgg16")) == Approx(30.94e9).epsilon(0.03));
+  CHECK(forward_flops(zoo("vgg16-bn")) == Approx(30.94e9).epsilon(0.03));
+}
+
+TEST_CASE("Zoo ViT-B/16 forward FLOPs match the published count", "[zoo][flops]") {
+  // 12 layers x (12 x 768^2 x 197 + 2 x 197^2 x 768) MACs = 17.45 G, + patch
+  // projection 768 x 768 x 196 = 0.116 G => 17.56 GMACs x 2 => 35.13e9 FLOPs.
+  CHECK(forward_flops(zoo("vit-b16")) == Approx(35.13e9).epsilon(0.03));
+}
+
+TEST_CASE("Zoo GPT-2 small forward FLOPs follow Kaplan et al.'s estimate", "[zoo][flops]") {
+  // Kaplan et al. 2020: C_forward = 2 N + 2 n_layer n_ctx d_model per token, N the
+  // non-embedding parameters 12 n_layer d^2 = 12 x 12 x 768^2 = 84,934,656.
+  // Per token: 2 x 84.93M = 169.87M + 2 x 12 x 1024 x 768 = 18.87M => 188.74M;
+  // x 1024 tokens => 193.3e9 FLOPs per sequence.
+  const double d = 768.0;
+  const double layers = 12.0;
+  const double context = 1024.0;
+  const double non_embedding = 12.0 * layers * d * d;
+  const double kaplan = (2.0 * non_embedding + 2.0 * layers * context * d) * context;
+  // The tied output projection is outside N: 2 x 768 x 50,257 x 1024 => 79.05e9.
+  const double output_projection = 2.0 * d * 50'257.0 * context;
+  const ModelSpec model = zoo("gpt2-small");
+  CHECK(forward_flops(model) - output_projection == Approx(kaplan).epsilon(0.05));
+  CHECK(model.sample_unit == "sequence");
+}
+
+TEST_CASE("Zoo samples use the documented units and optimizers", "[zoo]") {
+  CHECK(zoo("resnet50").sample_unit == "image");
+  CHECK(zoo("resnet50").default_optimizer == dtperf::Optimizer::sgd_momentum);
+  CHECK(zoo("vgg16-bn").default_batch_per_gpu == 32.0);
+  CHECK(zoo("vit-b16").sample_unit == "image");
+  CHECK(zoo("bert-large").sample_unit == "sequence");
+  CHECK(zoo("llama-7b").sample_unit == "sequence");
+  for (const char* name : {"transformer-big", "bert-base", "gpt2-xl", "vit-b16", "llama-7b"}) {
+    INFO(name);
+    CHECK(zoo(name).default_optimizer == dtperf::Optimizer::adam);
+  }
+}
+
+TEST_CASE("Building a zoo model twice gives the same tensors", "[zoo]") {
+  const ModelSpec a = zoo("bert-base");
+  const ModelSpec b = zoo("bert-base");
+  REQUIRE(a.tensors.size() == b.tensors.size());
+  for (std::size_t i = 0; i < a.tensors.size(); ++i) {
+    CHECK(a.tensors[i].name == b.tensors[i].name);
+    CHECK(a.tensors[i].forward_flops_per_sample == b.tensors[i].forward_flops_per_sample);
+  }
+}
