@@ -1,0 +1,88 @@
+#pragma once
+// Strict reading of JSON input. Every value is read through an ObjectReader that knows
+// the file and the JSON pointer of what it reads, checks type and range, and rejects
+// keys nobody asked for (with a "did you mean"). All failures are InputError.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtperf/error.hpp"
+
+namespace dtperf::io {
+
+using Json = nlohmann::json;
+
+/// Parses `text`; a syntax error names the line and column.
+Json parse_json_text(const std::string& text, const std::string& file);
+/// Reads and parses a file; a missing file is an InputError too.
+Json read_json_file(const std::string& path);
+/// Reads a whole text file (InputError if it cannot be read).
+std::string read_text_file(const std::string& path);
+
+/// Appends a key to a JSON pointer, escaping '~' and '/' (RFC 6901).
+std::string pointer_append(const std::string& pointer, const std::string& key);
+std::string pointer_append(const std::string& pointer, std::size_t index);
+
+enum class Range : std::uint8_t {
+  any,
+  positive,      // > 0
+  non_negative,  // >= 0
+  fraction,      // in (0, 1]
+  at_least_one,  // >= 1
+};
+
+class ObjectReader {
+ public:
+  /// Throws unless `value` is an object.
+  ObjectReader(const Json& value, std::string file, std::string pointer);
+
+  bool has(const std::string& key) const;
+
+  double number(const std::string& key, Range range = Range::any);
+  std::optional<double> optional_number(const std::string& key, Range range = Range::any);
+  std::int64_t integer(const std::string& key, std::int64_t min_value);
+  std::optional<std::int64_t> optional_integer(const std::string& key, std::int64_t min_value);
+  std::string string(const std::string& key);
+  std::optional<std::string> optional_string(const std::string& key);
+  /// A string that must be one of `choices`.
+  std::string choice(const std::string& key, const std::vector<std::string>& choices);
+  std::vector<std::string> string_list(const std::string& key);
+  ObjectReader object(const std::string& key);
+  std::optional<ObjectReader> optional_object(const std::string& key);
+  /// The array at `key` (type-checked); read its elements with element helpers.
+  const Json& array(const std::string& key);
+  const Json* optional_array(const std::string& key);
+
+  /// Rejects every key that was not read.
+  void finish() const;
+
+  const std::string& file() const { return file_; }
+  const std::string& pointer() const { return pointer_; }
+  std::string pointer_of(const std::string& key) const { return pointer_append(pointer_, key); }
+  [[noreturn]] void fail(const std::string& key, const std::string& reason) const;
+
+ private:
+  void mark(const std::string& key);
+  const Json& get(const std::string& key);
+  const Json* find(const std::string& key);
+
+  const Json& value_;
+  std::string file_;
+  std::string pointer_;
+  std::vector<std::string> read_;
+};
+
+/// Checks a number against a range; on failure throws at `pointer`.
+double check_number(const Json& value, const std::string& file, const std::string& pointer,
+                    Range range);
+/// A [x, y] pair of numbers (e.g. a measured point).
+std::pair<double, double> number_pair(const Json& value, const std::string& file,
+                                      const std::string& pointer, Range first, Range second);
+
+/// A short description of a JSON value's type for messages ("a string", "null").
+std::string type_name(const Json& value);
+
+}  // namespace dtperf::io

@@ -1,0 +1,276 @@
+#include "dtperf/io/json_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace dtperf::io {
+
+namespace {
+
+// Line and column (1-based) of a byte offset, for syntax errors.
+std::string line_and_column(const std::string& text, std::size_t offset) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+const char* range_text(Range range) {
+  switch (range) {
+    case Range::any: return "a number";
+    case Range::positive: return "a positive number";
+    case Range::non_negative: return "a number >= 0";
+    case Range::fraction: return "a fraction in (0, 1]";
+    case Range::at_least_one: return "a number >= 1";
+  }
+  return "a number";
+}
+
+bool in_range(double x, Range range) {
+  if (!std::isfinite(x)) return false;
+  switch (range) {
+    case Range::any: return true;
+    case Range::positive: return x > 0.0;
+    case Range::non_negative: return x >= 0.0;
+    case Range::fraction: return x > 0.0 && x <= 1.0;
+    case Range::at_least_one: return x >= 1.0;
+  }
+  return true;
+}
+
+std::string shown(const Json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+}  // namespace
+
+std::string type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float: return "a number";
+    default: return "a value";
+  }
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open the file for reading");
+  std::stringstream content;
+  content << in.rdbuf();
+  if (in.bad()) throw InputError(path, "", "read error");
+  return content.str();
+}
+
+Json parse_json_text(const std::string& text, const std::string& file) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // nlohmann's message starts with "[json.exception.parse_error.101] parse error at
+    // line 3, column 5: "; keep only the reason after that.
+    std::string reason = e.what();
+    if (const auto colon = reason.find(": "); colon != std::string::npos) {
+      reason = reason.substr(colon + 2);
+    }
+    const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
+    throw InputError(file, line_and_column(text, offset), "malformed JSON: " + reason);
+  }
+}
+
+Json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
+
+std::string pointer_append(const std::string& pointer, const std::string& key) {
+  std::string escaped;
+  for (const char c : key) {
+    if (c == '~') {
+      escaped += "~0";
+    } else if (c == '/') {
+      escaped += "~1";
+    } else {
+      escaped += c;
+    }
+  }
+  return pointer + "/" + escaped;
+}
+
+std::string pointer_append(const std::string& pointer, std::size_t index) {
+  return pointer + "/" + std::to_string(index);
+}
+
+double check_number(const Json& value, const std::string& file, const std::string& pointer,
+                    Range range) {
+  if (!value.is_number()) {
+    throw InputError(file, pointer, fmt::format("expected {}, got {}", range_text(range), type_name(value)));
+  }
+  const double x = value.get<double>();
+  if (!in_range(x, range)) {
+    throw InputError(file, pointer, fmt::format("expected {}, got {}", range_text(range), shown(value)));
+  }
+  return x;
+}
+
+std::pair<double, double> number_pair(const Json& value, const std::string& file,
+                                      const std::string& pointer, Range first, Range second) {
+  if (!value.is_array() || value.size() != 2) {
+    throw InputError(file, pointer, fmt::format("expected a pair [x, y], got {}", shown(value)));
+  }
+  return {check_number(value[0], file, pointer_append(pointer, 0), first),
+          check_number(value[1], file, pointer_append(pointer, 1), second)};
+}
+
+ObjectReader::ObjectReader(const Json& value, std::string file, std::string pointer)
+    : value_(value), file_(std::move(file)), pointer_(std::move(pointer)) {
+  if (!value_.is_object()) {
+    throw InputError(file_, pointer_.empty() ? "(root)" : pointer_,
+                     "expected an object, got " + type_name(value_));
+  }
+}
+
+void ObjectReader::fail(const std::string& key, const std::string& reason) const {
+  throw InputError(file_, pointer_of(key), reason);
+}
+
+void ObjectReader::mark(const std::string& key) {
+  if (std::find(read_.begin(), read_.end(), key) == read_.end()) read_.push_back(key);
+}
+
+const Json* ObjectReader::find(const std::string& key) {
+  mark(key);
+  const auto it = value_.find(key);
+  return it == value_.end() ? nullptr : &*it;
+}
+
+const Json& ObjectReader::get(const std::string& key) {
+  const Json* value = find(key);
+  if (value == nullptr) {
+    // A misspelt key is the usual cause: name it.
+    std::vector<std::string> present;
+    for (const auto& item : value_.items()) present.push_back(item.key());
+    const std::string typo = closest_name(key, present);
+    fail(key, "missing required field '" + key + "'" + (typo.empty() ? "" : " (is '" + typo + "' a typo?)"));
+  }
+  return *value;
+}
+
+bool ObjectReader::has(const std::string& key) const { return value_.contains(key); }
+
+double ObjectReader::number(const std::string& key, Range range) {
+  return check_number(get(key), file_, pointer_of(key), range);
+}
+
+std::optional<double> ObjectReader::optional_number(const std::string& key, Range range) {
+  const Json* value = find(key);
+  if (value == nullptr) return std::nullopt;
+  return check_number(*value, file_, pointer_of(key), range);
+}
+
+std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value) {
+  const Json& value = get(key);
+  if (!value.is_number_integer()) {
+    fail(key, fmt::format("expected an integer >= {}, got {}", min_value,
+                          value.is_number() ? shown(value) : type_name(value)));
+  }
+  const std::int64_t x = value.get<std::int64_t>();
+  if (x < min_value) fail(key, fmt::format("expected an integer >= {}, got {}", min_value, x));
+  return x;
+}
+
+std::optional<std::int64_t> ObjectReader::optional_integer(const std::string& key,
+                                                           std::int64_t min_value) {
+  if (!has(key)) {
+    mark(key);
+    return std::nullopt;
+  }
+  return integer(key, min_value);
+}
+
+std::string ObjectReader::string(const std::string& key) {
+  const Json& value = get(key);
+  if (!value.is_string()) fail(key, "expected a string, got " + type_name(value));
+  return value.get<std::string>();
+}
+
+std::optional<std::string> ObjectReader::optional_string(const std::string& key) {
+  if (!has(key)) {
+    mark(key);
+    return std::nullopt;
+  }
+  return string(key);
+}
+
+std::string ObjectReader::choice(const std::string& key, const std::vector<std::string>& choices) {
+  const std::string value = string(key);
+  if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
+    fail(key, fmt::format("unknown value '{}'{}; expected one of: {}", value,
+                          did_you_mean(value, choices), join_names(choices)));
+  }
+  return value;
+}
+
+std::vector<std::string> ObjectReader::string_list(const std::string& key) {
+  const Json& value = array(key);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string()) {
+      throw InputError(file_, pointer_append(pointer_of(key), i),
+                       "expected a string, got " + type_name(value[i]));
+    }
+    out.push_back(value[i].get<std::string>());
+  }
+  return out;
+}
+
+ObjectReader ObjectReader::object(const std::string& key) {
+  const Json& value = get(key);
+  return ObjectReader(value, file_, pointer_of(key));
+}
+
+std::optional<ObjectReader> ObjectReader::optional_object(const std::string& key) {
+  const Json* value = find(key);
+  if (value == nullptr) return std::nullopt;
+  return ObjectReader(*value, file_, pointer_of(key));
+}
+
+const Json& ObjectReader::array(const std::string& key) {
+  const Json& value = get(key);
+  if (!value.is_array()) fail(key, "expected an array, got " + type_name(value));
+  return value;
+}
+
+const Json* ObjectReader::optional_array(const std::string& key) {
+  if (!has(key)) {
+    mark(key);
+    return nullptr;
+  }
+  return &array(key);
+}
+
+void ObjectReader::finish() const {
+  for (const auto& [key, value] : value_.items()) {
+    if (std::find(read_.begin(), read_.end(), key) == read_.end()) {
+      throw InputError(file_, pointer_of(key),
+                       fmt::format("unknown key '{}'{}; expected one of: {}", key,
+                                   did_you_mean(key, read_), join_names(read_)));
+    }
+  }
+}
+
+}  // namespace dtperf::io

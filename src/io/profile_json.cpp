@@ -1,0 +1,294 @@
+#include "dtperf/io/profile_json.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dtperf/embedded.hpp"
+#include "dtperf/units.hpp"
+
+namespace dtperf::io {
+
+namespace {
+
+const std::vector<std::string> kDtypes = {"fp32", "tf32", "fp16", "bf16"};
+const std::vector<std::string> kSources = {"datasheet", "calibrated", "manual"};
+
+std::vector<std::pair<double, double>> read_points(const Json& points, const std::string& file,
+                                                   const std::string& pointer, Range x_range,
+                                                   Range y_range, double x_scale, double y_scale) {
+  std::vector<std::pair<double, double>> out;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    auto [x, y] = number_pair(points[i], file, pointer_append(pointer, i), x_range, y_range);
+    if (!out.empty() && x * x_scale <= out.back().first) {
+      throw InputError(file, pointer_append(pointer, i),
+                       "points must be sorted by strictly increasing size");
+    }
+    out.emplace_back(x * x_scale, y * y_scale);
+  }
+  if (out.empty()) throw InputError(file, pointer, "expected at least one point");
+  return out;
+}
+
+void read_gpu(ObjectReader r, ClusterProfile::Gpu& gpu) {
+  gpu.model = r.string("model");
+  ObjectReader peaks = r.object("peak_tflops");
+  for (const auto& name : kDtypes) {
+    if (const auto tflops = peaks.optional_number(name, Range::positive)) {
+      gpu.peak_flops_per_s[*parse_dtype(name)] = *tflops * 1e12;
+    }
+  }
+  peaks.finish();
+  if (gpu.peak_flops_per_s.empty()) {
+    r.fail("peak_tflops", "give the peak of at least one dtype (fp32, tf32, fp16, bf16)");
+  }
+  gpu.memory_bytes_per_s = r.number("memory_bandwidth_GB_per_s", Range::positive) * units::GB;
+  gpu.memory_gib = r.optional_number("memory_GiB", Range::positive).value_or(0.0);
+  r.finish();
+}
+
+void read_intra(ObjectReader r, ClusterProfile::IntraNode& intra) {
+  intra.link = r.optional_string("link").value_or("");
+  intra.bandwidth_bytes_per_s = r.number("bandwidth_GB_per_s", Range::positive) * units::GB;
+  intra.latency_s = r.number("latency_us", Range::non_negative) * units::us;
+  intra.efficiency = r.optional_number("efficiency", Range::fraction).value_or(1.0);
+  r.finish();
+}
+
+void read_inter(ObjectReader r, ClusterProfile::InterNode& inter) {
+  inter.link = r.optional_string("link").value_or("");
+  inter.nics_per_node = static_cast<int>(r.integer("nics_per_node", 1));
+  inter.nic_gbps = r.number("nic_gbps", Range::positive);
+  inter.latency_s = r.number("latency_us", Range::non_negative) * units::us;
+  inter.transport_efficiency = r.number("transport_efficiency", Range::fraction);
+  r.finish();
+}
+
+void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
+  if (r.has("dtype")) c.dtype = *parse_dtype(r.choice("dtype", kDtypes));
+  c.gemm_efficiency = r.optional_number("gemm_efficiency", Range::fraction).value_or(c.gemm_efficiency);
+  c.half_efficiency_flops =
+      r.optional_number("half_efficiency_gflop", Range::positive).value_or(c.half_efficiency_flops / 1e9) * 1e9;
+  c.memory_efficiency =
+      r.optional_number("memory_efficiency", Range::fraction).value_or(c.memory_efficiency);
+  c.kernel_overhead_s =
+      r.optional_number("kernel_overhead_us", Range::non_negative).value_or(c.kernel_overhead_s / units::us) *
+      units::us;
+  c.interference_factor =
+      r.optional_number("interference_factor", Range::at_least_one).value_or(c.interference_factor);
+  c.compute_cv = r.optional_number("iteration_cv", Range::non_negative);
+  r.finish();
+}
+
+void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
+  if (const Json* tables = r.optional_array("collectives")) {
+    for (std::size_t i = 0; i < tables->size(); ++i) {
+      ObjectReader t((*tables)[i], r.file(), pointer_append(r.pointer_of("collectives"), i));
+      CollectiveTable table;
+      table.collective = t.choice("collective", {"all_reduce", "sendrecv", "all_gather", "reduce_scatter"});
+      table.ranks = static_cast<int>(t.integer("ranks", 1));
+      table.nodes = static_cast<int>(t.integer("nodes", 1));
+      if (table.ranks % table.nodes != 0) {
+        t.fail("ranks", fmt::format("{} ranks do not split evenly over {} nodes", table.ranks, table.nodes));
+      }
+      table.bytes_and_time_s = read_points(t.array("points_bytes_us"), r.file(),
+                                           t.pointer_of("points_bytes_us"), Range::positive,
+                                           Range::positive, 1.0, units::us);
+      t.finish();
+      cal.tables.push_back(std::move(table));
+    }
+  }
+  if (const Json* fits = r.optional_array("fits")) {
+    for (std::size_t i = 0; i < fits->size(); ++i) {
+      ObjectReader f((*fits)[i], r.file(), pointer_append(r.pointer_of("fits"), i));
+      AlphaBetaFit fit;
+      fit.collective = f.string("collective");
+      fit.level = f.choice("level", {"intra", "inter"});
+      fit.ranks = static_cast<int>(f.integer("ranks", 1));
+      fit.nodes = static_cast<int>(f.integer("nodes", 1));
+      fit.rms_relative_error = f.number("rms_relative_error", Range::non_negative);
+      const Json& segments = f.array("segments");
+      for (std::size_t k = 0; k < segments.size(); ++k) {
+        ObjectReader s(segments[k], r.file(), pointer_append(f.pointer_of("segments"), k));
+        AlphaBetaSegment seg;
+        seg.min_bytes = s.number("min_bytes", Range::non_negative);
+        seg.max_bytes = s.number("max_bytes", Range::positive);
+        seg.alpha_s = s.number("alpha_us", Range::non_negative) * units::us;
+        seg.bus_bytes_per_s = s.number("busbw_GB_per_s", Range::positive) * units::GB;
+        s.finish();
+        fit.segments.push_back(seg);
+      }
+      f.finish();
+      cal.fits.push_back(std::move(fit));
+    }
+  }
+  if (const Json* gemm = r.optional_array("gemm")) {
+    for (std::size_t i = 0; i < gemm->size(); ++i) {
+      ObjectReader g((*gemm)[i], r.file(), pointer_append(r.pointer_of("gemm"), i));
+      GemmEfficiencyCurve curve;
+      curve.dtype = *parse_dtype(g.choice("dtype", kDtypes));
+      curve.flops_and_efficiency =
+          read_points(g.array("points_gflop_efficiency"), r.file(),
+                      g.pointer_of("points_gflop_efficiency"), Range::positive, Range::fraction, 1e9, 1.0);
+      g.finish();
+      cal.gemm.push_back(std::move(curve));
+    }
+  }
+  if (const auto copy = r.optional_number("copy_bandwidth_GB_per_s", Range::positive)) {
+    cal.copy_bytes_per_s = *copy * units::GB;
+  }
+  r.finish();
+}
+
+void read_provenance(ObjectReader r, Provenance& p) {
+  p.source = r.choice("source", kSources);
+  p.created = r.optional_string("created").value_or("");
+  p.tool = r.optional_string("tool").value_or("");
+  if (r.has("references")) p.references = r.string_list("references");
+  p.notes = r.optional_string("notes").value_or("");
+  if (r.has("residuals")) p.residuals = r.string_list("residuals");
+  r.finish();
+}
+
+Json points_json(const std::vector<std::pair<double, double>>& points, double x_scale, double y_scale) {
+  Json out = Json::array();
+  for (const auto& [x, y] : points) out.push_back(Json::array({x / x_scale, y / y_scale}));
+  return out;
+}
+
+}  // namespace
+
+ClusterProfile parse_profile(const Json& json, const std::string& file) {
+  ObjectReader r(json, file, "");
+  const std::string schema = r.string("schema");
+  if (schema != kProfileSchema) {
+    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", schema, kProfileSchema));
+  }
+  ClusterProfile p;
+  p.name = r.string("name");
+  if (p.name.empty()) r.fail("name", "the name must not be empty");
+  p.description = r.optional_string("description").value_or("");
+  p.nodes = static_cast<int>(r.integer("nodes", 1));
+  p.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1));
+  read_gpu(r.object("gpu"), p.gpu);
+  read_intra(r.object("intra_node"), p.intra);
+  read_inter(r.object("inter_node"), p.inter);
+  if (auto compute = r.optional_object("compute")) read_compute(*compute, p.compute);
+  if (!p.gpu.peak_flops_per_s.contains(p.compute.dtype)) {
+    throw InputError(file, "/compute/dtype",
+                     fmt::format("the default dtype '{}' has no peak in /gpu/peak_tflops",
+                                 dtype_name(p.compute.dtype)));
+  }
+  if (auto calibration = r.optional_object("calibration")) read_calibration(*calibration, p.calibration);
+  read_provenance(r.object("provenance"), p.provenance);
+  r.finish();
+  return p;
+}
+
+Json profile_to_json(const ClusterProfile& p) {
+  Json peaks = Json::object();
+  for (const auto& [dtype, flops] : p.gpu.peak_flops_per_s) peaks[dtype_name(dtype)] = flops / 1e12;
+  Json j = {
+      {"schema", kProfileSchema},
+      {"name", p.name},
+      {"description", p.description},
+      {"nodes", p.nodes},
+      {"gpus_per_node", p.gpus_per_node},
+      {"gpu", {{"model", p.gpu.model},
+               {"peak_tflops", peaks},
+               {"memory_bandwidth_GB_per_s", p.gpu.memory_bytes_per_s / units::GB}}},
+      {"intra_node", {{"link", p.intra.link},
+                      {"bandwidth_GB_per_s", p.intra.bandwidth_bytes_per_s / units::GB},
+                      {"latency_us", p.intra.latency_s / units::us},
+                      {"efficiency", p.intra.efficiency}}},
+      {"inter_node", {{"link", p.inter.link},
+                      {"nics_per_node", p.inter.nics_per_node},
+                      {"nic_gbps", p.inter.nic_gbps},
+                      {"latency_us", p.inter.latency_s / units::us},
+                      {"transport_efficiency", p.inter.transport_efficiency}}},
+      {"compute", {{"dtype", dtype_name(p.compute.dtype)},
+                   {"gemm_efficiency", p.compute.gemm_efficiency},
+                   {"half_efficiency_gflop", p.compute.half_efficiency_flops / 1e9},
+                   {"memory_efficiency", p.compute.memory_efficiency},
+                   {"kernel_overhead_us", p.compute.kernel_overhead_s / units::us},
+                   {"interference_factor", p.compute.interference_factor}}},
+  };
+  if (p.gpu.memory_gib > 0.0) j["gpu"]["memory_GiB"] = p.gpu.memory_gib;
+  if (p.compute.compute_cv) j["compute"]["iteration_cv"] = *p.compute.compute_cv;
+  const auto& cal = p.calibration;
+  if (!cal.tables.empty() || !cal.fits.empty() || !cal.gemm.empty() || cal.copy_bytes_per_s) {
+    Json c = Json::object();
+    if (!cal.tables.empty()) {
+      c["collectives"] = Json::array();
+      for (const auto& t : cal.tables) {
+        c["collectives"].push_back({{"collective", t.collective},
+                                    {"ranks", t.ranks},
+                                    {"nodes", t.nodes},
+                                    {"points_bytes_us", points_json(t.bytes_and_time_s, 1.0, units::us)}});
+      }
+    }
+    if (!cal.fits.empty()) {
+      c["fits"] = Json::array();
+      for (const auto& f : cal.fits) {
+        Json segments = Json::array();
+        for (const auto& s : f.segments) {
+          segments.push_back({{"min_bytes", s.min_bytes},
+                              {"max_bytes", s.max_bytes},
+                              {"alpha_us", s.alpha_s / units::us},
+                              {"busbw_GB_per_s", s.bus_bytes_per_s / units::GB}});
+        }
+        c["fits"].push_back({{"collective", f.collective},
+                             {"level", f.level},
+                             {"ranks", f.ranks},
+                             {"nodes", f.nodes},
+                             {"rms_relative_error", f.rms_relative_error},
+                             {"segments", segments}});
+      }
+    }
+    if (!cal.gemm.empty()) {
+      c["gemm"] = Json::array();
+      for (const auto& g : cal.gemm) {
+        c["gemm"].push_back({{"dtype", dtype_name(g.dtype)},
+                             {"points_gflop_efficiency", points_json(g.flops_and_efficiency, 1e9, 1.0)}});
+      }
+    }
+    if (cal.copy_bytes_per_s) c["copy_bandwidth_GB_per_s"] = *cal.copy_bytes_per_s / units::GB;
+    j["calibration"] = c;
+  }
+  Json prov = {{"source", p.provenance.source}};
+  if (!p.provenance.created.empty()) prov["created"] = p.provenance.created;
+  if (!p.provenance.tool.empty()) prov["tool"] = p.provenance.tool;
+  if (!p.provenance.references.empty()) prov["references"] = p.provenance.references;
+  if (!p.provenance.notes.empty()) prov["notes"] = p.provenance.notes;
+  if (!p.provenance.residuals.empty()) prov["residuals"] = p.provenance.residuals;
+  j["provenance"] = prov;
+  return j;
+}
+
+const std::vector<ClusterProfile>& builtin_profiles() {
+  static const std::vector<ClusterProfile> profiles = [] {
+    std::vector<ClusterProfile> out;
+    for (const EmbeddedFile& file : builtin_profiles_raw()) {
+      const std::string name = std::string("profiles/") + file.name;
+      out.push_back(parse_profile(parse_json_text(file.contents, name), name));
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    return out;
+  }();
+  return profiles;
+}
+
+ClusterProfile load_profile(const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 5 && name_or_path.ends_with(".json"));
+  if (is_path) return parse_profile(read_json_file(name_or_path), name_or_path);
+  std::vector<std::string> names;
+  for (const auto& p : builtin_profiles()) {
+    if (p.name == name_or_path) return p;
+    names.push_back(p.name);
+  }
+  throw InputError("--profile", "", fmt::format("unknown profile '{}'{}; built-in profiles: {}", name_or_path,
+                                                did_you_mean(name_or_path, names), join_names(names)));
+}
+
+}  // namespace dtperf::io
