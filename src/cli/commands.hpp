@@ -1,0 +1,12 @@
+#pragma once
+// One function per subcommand, each in its own file (cmd_<name>.cpp), registering the
+// subcommand, its help text and its options on the application.
+#include <CLI/CLI.hpp>
+
+namespace dtperf::cli {
+
+void add_predict_command(CLI::App& app);
+void add_models_command(CLI::App& app);
+void add_profiles_command(CLI::App& app);
+
+}  // namespace dtperf::cli

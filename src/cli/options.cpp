@@ -1,0 +1,143 @@
+#include "options.hpp"
+
+#include <fmt/format.h>
+
+#include "dtperf/error.hpp"
+#include "dtperf/io/model_files.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/units.hpp"
+
+namespace dtperf::cli {
+
+// Plain values bound to CLI11; `resolve()` keeps only those the user gave.
+struct ModelOptions::Raw {
+  int nodes = 0, gpus_per_node = 0, nics_per_node = 0;
+  double nic_gbps = 0, inter_latency_us = 0, transport_efficiency = 0;
+  double intra_gb_per_s = 0, intra_latency_us = 0, intra_efficiency = 0;
+  std::string dtype;
+  double interference = 0;
+  double batch_per_gpu = 0;
+  std::string optimizer, compute_source = "auto";
+  double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
+  double compression = 1.0, compute_scale = 1.0;
+  std::vector<CLI::Option*> given;
+  CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_inter_lat{}, *o_eff{}, *o_intra{},
+      *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_batch{}, *o_opt{}, *o_iter{},
+      *o_mbatch{};
+};
+
+void ModelOptions::add_to(CLI::App& app) {
+  raw_ = std::make_shared<Raw>();
+  Raw& r = *raw_;
+  app.add_option("-p,--profile", profile, "Cluster profile: a built-in name (dtperf profiles) or a JSON file")
+      ->capture_default_str();
+  app.add_option("-m,--model", model,
+                 "Model: a built-in name (dtperf models), a .json layer file or a .log per-layer timing log")
+      ->capture_default_str();
+
+  const char* cluster_group = "Cluster what-ifs (default: the profile's values)";
+  r.o_nodes = app.add_option("--nodes", r.nodes, "Number of nodes")->type_name("N")->check(CLI::PositiveNumber)->group(cluster_group);
+  r.o_gpn = app.add_option("--gpus-per-node", r.gpus_per_node, "GPUs per node")->type_name("G")->check(CLI::PositiveNumber)->group(cluster_group);
+  r.o_nics = app.add_option("--nics-per-node", r.nics_per_node, "NICs per node")->type_name("K")->check(CLI::PositiveNumber)->group(cluster_group);
+  r.o_nic = app.add_option("--nic-gbps", r.nic_gbps, "Line rate of one NIC")->type_name("GBIT/S")->check(CLI::PositiveNumber)->group(cluster_group);
+  r.o_inter_lat = app.add_option("--inter-latency-us", r.inter_latency_us, "Latency per inter-node hop")->type_name("US")->check(CLI::NonNegativeNumber)->group(cluster_group);
+  r.o_eff = app.add_option("--transport-efficiency", r.transport_efficiency, "Achieved / line rate between nodes")->type_name("FRACTION")->check(CLI::Range(1e-6, 1.0))->group(cluster_group);
+  r.o_intra = app.add_option("--intra-gb-per-s", r.intra_gb_per_s, "Intra-node link rate per GPU and direction")->type_name("GB/S")->check(CLI::PositiveNumber)->group(cluster_group);
+  r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(CLI::NonNegativeNumber)->group(cluster_group);
+  r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(CLI::Range(1e-6, 1.0))->group(cluster_group);
+  r.o_dtype = app.add_option("--dtype", r.dtype, "Compute dtype")->type_name("fp32|tf32|fp16|bf16")->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))->group(cluster_group);
+  r.o_interf = app.add_option("--interference", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(CLI::Range(1.0, 10.0))->group(cluster_group);
+
+  const char* workload_group = "Workload";
+  r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration (default: the model's)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->group(workload_group);
+  r.o_opt = app.add_option("--optimizer", r.optimizer, "Optimizer (default: the model's)")->type_name("sgd|sgd-momentum|adam")->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))->group(workload_group);
+  app.add_option("--compute-source", r.compute_source, "Where compute times come from")->type_name("auto|measured-layers|measured-iteration|flops")->check(CLI::IsMember({"auto", "measured-layers", "measured-iteration", "flops"}))->capture_default_str()->group(workload_group);
+  r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(CLI::PositiveNumber)->group(workload_group);
+  r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->group(workload_group);
+  app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(CLI::Range(1.0, 1e6))->capture_default_str()->group(workload_group);
+  app.add_option("--reduction-log", reduction_log, "Measured GPU vector-add cost (bytes,seconds per line) charged per reduction step, as [NET] does")->type_name("FILE")->group(workload_group);
+}
+
+void ModelOptions::resolve() {
+  const Raw& r = *raw_;
+  const auto given = [](const CLI::Option* o) { return o != nullptr && o->count() > 0; };
+  if (given(r.o_nodes)) cluster.nodes = r.nodes;
+  if (given(r.o_gpn)) cluster.gpus_per_node = r.gpus_per_node;
+  if (given(r.o_nics)) cluster.nics_per_node = r.nics_per_node;
+  if (given(r.o_nic)) cluster.nic_gbps = r.nic_gbps;
+  if (given(r.o_inter_lat)) cluster.inter_latency_s = r.inter_latency_us * units::us;
+  if (given(r.o_eff)) cluster.transport_efficiency = r.transport_efficiency;
+  if (given(r.o_intra)) cluster.intra_bandwidth_bytes_per_s = r.intra_gb_per_s * units::GB;
+  if (given(r.o_intra_lat)) cluster.intra_latency_s = r.intra_latency_us * units::us;
+  if (given(r.o_intra_eff)) cluster.intra_efficiency = r.intra_efficiency;
+  if (given(r.o_dtype)) cluster.dtype = parse_dtype(r.dtype);
+  if (given(r.o_interf)) cluster.interference_factor = r.interference;
+  if (given(r.o_batch)) workload.batch_per_gpu = r.batch_per_gpu;
+  if (given(r.o_opt)) workload.optimizer = parse_optimizer(r.optimizer);
+  workload.compute_source = *parse_compute_source(r.compute_source);
+  if (given(r.o_iter)) workload.single_gpu_iteration_s = r.single_gpu_iteration_ms * units::ms;
+  if (given(r.o_mbatch)) workload.measured_batch_per_gpu = r.measured_batch_per_gpu;
+  workload.compression_ratio = r.compression;
+  workload.compute_scale = r.compute_scale;
+}
+
+void AllReduceCliOptions::add_to(CLI::App& app) {
+  const char* group = "All-Reduce";
+  app.add_option("--algorithm", algorithm_, "All-reduce algorithm (auto: the faster of ring and tree, per bucket)")
+      ->type_name("auto|ring|tree|hierarchical")->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical"}))
+      ->capture_default_str()->group(group);
+  app.add_option("--bucketing", bucketing_, "Gradient bucketing: PyTorch DDP buckets or Horovod tensor fusion")
+      ->type_name("ddp|horovod")->check(CLI::IsMember({"ddp", "horovod"}))->capture_default_str()->group(group);
+  app.add_option("--bucket-cap-mib", bucket_cap_mib_, "DDP bucket cap (PyTorch's bucket_cap_mb counts MiB)")
+      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+  app.add_option("--first-bucket-mib", first_bucket_mib_, "DDP first bucket cap")
+      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+  app.add_option("--fusion-cycle-ms", fusion_cycle_ms_, "Horovod cycle time")
+      ->type_name("MS")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+  app.add_option("--fusion-buffer-mib", fusion_buffer_mib_, "Horovod fusion buffer")
+      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+}
+
+void AllReduceCliOptions::resolve() {
+  options.algorithm = *parse_algorithm(algorithm_);
+  options.bucketing = *parse_bucketing(bucketing_);
+  options.bucket_cap_bytes = bucket_cap_mib_ * units::MiB;
+  options.first_bucket_cap_bytes = first_bucket_mib_ * units::MiB;
+  options.fusion_cycle_s = fusion_cycle_ms_ * units::ms;
+  options.fusion_buffer_bytes = fusion_buffer_mib_ * units::MiB;
+}
+
+void OutputOptions::add_to(CLI::App& app) {
+  app.add_flag("--json", json, "Print JSON instead of a table");
+  app.add_option("-o,--output", output_path, "Write the report to FILE (JSON; written whole or not at all)")
+      ->type_name("FILE");
+}
+
+Loaded load_inputs(const ModelOptions& options) {
+  Loaded loaded;
+  loaded.profile = apply_overrides(io::load_profile(options.profile), options.cluster);
+  loaded.model = io::load_model(options.model);
+  if (!options.reduction_log.empty()) loaded.reduction = io::read_reduction_log(options.reduction_log);
+  loaded.dtype = compute_dtype(loaded.profile, options.cluster);
+  if (!loaded.profile.gpu.peak_flops_per_s.contains(loaded.dtype)) {
+    std::vector<std::string> have;
+    for (const auto& [dtype, peak] : loaded.profile.gpu.peak_flops_per_s) have.emplace_back(dtype_name(dtype));
+    throw InputError("--dtype", "",
+                     fmt::format("profile '{}' has no {} peak for its GPU ({}); it has: {}", loaded.profile.name,
+                                 dtype_name(loaded.dtype), loaded.profile.gpu.model, join_names(have)));
+  }
+  return loaded;
+}
+
+AllReduceScenario allreduce_scenario(const Loaded& loaded, const ModelOptions& options,
+                                     const AllReduceOptions& allreduce) {
+  AllReduceScenario s;
+  s.network = network_params(loaded.profile, options.workload.compression_ratio, loaded.reduction);
+  s.compute = compute_params(loaded.profile, loaded.dtype);
+  s.compute.compute_scale = options.workload.compute_scale;
+  s.request = compute_request(loaded.model, options.workload);
+  s.options = allreduce;
+  return s;
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,69 @@
+#pragma once
+// Options shared by the commands that predict (predict, compare, advise): what to
+// model (profile, model), the what-if overrides of the cluster and the workload, and the
+// All-Reduce settings. Each option's metavar names its unit; defaults are shown in --help.
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dtperf/allreduce.hpp"
+#include "dtperf/cluster.hpp"
+#include "dtperf/scenario.hpp"
+#include "dtperf/workload.hpp"
+
+namespace dtperf::cli {
+
+struct ModelOptions {
+  std::string profile = "p3dn-24xlarge";
+  std::string model = "resnet50";
+  std::string reduction_log;  // [NET] vector-add cost, bytes,seconds per line
+  ClusterOverrides cluster;
+  WorkloadOptions workload;
+  void add_to(CLI::App& app);
+  /// Moves the values of options that were given into the optionals above.
+  void resolve();
+
+ private:
+  struct Raw;
+  std::shared_ptr<Raw> raw_;
+};
+
+struct AllReduceCliOptions {
+  AllReduceOptions options;
+  void add_to(CLI::App& app);
+  void resolve();
+
+ private:
+  std::string algorithm_ = "auto";
+  std::string bucketing_ = "ddp";
+  double bucket_cap_mib_ = 25.0;
+  double first_bucket_mib_ = 1.0;
+  double fusion_cycle_ms_ = 5.0;
+  double fusion_buffer_mib_ = 64.0;
+};
+
+/// Output selection: a table on stdout (default), JSON on stdout, or a file (-o),
+/// whose format follows its extension (.json or .csv where supported).
+struct OutputOptions {
+  bool json = false;
+  std::string output_path;
+  void add_to(CLI::App& app);
+};
+
+/// Everything loaded and resolved for one prediction: owns the data the engine's
+/// parameter structs point into.
+struct Loaded {
+  ClusterProfile profile;  // overrides applied
+  ModelSpec model;
+  std::vector<std::pair<double, double>> reduction;
+  DType dtype = DType::fp32;
+};
+Loaded load_inputs(const ModelOptions& options);
+
+/// The All-Reduce scenario for loaded inputs. References `loaded`: keep it alive.
+AllReduceScenario allreduce_scenario(const Loaded& loaded, const ModelOptions& options,
+                                     const AllReduceOptions& allreduce);
+
+}  // namespace dtperf::cli

@@ -1,0 +1,43 @@
+#include "output.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <unistd.h>
+
+#include "dtperf/error.hpp"
+
+namespace dtperf::cli {
+
+std::string json_text(const io::Json& json) { return json.dump(2) + "\n"; }
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, "", "cannot create the output file");
+    out << content;
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(temporary.c_str());
+      throw InputError(path, "", "write error (disk full?)");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw InputError(path, "", "cannot move the finished output into place");
+  }
+}
+
+void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json) {
+  if (!output.output_path.empty()) write_file_atomically(output.output_path, json_text(json));
+  if (output.json) {
+    std::cout << json_text(json);
+  } else {
+    std::cout << table_text;
+  }
+}
+
+}  // namespace dtperf::cli
