@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The command line as a user meets it: exit codes (0 ok, 2 bad input), one clear message
+# naming the file, place and reason, and no output file left behind on failure.
+# usage: cli_test.sh PATH/TO/dtperf TESTS_SOURCE_DIR
+set -u
+dtperf=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect CODE PATTERN ARGS...: runs dtperf ARGS, checks the exit code and that stderr
+# (for failures) or stdout (for success) matches the extended regex PATTERN.
+expect() {
+  local code=$1 pattern=$2
+  shift 2
+  "$dtperf" "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  local stream="$work/out"
+  [ "$code" -ne 0 ] && stream="$work/err"
+  if [ "$got" -ne "$code" ]; then
+    fail "dtperf $* exited $got, expected $code; stderr: $(head -c 300 "$work/err")"
+  elif ! grep -Eq -- "$pattern" "$stream"; then
+    fail "dtperf $*: output does not match /$pattern/: $(head -c 300 "$stream")"
+  fi
+  if [ "$code" -eq 2 ] && [ "$(wc -l <"$work/err")" -gt 3 ]; then
+    fail "dtperf $*: a bad input should give one short message, got: $(cat "$work/err")"
+  fi
+}
+
+# --- the main job and the listings
+expect 0 'resnet50 .* on 8 x p3dn-24xlarge = 64 GPUs' predict
+expect 0 '^#  iteration' predict
+expect 0 'gpt2-xl' models
+expect 0 'dgx-h100' profiles
+expect 0 'Usage' predict --help
+
+# --- JSON output parses and carries the result
+"$dtperf" predict --json >"$work/p.json" || fail "predict --json failed"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="dtperf.report/1"; assert r["result"]["iteration_ms"]>0' \
+  "$work/p.json" || fail "predict --json is not the expected JSON"
+
+# --- -o writes a whole JSON file, and nothing when the input is bad
+"$dtperf" predict -o "$work/report.json" >/dev/null || fail "predict -o failed"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/report.json" || fail "-o file is not JSON"
+expect 2 'unknown profile' predict --profile nope -o "$work/none.json"
+[ -e "$work/none.json" ] && fail "a failed run left $work/none.json"
+ls "$work" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
+
+# --- bad command-line values
+expect 2 'nodes' predict --nodes 0
+expect 2 'nic-gbps' predict --nic-gbps -5
+expect 2 'transport-efficiency' predict --transport-efficiency 1.5
+expect 2 'algorithm' predict --algorithm butterfly
+expect 2 'unknown model .resnet-50. \(did you mean .resnet50.\?\)' predict --model resnet-50
+expect 2 "unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" predict --profile dgx-a10
+expect 2 "profile 'p3dn-24xlarge' has no bf16 peak" predict --profile p3dn-24xlarge --dtype bf16
+expect 2 '' no-such-command
+
+# --- bad profile files
+printf '{\n  "schema": "dtperf.profile/1",\n  "name": "x",\n  "nodes": ,\n}\n' >"$work/malformed.json"
+expect 2 'malformed.json: line 4, column 12: malformed JSON' predict --profile "$work/malformed.json"
+"$dtperf" profiles --json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["profiles"][0]
+p["inter_node"]["nic_gpbs"] = 100
+json.dump(p, open(sys.argv[1], "w"))' "$work/typo.json"
+expect 2 "typo.json: at /inter_node/nic_gpbs: unknown key 'nic_gpbs' \(did you mean 'nic_gbps'\?\)" predict --profile "$work/typo.json"
+expect 2 'missing.json: cannot open the file' predict --profile "$work/missing.json"
+
+# --- bad model files
+printf 'comment\n1\n3\n10,4000\n20,8\n' >"$work/short.bk.log"
+expect 2 'short.bk.log: line 6: truncated' predict --model "$work/short.bk.log"
+printf '{"schema": "dtperf.model/1", "name": "m", "layers": [{"params": -3}]}' >"$work/neg.json"
+expect 2 'neg.json: at /layers/0/params: expected an integer >= 1, got -3' predict --model "$work/neg.json"
+printf 'comment\n1\n2\n10,4000\n20,8\n' >"$work/ok.bk.log"
+expect 2 'shorter than the measured backward' predict --model "$work/ok.bk.log" --single-gpu-iteration-ms 0.01
+expect 0 'ok ' predict --model "$work/ok.bk.log"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures CLI check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"

@@ -1,0 +1,165 @@
+// Compute model: roofline with size-dependent GEMM efficiency, the measured sources,
+// the batch law and the optimizer step.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <vector>
+
+#include "dtperf/compute.hpp"
+
+using namespace dtperf;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+ComputeParams simple_params() {
+  ComputeParams p;
+  p.peak_flops_per_s = 1e12;
+  p.vector_flops_per_s = 1e11;
+  p.gemm_efficiency = 0.5;
+  p.half_efficiency_flops = 1e9;
+  p.memory_bytes_per_s = 1e11;
+  p.kernel_overhead_s = 10e-6;
+  return p;
+}
+
+// Two tensors in backward order: a GEMM-heavy one and a memory-bound one.
+ModelSpec two_tensor_model() {
+  ModelSpec m;
+  m.name = "toy";
+  m.param_bytes = 4;
+  TensorSpec gemm;
+  gemm.name = "fc.weight";
+  gemm.params = 1'000'000;
+  gemm.forward_flops_per_sample = 1e9;
+  gemm.forward_gemm_flops_per_sample = 1e9;
+  gemm.backward_flops_per_sample = 2e9;
+  TensorSpec norm;
+  norm.name = "bn.weight";
+  norm.params = 1000;
+  norm.forward_flops_per_sample = 1e6;
+  norm.backward_flops_per_sample = 2e6;
+  norm.forward_memory_bytes_per_sample = 1e7;
+  m.tensors = {gemm, norm};
+  return m;
+}
+
+struct Buffers {
+  std::vector<double> backward;
+  ComputeTimes times;
+  explicit Buffers(const ModelSpec& m) : backward(m.tensors.size()) { times.backward_s = backward; }
+};
+
+}  // namespace
+
+TEST_CASE("GEMM efficiency rises with size towards its maximum", "[compute]") {
+  const ComputeParams p = simple_params();
+  // eff(f) = 0.5 * f / (f + 1 GFLOP): half of 0.5 at 1 GFLOP, 0.5 * 99/100 at 99 GFLOP.
+  CHECK_THAT(gemm_efficiency_at(p, 1e9), WithinRel(0.25, 1e-12));
+  CHECK_THAT(gemm_efficiency_at(p, 99e9), WithinRel(0.495, 1e-12));
+}
+
+TEST_CASE("a calibrated efficiency curve is interpolated in log FLOPs", "[compute]") {
+  ComputeParams p = simple_params();
+  const std::vector<std::pair<double, double>> curve = {{1e8, 0.2}, {1e10, 0.6}};
+  p.efficiency_curve = curve;
+  // 1e9 is halfway in log10 between 1e8 and 1e10: 0.4. Clamped outside.
+  CHECK_THAT(gemm_efficiency_at(p, 1e9), WithinRel(0.4, 1e-12));
+  CHECK(gemm_efficiency_at(p, 1e6) == 0.2);
+  CHECK(gemm_efficiency_at(p, 1e12) == 0.6);
+}
+
+TEST_CASE("the flops source times each tensor on the roofline", "[compute][flops]") {
+  const ModelSpec m = two_tensor_model();
+  Buffers b(m);
+  ComputeRequest request;
+  request.source = ComputeSource::flops;
+  request.batch_per_gpu = 1;
+  request.optimizer = Optimizer::sgd;
+  compute_times(m, simple_params(), request, b.times);
+  // Forward GEMM: 1 GFLOP at eff 0.25 of 1 TFLOP/s = 4 ms, + 10 us overhead.
+  // Forward norm: memory 10 MB at 100 GB/s = 100 us beats 1 MFLOP of elementwise work
+  // at the 100 GFLOP/s vector rate (10 us); + 10 us.
+  CHECK_THAT(b.times.forward_s, WithinRel(4e-3 + 10e-6 + 100e-6 + 10e-6, 1e-9));
+  // Backward GEMM: 2 GFLOP split in two 1-GFLOP GEMMs at eff 0.25 => 8 ms + 10 us.
+  CHECK_THAT(b.backward[0], WithinRel(8e-3 + 10e-6, 1e-9));
+  // Backward norm: 2 x 10 MB at 100 GB/s = 200 us + 10 us.
+  CHECK_THAT(b.backward[1], WithinRel(210e-6, 1e-9));
+  // SGD: 3 passes over 1,001,000 fp32 params = 12.012 MB at 100 GB/s = 120.12 us + 10 us.
+  CHECK_THAT(b.times.optimizer_s, WithinRel(120.12e-6 + 10e-6, 1e-9));
+  CHECK(b.times.source == ComputeSource::flops);
+}
+
+TEST_CASE("measured layer times follow the batch law", "[compute][measured]") {
+  ModelSpec m = two_tensor_model();
+  m.tensors[0].measured_backward_s = 1e-3;
+  m.tensors[1].measured_backward_s = 5e-6;  // below the kernel overhead: all fixed
+  m.measured_batch_per_gpu = 32;
+  Buffers b(m);
+  ComputeRequest request;
+  request.batch_per_gpu = 64;
+  compute_times(m, simple_params(), request, b.times);
+  CHECK(b.times.source == ComputeSource::measured_layers);
+  // t(64) = 10 us + (1 ms - 10 us) x 64/32 = 1.99 ms; the 5 us tensor stays 5 us.
+  CHECK_THAT(b.backward[0], WithinRel(1.99e-3, 1e-12));
+  CHECK_THAT(b.backward[1], WithinRel(5e-6, 1e-12));
+  // No measured iteration: forward is half the measured backward (1.005 ms / 2 at batch
+  // 32), scaled with 2 x 10 us fixed: 20 us + (502.5 us - 20 us) x 2 = 985 us.
+  CHECK_THAT(b.times.forward_s, WithinRel(985e-6, 1e-9));
+}
+
+TEST_CASE("a measured iteration time leaves forward as the remainder for layer logs", "[compute][measured]") {
+  ModelSpec m = two_tensor_model();
+  m.tensors[0].measured_backward_s = 1e-3;
+  m.tensors[1].measured_backward_s = 1e-3;
+  Buffers b(m);
+  ComputeRequest request;
+  request.batch_per_gpu = 32;
+  request.optimizer = Optimizer::sgd;
+  request.single_gpu_iteration_s = 10e-3;
+  compute_times(m, simple_params(), request, b.times);
+  // 10 ms - 2 ms backward - 130.12 us optimizer = 7.86988 ms forward; the total is 10 ms.
+  CHECK_THAT(b.times.forward_s, WithinRel(10e-3 - 2e-3 - 130.12e-6, 1e-9));
+  CHECK_THAT(b.times.iteration_s(), WithinRel(10e-3, 1e-12));
+
+  request.single_gpu_iteration_s = 1e-3;  // shorter than the measured backward
+  CHECK_THROWS_AS(compute_times(m, simple_params(), request, b.times), std::invalid_argument);
+}
+
+TEST_CASE("a measured iteration time is spread over the tensors by FLOPs", "[compute][measured]") {
+  const ModelSpec m = two_tensor_model();
+  Buffers b(m);
+  ComputeRequest request;
+  request.source = ComputeSource::measured_iteration;
+  request.batch_per_gpu = 32;
+  request.optimizer = Optimizer::sgd;
+  request.single_gpu_iteration_s = 100e-3 + 130.12e-6;  // 100 ms of compute + the step
+  compute_times(m, simple_params(), request, b.times);
+  // FLOPs: 1e9 + 2e9 + 1e6 + 2e6 = 3.003e9. fc backward gets 2e9/3.003e9 of 100 ms.
+  CHECK_THAT(b.backward[0], WithinRel(100e-3 * 2e9 / 3.003e9, 1e-9));
+  CHECK_THAT(b.times.forward_s, WithinRel(100e-3 * 1.001e9 / 3.003e9, 1e-9));
+  CHECK_THAT(b.times.iteration_s(), WithinRel(request.single_gpu_iteration_s.value(), 1e-9));
+}
+
+TEST_CASE("the optimizer step counts passes over parameters and state", "[compute]") {
+  const ComputeParams p = simple_params();
+  // Adam: read p, g, m, v and write p, m, v = 7 passes. 1e6 fp32 params = 28 MB at
+  // 100 GB/s = 280 us, + 10 us.
+  CHECK_THAT(optimizer_step_s(p, Optimizer::adam, 1e6, 4), WithinRel(290e-6, 1e-12));
+  CHECK_THAT(optimizer_step_s(p, Optimizer::sgd_momentum, 1e6, 4), WithinRel(210e-6, 1e-12));
+}
+
+TEST_CASE("the compute scale multiplies forward and backward only", "[compute]") {
+  const ModelSpec m = two_tensor_model();
+  Buffers one(m);
+  Buffers two(m);
+  ComputeParams p = simple_params();
+  ComputeRequest request;
+  request.source = ComputeSource::flops;
+  compute_times(m, p, request, one.times);
+  p.compute_scale = 2.0;
+  compute_times(m, p, request, two.times);
+  CHECK_THAT(two.times.forward_s, WithinRel(2 * one.times.forward_s, 1e-12));
+  CHECK_THAT(two.times.backward_total_s, WithinRel(2 * one.times.backward_total_s, 1e-12));
+  CHECK(two.times.optimizer_s == one.times.optimizer_s);
+}

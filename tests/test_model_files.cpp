@@ -1,0 +1,115 @@
+// Models from files: per-layer timing logs, JSON layer files, reduction-cost logs, and
+// the message each kind of bad file gets.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "dtperf/error.hpp"
+#include "dtperf/io/model_files.hpp"
+
+using namespace dtperf;
+using namespace dtperf::io;
+
+namespace {
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a timing log gives tensors in backward order with their waits", "[model_files][log]") {
+  const ModelSpec m = parse_timing_log("comment\n1\n3\n100.5,4000\n-2,8\n20,4096\n", "x.bk.log");
+  CHECK(m.name == "x");
+  REQUIRE(m.tensors.size() == 3);
+  CHECK(m.tensors[0].params == 1000);
+  CHECK(m.tensors[0].measured_backward_s.value() == Approx(100.5e-6));
+  CHECK(m.tensors[1].measured_backward_s.value() == 0.0);  // negative waits count as 0
+  CHECK(m.total_params() == 1000 + 2 + 1024);
+  CHECK(m.has_measured_layers());
+}
+
+TEST_CASE("several batches in a timing log are averaged", "[model_files][log]") {
+  const ModelSpec m = parse_timing_log("c\n2\n2\n10,8\n20,8\n30,8\n40,8\n", "two.log");
+  CHECK(m.tensors[0].measured_backward_s.value() == Approx(20e-6));
+  CHECK(m.tensors[1].measured_backward_s.value() == Approx(30e-6));
+}
+
+TEST_CASE("bad timing logs name the line and the reason", "[model_files][log][errors]") {
+  CHECK(error_of([] { parse_timing_log("c\n1\n3\n1,4\n2,4\n", "t.log"); }) ==
+        "t.log: line 6: truncated: expected 3 tensors x 1 batches, the data ends at tensor 3 of batch 1");
+  CHECK(error_of([] { parse_timing_log("c\n1\n", "t.log"); }) ==
+        "t.log: line 3: truncated: a timing log starts with a comment line, the number of batches and the number of tensors");
+  CHECK(error_of([] { parse_timing_log("c\n1\n1\n1.5;4\n", "t.log"); }) ==
+        "t.log: line 4: expected 'wait_us,bytes', got '1.5;4'");
+  CHECK(error_of([] { parse_timing_log("c\n1\n1\nabc,4\n", "t.log"); }) == "t.log: line 4: wait_us 'abc' is not a number");
+  CHECK(error_of([] { parse_timing_log("c\n1\n1\n1,0\n", "t.log"); }) == "t.log: line 4: bytes must be positive, got 0");
+  CHECK(error_of([] { parse_timing_log("c\n1\n1\n1,-8\n", "t.log"); }) == "t.log: line 4: bytes must be positive, got -8");
+  CHECK(error_of([] { parse_timing_log("c\n1\n1\n1,6\n", "t.log"); }) ==
+        "t.log: line 4: 6 bytes is not a whole number of 4-byte (fp32) gradients");
+  CHECK(error_of([] { parse_timing_log("c\nx\n1\n1,4\n", "t.log"); }) == "t.log: line 2: number of batches 'x' is not an integer");
+  CHECK(error_of([] { parse_timing_log("c\n1\n0\n", "t.log"); }) == "t.log: line 3: number of tensors must be positive, got 0");
+  CHECK(error_of([] { parse_timing_log("c\n1\n1\n1,4\n2,4\n", "t.log"); }) ==
+        "t.log: line 5: unexpected data after the 1 declared tensors");
+  CHECK(error_of([] { parse_timing_log("c\n2\n1\n1,4\n2,8\n", "t.log"); }) ==
+        "t.log: line 5: tensor 1 has 8 bytes here but 4 bytes in the first batch");
+}
+
+TEST_CASE("a JSON layer file gives a model", "[model_files][json]") {
+  const ModelSpec m = parse_layer_json(R"({
+    "schema": "dtperf.model/1", "name": "mlp", "sample_unit": "image", "batch_per_gpu": 64,
+    "optimizer": "adam", "measured": {"single_gpu_iteration_ms": 12.5, "batch_per_gpu": 64},
+    "layers": [
+      {"name": "fc2.weight", "params": 1000, "forward_gflop_per_sample": 0.002},
+      {"name": "fc1.weight", "params": 50000, "forward_gflop_per_sample": 0.1, "backward_gflop_per_sample": 0.15,
+       "forward_memory_MB_per_sample": 0.5}
+    ]})",
+                                       "mlp.json");
+  CHECK(m.name == "mlp");
+  CHECK(m.default_batch_per_gpu == 64);
+  CHECK(m.default_optimizer == Optimizer::adam);
+  CHECK(m.measured_iteration_s.value() == Approx(12.5e-3));
+  REQUIRE(m.tensors.size() == 2);
+  CHECK(m.tensors[0].backward_flops_per_sample == Approx(4e6));  // default: 2 x forward
+  CHECK(m.tensors[1].backward_flops_per_sample == Approx(0.15e9));
+  CHECK(m.tensors[1].forward_memory_bytes_per_sample == Approx(0.5e6));
+  CHECK(!m.has_measured_layers());
+}
+
+TEST_CASE("bad layer files are rejected at the exact place", "[model_files][json][errors]") {
+  const auto parse = [](const std::string& layers) {
+    return error_of([&] {
+      parse_layer_json(R"({"schema": "dtperf.model/1", "name": "m", "layers": )" + layers + "}", "m.json");
+    });
+  };
+  CHECK(parse("[]") == "m.json: at /layers: a model needs at least one layer");
+  CHECK(parse(R"([{"params": 0}])") == "m.json: at /layers/0/params: expected an integer >= 1, got 0");
+  CHECK(parse(R"([{"params": 10, "forward_gflop_per_sample": -1}])") ==
+        "m.json: at /layers/0/forward_gflop_per_sample: expected a number >= 0, got -1");
+  CHECK(parse(R"([{"params": 10, "backward_us": 5}, {"params": 10}])") ==
+        "m.json: at /layers/1/backward_us: give backward_us for every layer or for none (layer 0 has it)");
+  CHECK(parse(R"([{"parms": 10}])") == "m.json: at /layers/0/params: missing required field 'params' (is 'parms' a typo?)");
+  CHECK(parse(R"({"params": 10})") == "m.json: at /layers: expected an array, got an object");
+  CHECK(error_of([] { parse_layer_json(R"({"schema": "dtperf.model/1", "layers": []})", "m.json"); }) ==
+        "m.json: at /name: missing required field 'name'");
+}
+
+TEST_CASE("reduction-cost logs are bytes,seconds lines in increasing size", "[model_files][reduction]") {
+  const auto points = parse_reduction_log("40,1e-05\n80,2e-05\n", "add.log");
+  REQUIRE(points.size() == 2);
+  CHECK(points[1].second == 2e-5);
+  CHECK(error_of([] { parse_reduction_log("80,1\n40,1\n", "add.log"); }) ==
+        "add.log: line 2: sizes must increase from line to line");
+  CHECK(error_of([] { parse_reduction_log("", "add.log"); }) == "add.log: no 'bytes,seconds' lines found");
+}
+
+TEST_CASE("unknown model names suggest a built-in one", "[model_files][errors]") {
+  CHECK(error_of([] { load_model("resnet-50"); }).find("unknown model 'resnet-50' (did you mean 'resnet50'?)") !=
+        std::string::npos);
+}

@@ -1,0 +1,164 @@
+// Collective cost model: the arithmetic of ring, tree and hierarchical all-reduce,
+// NIC sharing, calibrated tables and the [NET] reduction term.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "dtperf/network.hpp"
+
+using namespace dtperf;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// 8 nodes x 8 GPUs, intra 100 GB/s per GPU, 1 NIC of 100 Gbit/s = 12.5 GB/s, no latency.
+NetworkParams eight_by_eight() {
+  NetworkParams n;
+  n.nodes = 8;
+  n.gpus_per_node = 8;
+  n.intra_bytes_per_s = 100e9;
+  n.nics_per_node = 1;
+  n.nic_line_bytes_per_s = 12.5e9;
+  n.transport_efficiency = 1.0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a multi-node ring is limited by the node's NICs", "[network][ring]") {
+  const NetworkParams net = eight_by_eight();
+  const GroupShape world{8, 8, 8};
+  // p = 64, S = 100 MB: each rank sends 2*63/64*100 MB = 196.875 MB; one ring channel
+  // leaves each node once, so the NIC carries that at 12.5 GB/s => 15.75 ms.
+  const CollectiveCost c = allreduce_cost(net, world, 100e6, Algorithm::ring);
+  CHECK_THAT(c.time_s, WithinRel(196.875e6 / 12.5e9, 1e-12));
+  CHECK_THAT(c.inter_bytes_per_node, WithinRel(196.875e6, 1e-12));
+  // 7 of 8 hops of a node are NVLink: average intra bytes per rank 7/8 of 196.875 MB.
+  CHECK_THAT(c.intra_bytes_per_rank, WithinRel(196.875e6 * 7 / 8, 1e-12));
+}
+
+TEST_CASE("ring latency counts intra and inter steps as NCCL's model does", "[network][ring]") {
+  NetworkParams net = eight_by_eight();
+  net.intra_latency_s = 1e-6;
+  net.inter_latency_s = 10e-6;
+  // 2(p-1) = 126 steps, 2(m-1) = 14 of them inter-node: 112 x 1 us + 14 x 10 us = 252 us
+  // on top of the bandwidth term of 8 bytes (tiny).
+  const CollectiveCost c = allreduce_cost(net, GroupShape{8, 8, 8}, 8.0, Algorithm::ring);
+  CHECK_THAT(c.time_s, WithinRel(252e-6 + 2.0 * 63 / 64 * 8.0 / 12.5e9, 1e-9));
+}
+
+TEST_CASE("a single-node ring runs at the intra-node bandwidth", "[network][ring]") {
+  const NetworkParams net = eight_by_eight();
+  // p = 8 on one node: 2*7/8*1 GB = 1.75 GB at 100 GB/s => 17.5 ms, no NIC bytes.
+  const CollectiveCost c = allreduce_cost(net, GroupShape{1, 8, 8}, 1e9, Algorithm::ring);
+  CHECK_THAT(c.time_s, WithinRel(17.5e-3, 1e-12));
+  CHECK(c.inter_bytes_per_node == 0.0);
+}
+
+TEST_CASE("the ring bandwidth term tends to 2S/B as the ring grows", "[network][ring][property]") {
+  NetworkParams net = eight_by_eight();
+  const double bytes = 1e9;
+  double previous = 0.0;
+  for (int nodes : {2, 4, 16, 64, 1024}) {
+    net.nodes = nodes;
+    const double t = allreduce_cost(net, GroupShape{nodes, 8, 8}, bytes, Algorithm::ring).time_s;
+    CHECK(t > previous);  // more ranks, never cheaper
+    CHECK(t < 2.0 * bytes / 12.5e9);
+    previous = t;
+  }
+  CHECK_THAT(previous, WithinRel(2.0 * bytes / 12.5e9, 1e-3));
+}
+
+TEST_CASE("hierarchical all-reduce sends 2(m-1)/m of the message through the NICs", "[network][hierarchical]") {
+  const NetworkParams net = eight_by_eight();
+  // S = 800 MB, r = 8, m = 8. Intra reduce-scatter 7/8*800 MB at 100 GB/s = 7 ms, the
+  // same for the all-gather; across nodes 2*7/8*800 MB = 1.4 GB at 12.5 GB/s = 112 ms.
+  const CollectiveCost c = allreduce_cost(net, GroupShape{8, 8, 8}, 800e6, Algorithm::hierarchical);
+  CHECK_THAT(c.time_s, WithinRel(7e-3 + 112e-3 + 7e-3, 1e-12));
+  CHECK_THAT(c.inter_bytes_per_node, WithinRel(1.4e9, 1e-12));
+}
+
+TEST_CASE("tree latency grows with log2 of the nodes", "[network][tree]") {
+  NetworkParams net = eight_by_eight();
+  net.intra_latency_s = 1e-6;
+  net.inter_latency_s = 10e-6;
+  // 2 x ((r-1) x 1 us + log2(8) x 10 us) = 2 x (7 + 30) us = 74 us for a tiny message.
+  const double tiny = allreduce_cost(net, GroupShape{8, 8, 8}, 4.0, Algorithm::tree).time_s;
+  CHECK_THAT(tiny, WithinRel(74e-6, 1e-3));
+  // auto picks the tree for tiny messages (ring: 252 us) and the ring for large ones.
+  CHECK(allreduce_cost(net, GroupShape{8, 8, 8}, 4.0, Algorithm::automatic).algorithm == Algorithm::tree);
+  CHECK(allreduce_cost(net, GroupShape{8, 8, 8}, 1e9, Algorithm::automatic).algorithm == Algorithm::ring);
+}
+
+TEST_CASE("ranks of one node crossing at once share the node's NICs", "[network][nic]") {
+  NetworkParams net = eight_by_eight();
+  net.gpus_per_node = 4;
+  // A pair across nodes, alone: all of the one NIC, 12.5 GB/s; S = 125 MB => 10 ms.
+  const double alone = allreduce_cost(net, GroupShape{2, 1, 1}, 125e6, Algorithm::ring).time_s;
+  CHECK_THAT(alone, WithinRel(10e-3, 1e-12));
+  // Four such pairs leave the node at once: each gets a quarter => 40 ms.
+  const double shared = allreduce_cost(net, GroupShape{2, 1, 4}, 125e6, Algorithm::ring).time_s;
+  CHECK_THAT(shared, WithinRel(40e-3, 1e-12));
+}
+
+TEST_CASE("a rank uses the NICs of its own rail when NICs are many", "[network][nic]") {
+  NetworkParams net = eight_by_eight();
+  net.nics_per_node = 8;  // one 100 Gbit/s NIC per GPU
+  CHECK_THAT(net.rank_nic_cap_bytes_per_s(), WithinRel(12.5e9, 1e-12));
+  CHECK_THAT(net.node_nic_bytes_per_s(), WithinRel(100e9, 1e-12));
+  // One cross-node pair cannot use all eight NICs: 125 MB at 12.5 GB/s = 10 ms.
+  CHECK_THAT(allreduce_cost(net, GroupShape{2, 1, 1}, 125e6, Algorithm::ring).time_s, WithinRel(10e-3, 1e-12));
+}
+
+TEST_CASE("transport efficiency and compression scale the wire time", "[network]") {
+  NetworkParams net = eight_by_eight();
+  net.transport_efficiency = 0.5;
+  net.compression_ratio = 4.0;
+  // 100 MB / 4 = 25 MB on the wire; 2*63/64*25 MB = 49.21875 MB at 6.25 GB/s.
+  const double t = allreduce_cost(net, GroupShape{8, 8, 8}, 100e6, Algorithm::ring).time_s;
+  CHECK_THAT(t, WithinRel(49.21875e6 / 6.25e9, 1e-12));
+}
+
+TEST_CASE("the [NET] reduction term adds (p-1) vector adds of S/p", "[network][ring][net]") {
+  NetworkParams net = eight_by_eight();
+  const std::vector<std::pair<double, double>> add = {{1e6, 10e-6}, {3e6, 30e-6}};
+  net.reduction = ReductionCost{add};
+  // S = 128 MB, p = 64: chunk 2 MB -> 20 us by linear interpolation; 63 x 20 us = 1.26 ms.
+  const double with = allreduce_cost(net, GroupShape{8, 8, 8}, 128e6, Algorithm::ring).time_s;
+  net.reduction = ReductionCost{};
+  const double without = allreduce_cost(net, GroupShape{8, 8, 8}, 128e6, Algorithm::ring).time_s;
+  CHECK_THAT(with - without, WithinRel(63 * 20e-6, 1e-9));
+  // Clamped outside the table, as numpy.interp does.
+  CHECK(ReductionCost{add}.time_s(10.0) == 10e-6);
+  CHECK(ReductionCost{add}.time_s(1e9) == 30e-6);
+}
+
+TEST_CASE("a calibrated table replaces the formula for its shape", "[network][table]") {
+  NetworkParams net = eight_by_eight();
+  std::vector<CollectiveTable> tables(1);
+  tables[0].collective = "all_reduce";
+  tables[0].ranks = 16;
+  tables[0].nodes = 2;
+  tables[0].bytes_and_time_s = {{1e6, 100e-6}, {4e6, 400e-6}, {16e6, 1000e-6}};
+  net.tables = tables;
+  const GroupShape two_nodes{2, 8, 8};
+  // Log-log halfway between 1 MB and 4 MB is 2 MB: time sqrt(100 x 400) us = 200 us.
+  CHECK_THAT(allreduce_cost(net, two_nodes, 2e6, Algorithm::ring).time_s, WithinRel(200e-6, 1e-9));
+  // Beyond the table the last segment's slope continues: 1000 us + 4 MB x (600 us / 12 MB).
+  CHECK_THAT(allreduce_cost(net, two_nodes, 20e6, Algorithm::ring).time_s, WithinRel(1200e-6, 1e-9));
+  // Other shapes keep the formula.
+  const double formula = allreduce_cost(net, GroupShape{4, 8, 8}, 2e6, Algorithm::ring).time_s;
+  CHECK(formula != Approx(200e-6));
+}
+
+TEST_CASE("a pair send moves the message once each way", "[network][p2p]") {
+  NetworkParams net = eight_by_eight();
+  net.gpus_per_node = 4;
+  net.inter_latency_s = 5e-6;
+  // Across nodes, 4 senders per node share 12.5 GB/s: 100 MB at 3.125 GB/s = 32 ms + 5 us.
+  const CollectiveCost c = pair_send_cost(net, GroupShape{2, 1, 4}, 100e6);
+  CHECK_THAT(c.time_s, WithinRel(32e-3 + 5e-6, 1e-12));
+  CHECK_THAT(c.inter_bytes_per_node, WithinRel(100e6, 1e-12));
+  // Inside a node at 100 GB/s: 1 ms.
+  CHECK_THAT(pair_send_cost(net, GroupShape{1, 2, 0}, 100e6).time_s, WithinRel(1e-3, 1e-12));
+}

@@ -1,0 +1,145 @@
+// Cluster profiles: the built-ins load, and every kind of bad profile gets one message
+// with the file, the JSON pointer and the reason.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "dtperf/io/profile_json.hpp"
+
+using namespace dtperf;
+using namespace dtperf::io;
+
+namespace {
+
+const char* kGood = R"({
+  "schema": "dtperf.profile/1",
+  "name": "test",
+  "nodes": 2,
+  "gpus_per_node": 4,
+  "gpu": {"model": "X", "peak_tflops": {"fp32": 10, "bf16": 100}, "memory_bandwidth_GB_per_s": 1000},
+  "intra_node": {"bandwidth_GB_per_s": 100, "latency_us": 2},
+  "inter_node": {"nics_per_node": 1, "nic_gbps": 100, "latency_us": 5, "transport_efficiency": 0.9},
+  "provenance": {"source": "manual"}
+})";
+
+Json good() { return Json::parse(kGood); }
+
+// The message parse_profile gives for `json`, or "" if it parses.
+std::string error_of(const Json& json) {
+  try {
+    parse_profile(json, "p.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("every built-in profile parses and has datasheet provenance", "[profiles]") {
+  const auto& profiles = builtin_profiles();
+  REQUIRE(profiles.size() == 7);
+  for (const auto& p : profiles) {
+    INFO(p.name);
+    CHECK(p.provenance.source == "datasheet");
+    CHECK(!p.provenance.references.empty());
+    CHECK(p.ranks() >= 2);
+  }
+  const ClusterProfile p3dn = load_profile("p3dn-24xlarge");
+  CHECK(p3dn.nodes == 8);
+  CHECK(p3dn.gpus_per_node == 8);
+  CHECK(p3dn.inter.nic_gbps == 100);
+}
+
+TEST_CASE("a profile survives a round trip through JSON", "[profiles]") {
+  for (const auto& p : builtin_profiles()) {
+    const ClusterProfile back = parse_profile(profile_to_json(p), "roundtrip");
+    CHECK(back.name == p.name);
+    CHECK(back.inter.nic_gbps == p.inter.nic_gbps);
+    CHECK(back.intra.bandwidth_bytes_per_s == Approx(p.intra.bandwidth_bytes_per_s));
+    CHECK(back.compute.half_efficiency_flops == Approx(p.compute.half_efficiency_flops));
+    CHECK(profile_to_json(back) == profile_to_json(p));
+  }
+}
+
+TEST_CASE("a minimal profile gets the documented defaults", "[profiles]") {
+  const ClusterProfile p = parse_profile(good(), "p.json");
+  CHECK(p.intra.efficiency == 1.0);
+  CHECK(p.compute.dtype == DType::fp32);
+  CHECK(p.compute.gemm_efficiency == 0.7);
+  CHECK(p.compute.interference_factor == 1.0);
+}
+
+TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") {
+  Json j = good();
+  j["nodes"] = 0;
+  CHECK(error_of(j) == "p.json: at /nodes: expected an integer >= 1, got 0");
+
+  j = good();
+  j["inter_node"]["nic_gbps"] = -100;
+  CHECK(error_of(j) == "p.json: at /inter_node/nic_gbps: expected a positive number, got -100");
+
+  j = good();
+  j["inter_node"]["transport_efficiency"] = 1.5;
+  CHECK(error_of(j) == "p.json: at /inter_node/transport_efficiency: expected a fraction in (0, 1], got 1.5");
+
+  j = good();
+  j["gpus_per_node"] = "eight";
+  CHECK(error_of(j) == "p.json: at /gpus_per_node: expected an integer >= 1, got a string");
+
+  j = good();
+  j["nodes"] = 2.5;
+  CHECK(error_of(j) == "p.json: at /nodes: expected an integer >= 1, got 2.5");
+
+  j = good();
+  j["intra_node"].erase("latency_us");
+  CHECK(error_of(j) == "p.json: at /intra_node/latency_us: missing required field 'latency_us'");
+
+  j = good();
+  j["inter_node"]["nic_gpbs"] = 100;
+  CHECK(error_of(j).starts_with("p.json: at /inter_node/nic_gpbs: unknown key 'nic_gpbs' (did you mean 'nic_gbps'?)"));
+
+  j = good();
+  j["provenance"]["source"] = "guess";
+  CHECK(error_of(j).starts_with("p.json: at /provenance/source: unknown value 'guess'"));
+
+  j = good();
+  j["schema"] = "dtperf.profile/9";
+  CHECK(error_of(j) == "p.json: at /schema: unsupported schema 'dtperf.profile/9'; this dtperf reads 'dtperf.profile/1'");
+
+  j = good();
+  j["compute"] = {{"dtype", "tf32"}};
+  CHECK(error_of(j) == "p.json: at /compute/dtype: the default dtype 'tf32' has no peak in /gpu/peak_tflops");
+
+  j = good();
+  j["gpu"]["peak_tflops"] = Json::object();
+  CHECK(error_of(j) == "p.json: at /gpu/peak_tflops: give the peak of at least one dtype (fp32, tf32, fp16, bf16)");
+
+  j = good();
+  j["calibration"] = {{"collectives", {{{"collective", "all_reduce"}, {"ranks", 8}, {"nodes", 1},
+                                        {"points_bytes_us", {{8, 10}, {4, 12}}}}}}};
+  CHECK(error_of(j) == "p.json: at /calibration/collectives/0/points_bytes_us/1: points must be sorted by strictly increasing size");
+
+  CHECK(error_of(Json::array()) == "p.json: at (root): expected an object, got an array");
+}
+
+TEST_CASE("malformed JSON is reported with line and column", "[profiles][errors]") {
+  try {
+    parse_json_text("{\n  \"nodes\": 2,\n  \"gpus\": ,\n}", "broken.json");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "broken.json");
+    CHECK(e.where() == "line 3, column 11");
+    CHECK(e.reason().starts_with("malformed JSON: "));
+  }
+}
+
+TEST_CASE("unknown profile names list the built-ins and suggest one", "[profiles][errors]") {
+  try {
+    load_profile("dgx-a10");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("unknown profile 'dgx-a10' (did you mean 'dgx-a100'?)") != std::string::npos);
+  }
+  CHECK_THROWS_WITH(load_profile("/nonexistent/x.json"), "/nonexistent/x.json: cannot open the file for reading");
+}
