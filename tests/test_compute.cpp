@@ -77,35 +77,41 @@ TEST_CASE("the flops source times each tensor on the roofline", "[compute][flops
   request.batch_per_gpu = 1;
   request.optimizer = Optimizer::sgd;
   compute_times(m, simple_params(), request, b.times);
-  // Forward GEMM: 1 GFLOP at eff 0.25 of 1 TFLOP/s = 4 ms, + 10 us overhead.
+  // Each operator takes the slowest of arithmetic, memory and the 10 us dispatch floor.
+  // Forward GEMM: 1 GFLOP at eff 0.25 of 1 TFLOP/s = 4 ms.
   // Forward norm: memory 10 MB at 100 GB/s = 100 us beats 1 MFLOP of elementwise work
-  // at the 100 GFLOP/s vector rate (10 us); + 10 us.
-  CHECK_THAT(b.times.forward_s, WithinRel(4e-3 + 10e-6 + 100e-6 + 10e-6, 1e-9));
-  // Backward GEMM: 2 GFLOP split in two 1-GFLOP GEMMs at eff 0.25 => 8 ms + 10 us.
-  CHECK_THAT(b.backward[0], WithinRel(8e-3 + 10e-6, 1e-9));
-  // Backward norm: 2 x 10 MB at 100 GB/s = 200 us + 10 us.
-  CHECK_THAT(b.backward[1], WithinRel(210e-6, 1e-9));
-  // SGD: 3 passes over 1,001,000 fp32 params = 12.012 MB at 100 GB/s = 120.12 us + 10 us.
-  CHECK_THAT(b.times.optimizer_s, WithinRel(120.12e-6 + 10e-6, 1e-9));
+  // at the 100 GFLOP/s vector rate (10 us) and the floor.
+  CHECK_THAT(b.times.forward_s, WithinRel(4e-3 + 100e-6, 1e-9));
+  // Backward GEMM: 2 GFLOP split in two 1-GFLOP GEMMs at eff 0.25 => 8 ms.
+  CHECK_THAT(b.backward[0], WithinRel(8e-3, 1e-9));
+  // Backward norm: 2 x 10 MB at 100 GB/s = 200 us.
+  CHECK_THAT(b.backward[1], WithinRel(200e-6, 1e-9));
+  // SGD: 3 passes over 1,001,000 fp32 params = 12.012 MB at 100 GB/s = 120.12 us.
+  CHECK_THAT(b.times.optimizer_s, WithinRel(120.12e-6, 1e-9));
   CHECK(b.times.source == ComputeSource::flops);
 }
 
 TEST_CASE("measured layer times follow the batch law", "[compute][measured]") {
   ModelSpec m = two_tensor_model();
   m.tensors[0].measured_backward_s = 1e-3;
-  m.tensors[1].measured_backward_s = 5e-6;  // below the kernel overhead: all fixed
+  m.tensors[1].measured_backward_s = 5e-6;  // below the 10 us dispatch floor
   m.measured_batch_per_gpu = 32;
   Buffers b(m);
   ComputeRequest request;
   request.batch_per_gpu = 64;
   compute_times(m, simple_params(), request, b.times);
   CHECK(b.times.source == ComputeSource::measured_layers);
-  // t(64) = 10 us + (1 ms - 10 us) x 64/32 = 1.99 ms; the 5 us tensor stays 5 us.
-  CHECK_THAT(b.backward[0], WithinRel(1.99e-3, 1e-12));
-  CHECK_THAT(b.backward[1], WithinRel(5e-6, 1e-12));
+  // t(b) = max(min(floor, t0), t0 x b/b0): 1 ms x 64/32 = 2 ms; 5 us x 2 = 10 us.
+  CHECK_THAT(b.backward[0], WithinRel(2e-3, 1e-12));
+  CHECK_THAT(b.backward[1], WithinRel(10e-6, 1e-12));
   // No measured iteration: forward is half the measured backward (1.005 ms / 2 at batch
-  // 32), scaled with 2 x 10 us fixed: 20 us + (502.5 us - 20 us) x 2 = 985 us.
-  CHECK_THAT(b.times.forward_s, WithinRel(985e-6, 1e-9));
+  // 32), doubled with the batch: 1.005 ms.
+  CHECK_THAT(b.times.forward_s, WithinRel(1.005e-3, 1e-9));
+  // Halving the batch stops at the floor: 5 us stays 5 us (it was below the floor).
+  request.batch_per_gpu = 16;
+  compute_times(m, simple_params(), request, b.times);
+  CHECK_THAT(b.backward[0], WithinRel(0.5e-3, 1e-12));
+  CHECK_THAT(b.backward[1], WithinRel(5e-6, 1e-12));
 }
 
 TEST_CASE("a measured iteration time leaves forward as the remainder for layer logs", "[compute][measured]") {
@@ -118,8 +124,8 @@ TEST_CASE("a measured iteration time leaves forward as the remainder for layer l
   request.optimizer = Optimizer::sgd;
   request.single_gpu_iteration_s = 10e-3;
   compute_times(m, simple_params(), request, b.times);
-  // 10 ms - 2 ms backward - 130.12 us optimizer = 7.86988 ms forward; the total is 10 ms.
-  CHECK_THAT(b.times.forward_s, WithinRel(10e-3 - 2e-3 - 130.12e-6, 1e-9));
+  // 10 ms - 2 ms backward - 120.12 us optimizer = 7.87988 ms forward; the total is 10 ms.
+  CHECK_THAT(b.times.forward_s, WithinRel(10e-3 - 2e-3 - 120.12e-6, 1e-9));
   CHECK_THAT(b.times.iteration_s(), WithinRel(10e-3, 1e-12));
 
   request.single_gpu_iteration_s = 1e-3;  // shorter than the measured backward
@@ -133,7 +139,7 @@ TEST_CASE("a measured iteration time is spread over the tensors by FLOPs", "[com
   request.source = ComputeSource::measured_iteration;
   request.batch_per_gpu = 32;
   request.optimizer = Optimizer::sgd;
-  request.single_gpu_iteration_s = 100e-3 + 130.12e-6;  // 100 ms of compute + the step
+  request.single_gpu_iteration_s = 100e-3 + 120.12e-6;  // 100 ms of compute + the step
   compute_times(m, simple_params(), request, b.times);
   // FLOPs: 1e9 + 2e9 + 1e6 + 2e6 = 3.003e9. fc backward gets 2e9/3.003e9 of 100 ms.
   CHECK_THAT(b.backward[0], WithinRel(100e-3 * 2e9 / 3.003e9, 1e-9));
@@ -144,9 +150,11 @@ TEST_CASE("a measured iteration time is spread over the tensors by FLOPs", "[com
 TEST_CASE("the optimizer step counts passes over parameters and state", "[compute]") {
   const ComputeParams p = simple_params();
   // Adam: read p, g, m, v and write p, m, v = 7 passes. 1e6 fp32 params = 28 MB at
-  // 100 GB/s = 280 us, + 10 us.
-  CHECK_THAT(optimizer_step_s(p, Optimizer::adam, 1e6, 4), WithinRel(290e-6, 1e-12));
-  CHECK_THAT(optimizer_step_s(p, Optimizer::sgd_momentum, 1e6, 4), WithinRel(210e-6, 1e-12));
+  // 100 GB/s = 280 us (above the 10 us floor).
+  CHECK_THAT(optimizer_step_s(p, Optimizer::adam, 1e6, 4), WithinRel(280e-6, 1e-12));
+  CHECK_THAT(optimizer_step_s(p, Optimizer::sgd_momentum, 1e6, 4), WithinRel(200e-6, 1e-12));
+  // A tiny step costs the floor.
+  CHECK_THAT(optimizer_step_s(p, Optimizer::adam, 10, 4), WithinRel(10e-6, 1e-12));
 }
 
 TEST_CASE("the compute scale multiplies forward and backward only", "[compute]") {

@@ -85,9 +85,20 @@ TEST_CASE("tree latency grows with log2 of the nodes", "[network][tree]") {
   // 2 x ((r-1) x 1 us + log2(8) x 10 us) = 2 x (7 + 30) us = 74 us for a tiny message.
   const double tiny = allreduce_cost(net, GroupShape{8, 8, 8}, 4.0, Algorithm::tree).time_s;
   CHECK_THAT(tiny, WithinRel(74e-6, 1e-3));
-  // auto picks the tree for tiny messages (ring: 252 us) and the ring for large ones.
+  // auto picks the tree for tiny messages (ring: 252 us) and the ring for large ones,
+  // as NCCL's tuner does (tree algorithm bandwidth 0.45 x bus bandwidth vs ~0.5).
   CHECK(allreduce_cost(net, GroupShape{8, 8, 8}, 4.0, Algorithm::automatic).algorithm == Algorithm::tree);
   CHECK(allreduce_cost(net, GroupShape{8, 8, 8}, 1e9, Algorithm::automatic).algorithm == Algorithm::ring);
+}
+
+TEST_CASE("on two nodes auto takes the ring for large messages although the tree moves less", "[network][tree]") {
+  NetworkParams net = eight_by_eight();
+  // Two nodes, S = 1 GB: the tree puts S through each node's NIC (80 ms), the ring
+  // 2 x 15/16 S (150 ms), but NCCL's model rates the tree lower and takes the ring.
+  CHECK_THAT(allreduce_cost(net, GroupShape{2, 8, 8}, 1e9, Algorithm::tree).time_s, WithinRel(80e-3, 1e-9));
+  const CollectiveCost chosen = allreduce_cost(net, GroupShape{2, 8, 8}, 1e9, Algorithm::automatic);
+  CHECK(chosen.algorithm == Algorithm::ring);
+  CHECK_THAT(chosen.time_s, WithinRel(150e-3, 1e-9));
 }
 
 TEST_CASE("ranks of one node crossing at once share the node's NICs", "[network][nic]") {

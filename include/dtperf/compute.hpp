@@ -5,12 +5,15 @@
 //   measured_layers     per-tensor backward times measured at some batch (.bk.log);
 //   measured_iteration  a measured single-GPU iteration time, spread over the tensors
 //                       in proportion to their FLOPs;
-//   flops               FLOPs and activation bytes per tensor, timed on a roofline
-//                       with a size-dependent GEMM efficiency.
-// Batch law for measured sources: each time t0 measured at batch b0 becomes
-// t(b) = t_fixed + (t0 - t_fixed) * b / b0 with t_fixed = min(kernel overhead, t0),
-// i.e. fixed launch cost plus work proportional to the samples. The flops source
-// scales with the batch by construction (GEMMs grow, and so does their efficiency).
+//   flops               FLOPs and activation bytes per tensor, timed on a launch-bound
+//                       roofline: max(dispatch floor, arithmetic at the size-dependent GEMM
+//                       efficiency, memory traffic).
+// The dispatch floor (`kernel_overhead_s`, per tensor and pass) is the host time to issue
+// a layer's kernels: in eager frameworks the GPU runs ahead of it on large layers and
+// waits for it on small ones, which is why small per-GPU batches stop getting faster.
+// Batch law for measured sources: a time t0 measured at batch b0 becomes
+// t(b) = max(min(floor, t0), t0 * b / b0). The flops source scales with the batch by
+// construction (GEMMs grow, and so does their efficiency).
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -31,7 +34,7 @@ struct ComputeParams {
   double half_efficiency_flops = 1e9;     // FLOPs of a GEMM that reaches half of that
   std::span<const std::pair<double, double>> efficiency_curve;  // calibrated, overrides
   double memory_bytes_per_s = 1e12;       // achieved memory bandwidth
-  double kernel_overhead_s = 5e-6;        // per tensor and pass
+  double kernel_overhead_s = 5e-6;        // dispatch floor per tensor and pass
   double interference_factor = 1.0;       // applied by the schemes to overlapped compute
   double compute_scale = 1.0;             // multiplies forward and backward (anchoring)
 };
@@ -75,5 +78,10 @@ double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double
 
 /// Bytes moved per parameter byte by one optimizer step (3, 5 or 7 passes).
 double optimizer_passes(Optimizer optimizer);
+
+/// Duration of `work_s` of compute that starts at `start_s` while the communication
+/// stream is busy until `comm_busy_until_s`: it runs slower by `factor` during the
+/// overlap ([NET] measured up to ~15 %), at full speed afterwards.
+double stretched_compute_s(double work_s, double start_s, double comm_busy_until_s, double factor);
 
 }  // namespace dtperf

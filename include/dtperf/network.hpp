@@ -68,8 +68,9 @@ struct CollectiveCost {
   double inter_bytes_per_node = 0.0;  // sent through one node's NICs, per direction
 };
 
-/// All-reduce of `bytes` over the group. `Algorithm::automatic` takes the fastest of
-/// ring and tree, as NCCL's tuner does; hierarchical is used only when asked for.
+/// All-reduce of `bytes` over the group. `Algorithm::automatic` picks ring or tree the
+/// way NCCL's tuner does (by NCCL's own cost model: the tree for latency-bound sizes on
+/// several nodes, the ring otherwise); hierarchical is used only when asked for.
 CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group,
                               double bytes, Algorithm algorithm);
 

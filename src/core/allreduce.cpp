@@ -42,20 +42,6 @@ std::size_t make_buckets(const ModelSpec& model, std::span<const double> backwar
 AllReducePredictor::AllReducePredictor(const ModelSpec& model)
     : model_(model), backward_s_(model.tensors.size()), buckets_(model.tensors.size()) {}
 
-namespace {
-
-// Duration of `work_s` of compute that starts at `start_s` while the communication
-// stream is busy until `comm_busy_until_s`: it runs slower by `factor` during the
-// overlap ([NET] measured up to ~15 %), at full speed afterwards.
-double stretched_s(double work_s, double start_s, double comm_busy_until_s, double factor) {
-  if (factor == 1.0 || comm_busy_until_s <= start_s) return work_s;
-  const double busy_window = comm_busy_until_s - start_s;
-  if (work_s * factor <= busy_window) return work_s * factor;
-  return busy_window + (work_s - busy_window / factor);
-}
-
-}  // namespace
-
 IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
   ComputeTimes times;
   times.backward_s = backward_s_;
@@ -72,7 +58,7 @@ IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
   double comm_free_s = 0.0;  // when the FIFO communication stream is next idle
   std::size_t next_bucket = 0;
   for (std::size_t i = 0; i < backward_s_.size(); ++i) {
-    clock_s += stretched_s(backward_s_[i], clock_s, comm_free_s, factor);
+    clock_s += stretched_compute_s(backward_s_[i], clock_s, comm_free_s, factor);
     if (next_bucket < bucket_count_ && buckets_[next_bucket].last_tensor == i) {
       if (distributed) {
         const CollectiveCost cost =

@@ -38,8 +38,15 @@ double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double
                         int param_bytes) {
   if (param_elements <= 0.0) return 0.0;
   // A fused (foreach) step is a handful of kernels regardless of the tensor count.
-  return params.kernel_overhead_s +
-         optimizer_passes(optimizer) * param_elements * param_bytes / params.memory_bytes_per_s;
+  return std::max(params.kernel_overhead_s,
+                  optimizer_passes(optimizer) * param_elements * param_bytes / params.memory_bytes_per_s);
+}
+
+double stretched_compute_s(double work_s, double start_s, double comm_busy_until_s, double factor) {
+  if (factor == 1.0 || comm_busy_until_s <= start_s) return work_s;
+  const double busy_window = comm_busy_until_s - start_s;
+  if (work_s * factor <= busy_window) return work_s * factor;
+  return busy_window + (work_s - busy_window / factor);
 }
 
 double gemm_efficiency_at(const ComputeParams& params, double flops) {
@@ -68,9 +75,10 @@ ComputeSource resolve_compute_source(const ModelSpec& model, const ComputeReques
 
 namespace {
 
-// Roofline time of one operator: fixed launch cost plus the slower of its arithmetic
-// and its memory traffic. Matrix products run at the efficiency their size reaches
-// (`gemms`: how many equal GEMMs they split into; backward has data and weight
+// Launch-bound roofline of one operator: the slowest of its arithmetic, its memory
+// traffic and the host's dispatch time (launches queue ahead of long kernels and hide,
+// short kernels wait for them). Matrix products run at the efficiency their size
+// reaches (`gemms`: how many equal GEMMs they split into; backward has data and weight
 // gradients), elementwise FLOPs at the vector rate.
 double roofline_s(const ComputeParams& p, double flops, double gemm_flops, double memory_bytes,
                   double gemms) {
@@ -78,12 +86,13 @@ double roofline_s(const ComputeParams& p, double flops, double gemm_flops, doubl
   if (gemm_flops > 0.0) {
     arithmetic += gemm_flops / (p.peak_flops_per_s * gemm_efficiency_at(p, gemm_flops / gemms));
   }
-  return p.kernel_overhead_s + std::max(arithmetic, memory_bytes / p.memory_bytes_per_s);
+  return std::max({p.kernel_overhead_s, arithmetic, memory_bytes / p.memory_bytes_per_s});
 }
 
-double scale_to_batch(double measured_s, double fixed_s, double batch_ratio) {
-  const double fixed = std::min(fixed_s, measured_s);
-  return fixed + (measured_s - fixed) * batch_ratio;
+// A time measured at batch b0 at batch b: the work grows with the samples and never
+// falls below the dispatch floor (or the measured time itself, if that was below it).
+double scale_to_batch(double measured_s, double floor_s, double batch_ratio) {
+  return std::max(std::min(floor_s, measured_s), measured_s * batch_ratio);
 }
 
 void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, ComputeTimes& out) {

@@ -167,6 +167,25 @@ CollectiveCost hierarchical_cost(const NetworkParams& net, const GroupShape& g, 
   return cost;
 }
 
+// The choice NCCL's tuner makes (src/graph/tuning.cc): both algorithms get the same bus
+// bandwidth, the tree 10 % less and an algorithm bandwidth of half of it, the ring
+// n / 2(n-1) of it; latencies as above. So the tree wins only where latency dominates:
+// small messages on many nodes. (Our tree cost on two nodes is lower than NCCL's model of
+// it, but NCCL does not know that and takes the ring for large messages.)
+bool nccl_prefers_tree(const NetworkParams& net, const GroupShape& g, double bytes) {
+  const int p = g.ranks();
+  const int m = g.nodes;
+  const int r = g.ranks_per_node;
+  if (m == 1) return false;
+  const double wire = bytes / net.compression_ratio;
+  const double bus = r > 1 ? std::min(group_nic_bytes_per_s(net, g), net.intra_bytes_per_s) : group_nic_bytes_per_s(net, g);
+  const double ring = 2.0 * (p - m) * net.intra_latency_s + 2.0 * (m - 1) * net.inter_latency_s +
+                      2.0 * (p - 1) / p * wire / bus;
+  const double tree = 2.0 * ((r - 1) * net.intra_latency_s + ceil_log2(m) * net.inter_latency_s) +
+                      wire / (0.5 * 0.9 * bus);
+  return tree < ring;
+}
+
 }  // namespace
 
 CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group, double bytes,
@@ -177,12 +196,9 @@ CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group,
     case Algorithm::ring: cost = ring_cost(net, group, bytes); break;
     case Algorithm::tree: cost = tree_cost(net, group, bytes); break;
     case Algorithm::hierarchical: cost = hierarchical_cost(net, group, bytes); break;
-    case Algorithm::automatic: {
-      const CollectiveCost ring = ring_cost(net, group, bytes);
-      const CollectiveCost tree = tree_cost(net, group, bytes);
-      cost = tree.time_s < ring.time_s ? tree : ring;
+    case Algorithm::automatic:
+      cost = nccl_prefers_tree(net, group, bytes) ? tree_cost(net, group, bytes) : ring_cost(net, group, bytes);
       break;
-    }
   }
   if (const CollectiveTable* table = find_table(net, group)) {
     cost.time_s = table_time_s(*table, bytes / net.compression_ratio);
