@@ -1,0 +1,214 @@
+#include "dtperf/mixing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <Eigen/Eigenvalues>
+
+namespace dtperf {
+
+namespace {
+
+constexpr int kDenseLimit = 512;      // dense eigen-decomposition up to this many ranks
+constexpr int kLanczosSteps = 600;    // Krylov dimension cap beyond that
+constexpr double kResidualTolerance = 1e-10;
+
+// Distinct peers of every rank in a neighbour-average step.
+std::vector<std::vector<std::int32_t>> step_peers(const Topology& t, const Step& step) {
+  std::vector<std::set<std::int32_t>> peers(static_cast<std::size_t>(t.ranks));
+  for (const Round& round : step.rounds) {
+    for (std::size_t g = 0; g < round.groups(); ++g) {
+      const auto group = round.group(g);
+      for (const auto a : group) {
+        for (const auto b : group) {
+          if (a != b) peers[static_cast<std::size_t>(a)].insert(b);
+        }
+      }
+    }
+  }
+  std::vector<std::vector<std::int32_t>> out(peers.size());
+  for (std::size_t i = 0; i < peers.size(); ++i) out[i].assign(peers[i].begin(), peers[i].end());
+  return out;
+}
+
+// The schedule as a linear operator: y = W_avg x, built once per topology.
+class AveragedMixing {
+ public:
+  explicit AveragedMixing(const Topology& t) : t_(t) {
+    for (const Step& step : t.steps) {
+      peers_.push_back(step.mixing == Mixing::neighbour_average ? step_peers(t, step)
+                                                                 : std::vector<std::vector<std::int32_t>>{});
+    }
+  }
+
+  void apply_step(int k, const Eigen::VectorXd& x, Eigen::VectorXd& y) const {
+    const Step& step = t_.steps[static_cast<std::size_t>(k)];
+    if (step.mixing == Mixing::neighbour_average) {
+      const auto& peers = peers_[static_cast<std::size_t>(k)];
+      for (std::size_t i = 0; i < peers.size(); ++i) {
+        double sum = x[static_cast<Eigen::Index>(i)];
+        for (const auto j : peers[i]) sum += x[j];
+        y[static_cast<Eigen::Index>(i)] = sum / static_cast<double>(peers[i].size() + 1);
+      }
+      return;
+    }
+    y = x;  // ranks outside every group keep their value
+    for (const Round& round : step.rounds) {
+      for (std::size_t g = 0; g < round.groups(); ++g) {
+        const auto group = round.group(g);
+        double sum = 0.0;
+        for (const auto r : group) sum += y[r];
+        const double mean = sum / static_cast<double>(group.size());
+        for (const auto r : group) y[r] = mean;
+      }
+    }
+  }
+
+  void apply_average(const Eigen::VectorXd& x, Eigen::VectorXd& y) const {
+    y.setZero(x.size());
+    Eigen::VectorXd step_y(x.size());
+    for (int k = 0; k < t_.period(); ++k) {
+      apply_step(k, x, step_y);
+      y += step_y;
+    }
+    y /= static_cast<double>(t_.period());
+  }
+
+ private:
+  const Topology& t_;
+  std::vector<std::vector<std::vector<std::int32_t>>> peers_;
+};
+
+Eigen::VectorXd seeded_vector(int n) {
+  Eigen::VectorXd v(n);
+  std::uint64_t state = 0x2545F4914F6CDD1DULL;
+  for (int i = 0; i < n; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    v[i] = static_cast<double>(state % 1000003) / 1000003.0 - 0.5;
+  }
+  v.array() -= v.mean();
+  return v.normalized();
+}
+
+double dense_second_eigenvalue(const AveragedMixing& mixing, int n) {
+  Eigen::MatrixXd w(n, n);
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(n);
+  Eigen::VectorXd column(n);
+  for (int j = 0; j < n; ++j) {
+    e[j] = 1.0;
+    mixing.apply_average(e, column);
+    w.col(j) = column;
+    e[j] = 0.0;
+  }
+  w.array() -= 1.0 / n;  // remove the consensus eigenvalue
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(0.5 * (w + w.transpose()), Eigen::EigenvaluesOnly);
+  return solver.eigenvalues().cwiseAbs().maxCoeff();
+}
+
+// Lanczos on W restricted to the complement of the consensus vector; returns the largest
+// Ritz value magnitude and whether its residual bound met the tolerance.
+std::pair<double, bool> lanczos_second_eigenvalue(const AveragedMixing& mixing, int n) {
+  const int steps = std::min(n - 1, kLanczosSteps);
+  Eigen::MatrixXd basis(n, steps + 1);
+  basis.col(0) = seeded_vector(n);
+  std::vector<double> alpha;
+  std::vector<double> beta;
+  Eigen::VectorXd w(n);
+  double estimate = 0.0;
+  for (int j = 0; j < steps; ++j) {
+    mixing.apply_average(basis.col(j), w);
+    alpha.push_back(basis.col(j).dot(w));
+    for (int pass = 0; pass < 2; ++pass) {  // full re-orthogonalisation, twice is enough
+      w -= basis.leftCols(j + 1) * (basis.leftCols(j + 1).transpose() * w);
+      w.array() -= w.mean();
+    }
+    beta.push_back(w.norm());
+    const bool invariant = beta.back() < 1e-13;
+    if (invariant || j % 10 == 9 || j + 1 == steps) {
+      const int m = j + 1;
+      Eigen::MatrixXd tri = Eigen::MatrixXd::Zero(m, m);
+      for (int i = 0; i < m; ++i) {
+        tri(i, i) = alpha[static_cast<std::size_t>(i)];
+        if (i + 1 < m) tri(i, i + 1) = tri(i + 1, i) = beta[static_cast<std::size_t>(i)];
+      }
+      const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(tri);
+      Eigen::Index best = 0;
+      solver.eigenvalues().cwiseAbs().maxCoeff(&best);
+      estimate = std::abs(solver.eigenvalues()[best]);
+      const double residual = beta.back() * std::abs(solver.eigenvectors()(m - 1, best));
+      if (invariant || residual < kResidualTolerance) return {estimate, true};
+    }
+    basis.col(j + 1) = w / beta.back();
+  }
+  return {estimate, false};
+}
+
+}  // namespace
+
+void apply_step_mixing(const Topology& topology, int step, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
+  AveragedMixing(topology).apply_step(step, x, y);
+}
+
+Eigen::MatrixXd step_mixing_matrix(const Topology& topology, int step) {
+  const AveragedMixing mixing(topology);
+  const int n = topology.ranks;
+  Eigen::MatrixXd w(n, n);
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(n);
+  Eigen::VectorXd column(n);
+  for (int j = 0; j < n; ++j) {
+    e[j] = 1.0;
+    mixing.apply_step(step, e, column);
+    w.col(j) = column;
+    e[j] = 0.0;
+  }
+  return w;
+}
+
+MixingQuality mixing_quality(const Topology& topology) {
+  MixingQuality q;
+  const int n = topology.ranks;
+  if (n <= 1) {
+    q.spectral_gap = 1.0;
+    q.exact_average_per_period = true;
+    return q;
+  }
+  const AveragedMixing mixing(topology);
+  double second = 0.0;
+  if (n <= kDenseLimit) {
+    second = dense_second_eigenvalue(mixing, n);
+  } else {
+    std::tie(second, q.converged) = lanczos_second_eigenvalue(mixing, n);
+  }
+  q.spectral_gap = std::clamp(1.0 - second, 0.0, 1.0);
+
+  // Exact averaging over a period: the product of the step matrices sends any vector
+  // orthogonal to the consensus vector to zero.
+  Eigen::VectorXd x = seeded_vector(n);
+  Eigen::VectorXd y(n);
+  for (int k = 0; k < topology.period(); ++k) {
+    mixing.apply_step(k, x, y);
+    x.swap(y);
+  }
+  q.exact_average_per_period = x.norm() < 1e-9;
+
+  std::set<std::int32_t> peers;
+  for (const Step& step : topology.steps) {
+    for (const Round& round : step.rounds) {
+      for (std::size_t g = 0; g < round.groups(); ++g) {
+        const auto group = round.group(g);
+        if (std::find(group.begin(), group.end(), 0) != group.end()) {
+          for (const auto r : group) {
+            if (r != 0) peers.insert(r);
+          }
+        }
+      }
+    }
+  }
+  q.degree = static_cast<int>(peers.size());
+  return q;
+}
+
+}  // namespace dtperf
