@@ -32,6 +32,7 @@ struct ClusterOverrides {
 
 struct WorkloadOptions {
   std::optional<double> batch_per_gpu;  // default: the model's
+  std::optional<double> global_batch;   // strong scaling: split over the GPUs evaluated
   std::optional<Optimizer> optimizer;   // default: the model's
   ComputeSource compute_source = ComputeSource::automatic;
   std::optional<double> single_gpu_iteration_s;
@@ -54,6 +55,7 @@ ComputeParams compute_params(const ClusterProfile& profile, DType dtype);
 /// The dtype a scenario computes in: the override, else the profile's default.
 DType compute_dtype(const ClusterProfile& profile, const ClusterOverrides& overrides);
 
-ComputeRequest compute_request(const ModelSpec& model, const WorkloadOptions& options);
+/// The compute request for `ranks` GPUs: a global batch is split evenly over them.
+ComputeRequest compute_request(const ModelSpec& model, const WorkloadOptions& options, int ranks);
 
 }  // namespace dtperf

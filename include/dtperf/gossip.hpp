@@ -1,0 +1,105 @@
+#pragma once
+// Decentralized (gossip) data parallelism as Decent-DP runs it ([DEC], MODELS.md section
+// 5). Parameters, not gradients, are exchanged, per bucket (25 MiB: Decent-DP's
+// bucket_size_in_mb counts MiB; a bucket closes once it holds >= the cap, in gradient-ready
+// order). In the gradient hook of a bucket's last tensor, at iteration t:
+//   1. wait for the bucket's exchange launched at t-1 (the compute stream stalls);
+//   2. mix: the bucket's parameters become the group average (9 memory passes over the
+//      bucket: scale and add into the parameters, copy and scale into the send buffer);
+//   3. the bucket-local optimizer step;
+//   4. launch the bucket's exchange on this step's group: an asynchronous all-reduce on
+//      one FIFO communication stream, which completes when every group member has
+//      launched it and the stream is free.
+// So a bucket's exchange overlaps the rest of backward, the next forward and the next
+// backward up to that bucket. Every rank waits only for its own groups: there is no
+// global barrier.
+//
+// The engine simulates this as a max-plus recursion over whole periods of the topology
+// until the mean iteration time is steady, per rank class: ranks the schedule cannot tell
+// apart (same compute, same group shapes, group-mates of the same classes, recursively:
+// colour refinement) share one timeline, so AER on 1,024 GPUs simulates a handful of
+// timelines, not 1,024. The result is exactly what simulating every rank gives.
+//
+// SGP (stochastic gradient push, Assran et al. 2019), the baseline [DEC] compares against,
+// is push-sum over the directed one-peer exponential graph (step k: send to i + 2^k, receive
+// from i - 2^k) with one-step overlap: after forward, backward and the optimizer step, a
+// rank waits for the message sent to it at the previous step, mixes (x + x_in) / 2 with the
+// push-sum weight, and sends its whole model to its next peer.
+//
+// For the advisor's factor attribution, `overlap = false` makes every exchange finish
+// before its iteration ends (the All-Reduce semantics: overlap with the same backward
+// only). (Homogeneous links are a change of the network, made by the Evaluator.)
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtperf/compute.hpp"
+#include "dtperf/network.hpp"
+#include "dtperf/result.hpp"
+#include "dtperf/topology.hpp"
+#include "dtperf/workload.hpp"
+
+namespace dtperf {
+
+enum class GossipAlgorithm : std::uint8_t { decent_dp, sgp };
+
+struct GossipOptions {
+  double bucket_cap_bytes = 25.0 * 1024 * 1024;
+  Algorithm algorithm = Algorithm::automatic;  // for the group all-reduces
+  bool overlap = true;
+};
+
+struct GossipScenario {
+  NetworkParams network;
+  ComputeParams compute;
+  ComputeRequest request;
+  GossipOptions options;
+};
+
+/// Traffic of one step of the period, per direction.
+struct StepTraffic {
+  double intra_bytes_per_gpu = 0.0;
+  double inter_bytes_per_node = 0.0;
+};
+
+struct GossipResult {
+  IterationResult iteration;
+  std::span<const StepTraffic> steps;  // one per step of the period
+  int period = 0;
+  int rank_classes = 0;           // timelines simulated
+  int iterations_simulated = 0;
+  bool steady = true;             // the mean iteration time settled
+};
+
+/// The topology compiled for simulation: rank classes, their groups per step and round,
+/// and the placement (shape) of every group. Depends only on the topology and node size.
+/// `merge_equivalent_ranks = false` keeps one timeline per rank (what the classes must
+/// reproduce exactly; also the form variable compute needs).
+struct CompiledSchedule;
+std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& topology, bool merge_equivalent_ranks = true);
+std::shared_ptr<const CompiledSchedule> compile_sgp_schedule(int ranks, int ranks_per_node,
+                                                             bool merge_equivalent_ranks = true);
+int schedule_classes(const CompiledSchedule& schedule);
+
+/// Evaluates gossip scenarios for one model and topology. Construction compiles the
+/// schedule (or takes a compiled one) and sizes the scratch buffers; `predict` then
+/// allocates nothing.
+class GossipPredictor {
+ public:
+  GossipPredictor(const ModelSpec& model, std::shared_ptr<const CompiledSchedule> schedule,
+                  GossipAlgorithm algorithm = GossipAlgorithm::decent_dp);
+  ~GossipPredictor();
+  GossipPredictor(const GossipPredictor&) = delete;
+  GossipPredictor& operator=(const GossipPredictor&) = delete;
+
+  /// The result stays valid until the next call.
+  const GossipResult& predict(const GossipScenario& scenario);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace dtperf

@@ -1,0 +1,370 @@
+#include "dtperf/gossip.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gossip_schedule.hpp"
+
+namespace dtperf {
+
+namespace {
+
+// Decent-DP's mixing per bucket: param.mul_ (2 passes) and add_ (3), then the send
+// buffer's copy_ (2) and mul_ (2).
+constexpr double kDecentMixPasses = 9.0;
+// SGP's push-sum mixing: x = (x + x_in) / 2 (3 passes) and the weight update.
+constexpr double kSgpMixPasses = 3.0;
+
+// Simulated iterations: a warm-up of whole periods (at least 8 iterations), then a
+// measuring window of two halves of whole periods (at least 4 iterations each); the
+// window doubles until its halves give the same mean (1e-9 relative), at most 6 times.
+constexpr int kMinWarmupIterations = 8;
+constexpr int kMinHalfWindowIterations = 4;
+constexpr int kMaxWindows = 7;
+constexpr double kSteadyTolerance = 1e-9;
+
+int whole_periods(int iterations, int period) { return std::max(1, (iterations + period - 1) / period); }
+
+}  // namespace
+
+struct GossipPredictor::State {
+  const ModelSpec& model;
+  std::shared_ptr<const CompiledSchedule> schedule;
+  GossipAlgorithm algorithm;
+
+  // Per tensor and per bucket (at most one bucket per tensor).
+  std::vector<double> backward_s;
+  std::vector<double> bucket_bytes;
+  std::vector<double> bucket_backward_s;
+  std::vector<double> bucket_step_s;  // bucket-local optimizer step
+  std::vector<double> bucket_mix_s;   // mixing the received parameters in
+  std::size_t buckets = 0;
+  // Per placement x bucket: exchange cost and traffic.
+  std::vector<double> cost_s;
+  std::vector<double> intra_bytes_per_rank;
+  std::vector<double> inter_bytes_per_node;
+  // Per class: clocks (compute, and one communication stream per link level: PyTorch
+  // gives every process group its own NCCL stream, so exchanges inside a node do not
+  // queue behind exchanges across nodes, while those crossing nodes share the NICs);
+  // per class x bucket: exchange completion and launch times.
+  std::vector<double> compute_clock_s;
+  std::vector<double> intra_free_s;
+  std::vector<double> inter_free_s;
+  std::vector<double> progress_s;
+  std::vector<double> done_s;
+  std::vector<double> launch_s;
+  std::vector<double> window_start_s;
+  std::vector<double> forward_sum_s;
+  std::vector<double> backward_sum_s;
+  std::vector<double> wait_sum_s;
+  std::vector<StepTraffic> traffic;
+  GossipResult result;
+
+  State(const ModelSpec& m, std::shared_ptr<const CompiledSchedule> s, GossipAlgorithm a)
+      : model(m), schedule(std::move(s)), algorithm(a) {
+    const std::size_t tensors = model.tensors.size();
+    const auto classes = static_cast<std::size_t>(schedule->classes);
+    backward_s.resize(tensors);
+    bucket_bytes.resize(tensors);
+    bucket_backward_s.resize(tensors);
+    bucket_step_s.resize(tensors);
+    bucket_mix_s.resize(tensors);
+    const std::size_t cells = schedule->placements.size() * tensors;
+    cost_s.resize(cells);
+    intra_bytes_per_rank.resize(cells);
+    inter_bytes_per_node.resize(cells);
+    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &progress_s, &window_start_s, &forward_sum_s,
+                    &backward_sum_s, &wait_sum_s}) {
+      v->resize(classes);
+    }
+    done_s.resize(classes * tensors);
+    launch_s.resize(classes * tensors);
+    traffic.resize(static_cast<std::size_t>(schedule->period));
+  }
+
+  void make_buckets(const GossipScenario& s, const ComputeTimes& times);
+  void price_exchanges(const GossipScenario& s);
+  void account_traffic();
+  void reset_clocks();
+  void iterate(const GossipScenario& s, int iteration, double forward_s, bool measure);
+  void compute_phase(const GossipScenario& s, double forward_s, bool measure);
+  void exchange_phase_groups(int step);
+  void finish_iteration(bool overlap);
+  void exchange_phase_directed(int step);
+  double mean_clock_advance() const;
+  void fill_result(const GossipScenario& s, const ComputeTimes& times, int measured_iterations);
+};
+
+void GossipPredictor::State::make_buckets(const GossipScenario& s, const ComputeTimes& times) {
+  const ComputeParams& c = s.compute;
+  const double bytes_per_param = model.param_bytes;
+  const auto close_bucket = [&](double bytes, double backward) {
+    bucket_bytes[buckets] = bytes;
+    bucket_backward_s[buckets] = backward;
+    const double mix_passes = algorithm == GossipAlgorithm::sgp ? kSgpMixPasses : kDecentMixPasses;
+    bucket_step_s[buckets] = optimizer_step_s(c, s.request.optimizer, bytes / bytes_per_param, model.param_bytes);
+    bucket_mix_s[buckets] = c.kernel_overhead_s + mix_passes * bytes / c.memory_bytes_per_s;
+    ++buckets;
+  };
+  buckets = 0;
+  double bytes = 0.0;
+  double backward = 0.0;
+  const std::size_t n = model.tensors.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    bytes += static_cast<double>(model.tensors[i].params) * bytes_per_param;
+    backward += times.backward_s[i];
+    // SGP sends the whole model as one message after the optimizer step.
+    const bool close = algorithm == GossipAlgorithm::sgp ? i + 1 == n : (bytes >= s.options.bucket_cap_bytes || i + 1 == n);
+    if (close) {
+      close_bucket(bytes, backward);
+      bytes = 0.0;
+      backward = 0.0;
+    }
+  }
+}
+
+void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
+  const NetworkParams& net = s.network;
+  const std::size_t placements = schedule->placements.size();
+  for (std::size_t p = 0; p < placements; ++p) {
+    const GroupShape shape = schedule->placements[p].shape();
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const CollectiveCost cost = schedule->directed ? pair_send_cost(net, shape, bucket_bytes[b])
+                                                     : allreduce_cost(net, shape, bucket_bytes[b], s.options.algorithm);
+      const std::size_t cell = p * buckets + b;
+      cost_s[cell] = cost.time_s;
+      intra_bytes_per_rank[cell] = cost.intra_bytes_per_rank;
+      inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
+    }
+  }
+}
+
+void GossipPredictor::State::account_traffic() {
+  const CompiledSchedule& sc = *schedule;
+  std::fill(traffic.begin(), traffic.end(), StepTraffic{});
+  for (const PlacementCount& count : sc.counts) {
+    const Placement& place = sc.placements[count.placement];
+    // Directed transfers count once per sending rank; a group counts its members and
+    // the nodes it spans.
+    const double members = sc.directed ? 1.0 : place.size;
+    const double nodes = sc.directed ? (place.nodes > 1 ? 1.0 : 0.0) : place.nodes;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::size_t cell = count.placement * buckets + b;
+      traffic[count.step].intra_bytes_per_gpu += count.groups * members * intra_bytes_per_rank[cell];
+      traffic[count.step].inter_bytes_per_node += count.groups * nodes * inter_bytes_per_node[cell];
+    }
+  }
+  const double ranks = sc.ranks;
+  const double node_count = static_cast<double>(sc.ranks) / sc.ranks_per_node;
+  for (StepTraffic& t : traffic) {
+    t.intra_bytes_per_gpu /= ranks;
+    t.inter_bytes_per_node /= node_count;
+  }
+}
+
+void GossipPredictor::State::reset_clocks() {
+  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &forward_sum_s, &backward_sum_s, &wait_sum_s}) {
+    std::fill(v->begin(), v->end(), 0.0);
+  }
+  std::fill(done_s.begin(), done_s.end(), 0.0);
+  std::fill(launch_s.begin(), launch_s.end(), 0.0);
+}
+
+void GossipPredictor::State::compute_phase(const GossipScenario& s, double forward_s, bool measure) {
+  const double factor = s.network.ranks() > 1 ? s.compute.interference_factor : 1.0;
+  const std::size_t classes = compute_clock_s.size();
+  for (std::size_t u = 0; u < classes; ++u) {
+    double clock = compute_clock_s[u];
+    const double comm_until = std::max(intra_free_s[u], inter_free_s[u]);
+    const double forward = stretched_compute_s(forward_s, clock, comm_until, factor);
+    clock += forward;
+    double backward = 0.0;
+    double wait = 0.0;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const double segment = stretched_compute_s(bucket_backward_s[b], clock, comm_until, factor);
+      clock += segment;
+      backward += segment;
+      // Decent-DP: wait, mix, step. SGP (one bucket, the whole model): step, wait, mix.
+      const bool step_first = algorithm == GossipAlgorithm::sgp;
+      if (step_first) clock += bucket_step_s[b];
+      const double done = done_s[u * buckets + b];
+      if (done > clock) {
+        wait += done - clock;
+        clock = done;
+      }
+      clock += bucket_mix_s[b];
+      if (!step_first) clock += bucket_step_s[b];
+      launch_s[u * buckets + b] = clock;
+    }
+    compute_clock_s[u] = clock;
+    if (measure) {
+      forward_sum_s[u] += forward;
+      backward_sum_s[u] += backward;
+      wait_sum_s[u] += wait;
+    }
+  }
+}
+
+void GossipPredictor::State::exchange_phase_groups(int step) {
+  const CompiledSchedule& sc = *schedule;
+  const std::size_t classes = compute_clock_s.size();
+  const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
+  for (std::size_t b = 0; b < buckets; ++b) {
+    for (std::size_t u = 0; u < classes; ++u) progress_s[u] = launch_s[u * buckets + b];
+    // The bucket's rounds run one after the other; each waits for every member of its
+    // group to get there and for the stream of the link it uses.
+    for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
+      const CompiledRound& round = sc.rounds[r];
+      for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
+        const ClassGroup& group = sc.groups[g];
+        const bool crosses = sc.placements[group.placement].nodes > 1;
+        std::vector<double>& stream = crosses ? inter_free_s : intra_free_s;
+        const std::uint32_t* members = sc.group_classes.data() + group.first;
+        double start = 0.0;
+        for (std::uint32_t m = 0; m < group.count; ++m) {
+          start = std::max({start, progress_s[members[m]], stream[members[m]]});
+        }
+        const double end = start + cost_s[group.placement * buckets + b];
+        for (std::uint32_t m = 0; m < group.count; ++m) progress_s[members[m]] = stream[members[m]] = end;
+      }
+    }
+    for (std::size_t u = 0; u < classes; ++u) done_s[u * buckets + b] = progress_s[u];
+  }
+}
+
+void GossipPredictor::State::exchange_phase_directed(int step) {
+  const CompiledSchedule& sc = *schedule;
+  const std::size_t classes = compute_clock_s.size();
+  const std::size_t row = static_cast<std::size_t>(step) * classes;
+  for (std::size_t u = 0; u < classes; ++u) {
+    const auto to = static_cast<std::size_t>(sc.send_to[row + u]);
+    const auto from = static_cast<std::size_t>(sc.receive_from[row + u]);
+    // A transfer starts once the sender has launched it and the receiver has posted its
+    // receive (at its own launch); send and receive run at once (full duplex).
+    const double sent = std::max(launch_s[u], launch_s[to]) + cost_s[sc.send_placement[row + u] * buckets];
+    const double received = std::max(launch_s[from], launch_s[u]) + cost_s[sc.receive_placement[row + u] * buckets];
+    done_s[u] = std::max(sent, received);
+    inter_free_s[u] = done_s[u];
+  }
+}
+
+// Without overlap across iterations, an iteration ends only when all of its exchanges
+// are done (what All-Reduce does).
+void GossipPredictor::State::finish_iteration(bool overlap) {
+  if (overlap) return;
+  const std::size_t classes = compute_clock_s.size();
+  for (std::size_t u = 0; u < classes; ++u) {
+    const double all_done = done_s[u * buckets + buckets - 1];
+    if (all_done > compute_clock_s[u]) {
+      wait_sum_s[u] += all_done - compute_clock_s[u];
+      compute_clock_s[u] = all_done;
+    }
+  }
+}
+
+void GossipPredictor::State::iterate(const GossipScenario& s, int iteration, double forward_s, bool measure) {
+  const int step = iteration % schedule->period;
+  compute_phase(s, forward_s, measure);
+  if (schedule->directed) {
+    exchange_phase_directed(step);
+  } else {
+    exchange_phase_groups(step);
+  }
+  finish_iteration(s.options.overlap);
+}
+
+double GossipPredictor::State::mean_clock_advance() const {
+  double sum = 0.0;
+  for (std::size_t u = 0; u < compute_clock_s.size(); ++u) {
+    sum += schedule->class_size[u] * (compute_clock_s[u] - window_start_s[u]);
+  }
+  return sum / schedule->ranks;
+}
+
+void GossipPredictor::State::fill_result(const GossipScenario& s, const ComputeTimes& times, int measured) {
+  const CompiledSchedule& sc = *schedule;
+  IterationResult& r = result.iteration;
+  r = IterationResult{};
+  const double per_iteration = 1.0 / measured;
+  r.iteration_s = mean_clock_advance() * per_iteration;
+  for (std::size_t u = 0; u < compute_clock_s.size(); ++u) {
+    const double weight = sc.class_size[u] / sc.ranks * per_iteration;
+    r.forward_s += weight * forward_sum_s[u];
+    r.backward_s += weight * backward_sum_s[u];
+    r.exposed_comm_s += weight * wait_sum_s[u];
+  }
+  for (std::size_t b = 0; b < buckets; ++b) r.optimizer_s += bucket_step_s[b] + bucket_mix_s[b];
+
+  // Busy times from the schedule: what each rank's stream (and crossing NICs) carry,
+  // averaged over the period and the ranks.
+  double busy = 0.0;
+  double nic_busy = 0.0;
+  for (const PlacementCount& count : sc.counts) {
+    const Placement& place = sc.placements[count.placement];
+    const double ranks_in = sc.directed ? count.groups : count.groups * place.size;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const double t = cost_s[count.placement * buckets + b] * ranks_in;
+      busy += t;
+      if (place.nodes > 1) nic_busy += t;
+    }
+  }
+  r.comm_busy_s = busy / (sc.ranks * sc.period);
+  r.nic_busy_s = nic_busy / (sc.ranks * sc.period);
+  for (const StepTraffic& t : traffic) {
+    r.intra_bytes_per_gpu += t.intra_bytes_per_gpu / sc.period;
+    r.inter_bytes_per_node += t.inter_bytes_per_node / sc.period;
+  }
+  r.inter_bytes_per_gpu = r.inter_bytes_per_node / sc.ranks_per_node;
+  const bool multi_node = sc.ranks > sc.ranks_per_node;
+  r.nic_utilization = multi_node ? r.inter_bytes_per_node / (s.network.nics_per_node * s.network.nic_line_bytes_per_s *
+                                                               r.iteration_s)
+                                 : 0.0;
+  r.single_gpu_iteration_s = times.iteration_s();
+  r.throughput_samples_per_s = sc.ranks * s.request.batch_per_gpu / r.iteration_s;
+  r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
+  r.buckets = static_cast<int>(buckets);
+  result.steps = traffic;
+  result.period = sc.period;
+  result.rank_classes = sc.classes;
+}
+
+GossipPredictor::GossipPredictor(const ModelSpec& model, std::shared_ptr<const CompiledSchedule> schedule,
+                                 GossipAlgorithm algorithm)
+    : state_(std::make_unique<State>(model, std::move(schedule), algorithm)) {}
+
+GossipPredictor::~GossipPredictor() = default;
+
+const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
+  State& st = *state_;
+  ComputeTimes times;
+  times.backward_s = st.backward_s;
+  compute_times(st.model, s.compute, s.request, times);
+  st.make_buckets(s, times);
+  st.price_exchanges(s);
+  st.account_traffic();
+  st.reset_clocks();
+
+  const int period = st.schedule->period;
+  int iteration = 0;
+  const int warmup = period * whole_periods(kMinWarmupIterations, period);
+  for (; iteration < warmup; ++iteration) st.iterate(s, iteration, times.forward_s, false);
+
+  int half = period * whole_periods(kMinHalfWindowIterations, period);
+  st.result.steady = false;
+  int measured = 0;
+  for (int attempt = 0; attempt < kMaxWindows && !st.result.steady; ++attempt, half *= 2) {
+    std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.window_start_s.begin());
+    for (auto* v : {&st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(v->begin(), v->end(), 0.0);
+    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, times.forward_s, true);
+    const double first = st.mean_clock_advance();
+    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, times.forward_s, true);
+    const double second = st.mean_clock_advance() - first;
+    measured = 2 * half;
+    st.result.steady = std::abs(second - first) <= kSteadyTolerance * std::max(first, second);
+  }
+  st.fill_result(s, times, measured);
+  st.result.iterations_simulated = iteration;
+  return st.result;
+}
+
+}  // namespace dtperf

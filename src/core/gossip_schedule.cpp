@@ -1,0 +1,251 @@
+#include "gossip_schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace dtperf {
+
+bool Placement::operator<(const Placement& o) const {
+  return std::tie(nodes, ranks_per_node, crossing_per_node, size) <
+         std::tie(o.nodes, o.ranks_per_node, o.crossing_per_node, o.size);
+}
+
+namespace {
+
+/// Dense ids for equal keys, in order of first appearance.
+template <typename Key>
+class Interner {
+ public:
+  std::uint32_t id(const Key& key) {
+    const auto [it, inserted] = ids_.emplace(key, static_cast<std::uint32_t>(ids_.size()));
+    return it->second;
+  }
+  std::size_t size() const { return ids_.size(); }
+
+ private:
+  std::map<Key, std::uint32_t> ids_;
+};
+
+/// Colour refinement: repeatedly split classes by the signature `signature(rank, colour)`
+/// (after `prepare(colour)` at the start of each pass) until the number of classes stops
+/// growing. Returns the final colour of each rank.
+template <typename Prepare, typename Signature>
+std::vector<std::int32_t> refine(int ranks, bool merge, Prepare&& prepare, Signature&& signature) {
+  std::vector<std::int32_t> colour(static_cast<std::size_t>(ranks), 0);
+  if (!merge) {
+    for (int r = 0; r < ranks; ++r) colour[static_cast<std::size_t>(r)] = r;
+    return colour;
+  }
+  std::size_t classes = 1;
+  for (;;) {
+    prepare(colour);
+    Interner<std::vector<std::int64_t>> ids;
+    std::vector<std::int32_t> next(colour.size());
+    for (int r = 0; r < ranks; ++r) {
+      next[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(ids.id(signature(r, colour)));
+    }
+    colour.swap(next);
+    if (ids.size() == classes) return colour;
+    classes = ids.size();
+  }
+}
+
+void finish_classes(CompiledSchedule& s, const std::vector<std::int32_t>& colour) {
+  s.class_of_rank = colour;
+  s.classes = 1 + *std::max_element(colour.begin(), colour.end());
+  s.class_size.assign(static_cast<std::size_t>(s.classes), 0.0);
+  for (const auto c : colour) s.class_size[static_cast<std::size_t>(c)] += 1.0;
+}
+
+std::vector<int> representatives(const CompiledSchedule& s) {
+  std::vector<int> rep(static_cast<std::size_t>(s.classes), -1);
+  for (int r = s.ranks - 1; r >= 0; --r) rep[static_cast<std::size_t>(s.class_of_rank[static_cast<std::size_t>(r)])] = r;
+  return rep;
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool merge_equivalent_ranks) {
+  auto s = std::make_shared<CompiledSchedule>();
+  s->ranks = t.ranks;
+  s->ranks_per_node = t.ranks_per_node;
+  s->period = t.period();
+  const int n = t.ranks;
+  const int per_node = t.ranks_per_node;
+
+  // Every round, flattened: the group of each rank and each group's placement.
+  struct FlatRound {
+    const Round* round;
+    std::vector<std::int32_t> group_of_rank;
+    std::vector<std::uint32_t> placement_of_group;
+  };
+  std::vector<FlatRound> flat;
+  Interner<Placement> placement_ids;
+  std::vector<std::uint32_t> first_flat_of_step;
+  for (int k = 0; k < t.period(); ++k) {
+    first_flat_of_step.push_back(static_cast<std::uint32_t>(flat.size()));
+    for (const Round& round : t.steps[static_cast<std::size_t>(k)].rounds) {
+      FlatRound f{&round, std::vector<std::int32_t>(static_cast<std::size_t>(n), -1), {}};
+      std::vector<int> crossing(static_cast<std::size_t>(t.nodes()), 0);
+      std::vector<Placement> placement(round.groups());
+      for (std::size_t g = 0; g < round.groups(); ++g) {
+        std::map<int, int> per_node_count;
+        for (const auto r : round.group(g)) {
+          f.group_of_rank[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(g);
+          ++per_node_count[r / per_node];
+        }
+        Placement& p = placement[g];
+        p.size = static_cast<int>(round.group(g).size());
+        p.nodes = static_cast<int>(per_node_count.size());
+        for (const auto& [node, count] : per_node_count) {
+          p.ranks_per_node = std::max(p.ranks_per_node, count);
+          if (p.nodes > 1) crossing[static_cast<std::size_t>(node)] += count;
+        }
+      }
+      for (std::size_t g = 0; g < round.groups(); ++g) {
+        Placement& p = placement[g];
+        if (p.nodes > 1) {
+          for (const auto r : round.group(g)) {
+            p.crossing_per_node = std::max(p.crossing_per_node, crossing[static_cast<std::size_t>(r / per_node)]);
+          }
+        }
+        const std::uint32_t id = placement_ids.id(p);
+        if (id == s->placements.size()) s->placements.push_back(p);
+        f.placement_of_group.push_back(id);
+      }
+      flat.push_back(std::move(f));
+    }
+  }
+
+  // Classes: a rank's signature is its colour and, per round, the key of its group: the
+  // group's placement and the sorted colours of its members. Group keys are interned
+  // once per group and pass, so a pass costs O(ranks x rounds) however large the groups.
+  std::vector<std::vector<std::uint32_t>> group_key(flat.size());
+  const auto intern_group_keys = [&](const std::vector<std::int32_t>& c) {
+    Interner<std::vector<std::int64_t>> keys;
+    for (std::size_t fi = 0; fi < flat.size(); ++fi) {
+      const FlatRound& f = flat[fi];
+      group_key[fi].resize(f.round->groups());
+      for (std::size_t g = 0; g < f.round->groups(); ++g) {
+        std::vector<std::int64_t> key{f.placement_of_group[g]};
+        for (const auto m : f.round->group(g)) key.push_back(c[static_cast<std::size_t>(m)]);
+        std::sort(key.begin() + 1, key.end());
+        group_key[fi][g] = keys.id(key);
+      }
+    }
+  };
+  const auto colour = refine(n, merge_equivalent_ranks, intern_group_keys, [&](int rank, const std::vector<std::int32_t>& c) {
+    std::vector<std::int64_t> sig{c[static_cast<std::size_t>(rank)]};
+    for (std::size_t fi = 0; fi < flat.size(); ++fi) {
+      const std::int32_t g = flat[fi].group_of_rank[static_cast<std::size_t>(rank)];
+      sig.push_back(g < 0 ? -1 : static_cast<std::int64_t>(group_key[fi][static_cast<std::size_t>(g)]));
+    }
+    return sig;
+  });
+  finish_classes(*s, colour);
+  const std::vector<int> rep = representatives(*s);
+
+  // Class groups per round: the classes of the representative's group.
+  for (int k = 0; k < t.period(); ++k) {
+    CompiledStep step{static_cast<std::uint32_t>(s->rounds.size()), 0};
+    const std::uint32_t end = k + 1 < t.period() ? first_flat_of_step[static_cast<std::size_t>(k + 1)]
+                                                 : static_cast<std::uint32_t>(flat.size());
+    for (std::uint32_t fi = first_flat_of_step[static_cast<std::size_t>(k)]; fi < end; ++fi) {
+      const FlatRound& f = flat[fi];
+      CompiledRound round{static_cast<std::uint32_t>(s->groups.size()), 0};
+      std::vector<bool> done(static_cast<std::size_t>(s->classes), false);
+      for (int c = 0; c < s->classes; ++c) {
+        if (done[static_cast<std::size_t>(c)]) continue;
+        const std::int32_t g = f.group_of_rank[static_cast<std::size_t>(rep[static_cast<std::size_t>(c)])];
+        if (g < 0) continue;  // not in this round: nothing to exchange
+        std::vector<std::uint32_t> members;
+        for (const auto m : f.round->group(static_cast<std::size_t>(g))) {
+          members.push_back(static_cast<std::uint32_t>(s->class_of_rank[static_cast<std::size_t>(m)]));
+        }
+        std::sort(members.begin(), members.end());
+        members.erase(std::unique(members.begin(), members.end()), members.end());
+        ClassGroup cg{f.placement_of_group[static_cast<std::size_t>(g)], static_cast<std::uint32_t>(s->group_classes.size()),
+                      static_cast<std::uint32_t>(members.size())};
+        for (const auto m : members) {
+          done[m] = true;
+          s->group_classes.push_back(m);
+        }
+        s->groups.push_back(cg);
+        ++round.group_count;
+      }
+      s->rounds.push_back(round);
+      ++step.round_count;
+      // Traffic accounting counts real rank groups.
+      std::map<std::uint32_t, double> per_placement;
+      for (const auto p : f.placement_of_group) per_placement[p] += 1.0;
+      for (const auto& [p, count] : per_placement) s->counts.push_back({static_cast<std::uint32_t>(k), p, count});
+    }
+    s->steps.push_back(step);
+  }
+  return s;
+}
+
+std::shared_ptr<const CompiledSchedule> compile_sgp_schedule(int n, int per_node, bool merge_equivalent_ranks) {
+  auto s = std::make_shared<CompiledSchedule>();
+  s->ranks = n;
+  s->ranks_per_node = per_node;
+  s->directed = true;
+  int period = 0;
+  while ((1 << period) < n) ++period;
+  s->period = std::max(period, 1);
+  const int nodes = n / per_node;
+
+  // Per step: each rank's peer and the placement of its outgoing transfer.
+  Interner<Placement> placement_ids;
+  std::vector<std::vector<std::uint32_t>> send_placement(static_cast<std::size_t>(s->period));
+  const auto peer = [&](int rank, int k) { return n == 1 ? rank : (rank + (1 << k)) % n; };
+  for (int k = 0; k < s->period; ++k) {
+    std::vector<int> crossing(static_cast<std::size_t>(nodes), 0);
+    for (int r = 0; r < n; ++r) {
+      if (r / per_node != peer(r, k) / per_node) ++crossing[static_cast<std::size_t>(r / per_node)];
+    }
+    std::map<std::uint32_t, double> per_placement;
+    for (int r = 0; r < n; ++r) {
+      const bool crosses = r / per_node != peer(r, k) / per_node;
+      const Placement p{crosses ? 2 : 1, 1, crosses ? crossing[static_cast<std::size_t>(r / per_node)] : 0, n == 1 ? 1 : 2};
+      const std::uint32_t id = placement_ids.id(p);
+      if (id == s->placements.size()) s->placements.push_back(p);
+      send_placement[static_cast<std::size_t>(k)].push_back(id);
+      per_placement[id] += 1.0;
+    }
+    for (const auto& [p, count] : per_placement) s->counts.push_back({static_cast<std::uint32_t>(k), p, count});
+  }
+
+  // Classes: own colour, and per step the placements and colours of both peers.
+  const auto colour = refine(n, merge_equivalent_ranks, [](const std::vector<std::int32_t>&) {}, [&](int rank, const std::vector<std::int32_t>& c) {
+    std::vector<std::int64_t> sig{c[static_cast<std::size_t>(rank)]};
+    for (int k = 0; k < s->period; ++k) {
+      const int to = peer(rank, k);
+      const int from = (rank - (n == 1 ? 0 : (1 << k)) + n) % n;
+      sig.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(rank)]);
+      sig.push_back(c[static_cast<std::size_t>(to)]);
+      sig.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(from)]);
+      sig.push_back(c[static_cast<std::size_t>(from)]);
+    }
+    return sig;
+  });
+  finish_classes(*s, colour);
+  const std::vector<int> rep = representatives(*s);
+  for (int k = 0; k < s->period; ++k) {
+    for (int c = 0; c < s->classes; ++c) {
+      const int r = rep[static_cast<std::size_t>(c)];
+      const int to = peer(r, k);
+      const int from = (r - (n == 1 ? 0 : (1 << k)) + n) % n;
+      s->send_to.push_back(s->class_of_rank[static_cast<std::size_t>(to)]);
+      s->receive_from.push_back(s->class_of_rank[static_cast<std::size_t>(from)]);
+      s->send_placement.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(r)]);
+      s->receive_placement.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(from)]);
+    }
+  }
+  return s;
+}
+
+int schedule_classes(const CompiledSchedule& schedule) { return schedule.classes; }
+
+}  // namespace dtperf

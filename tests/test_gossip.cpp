@@ -1,0 +1,154 @@
+// Decentralized training engine: steady states derived by hand on two ranks, the SGP
+// recursion, the no-overlap switch, traffic per step with NIC sharing, exactness of the
+// rank-class reduction, and no allocation once constructed.
+#include <catch2/catch.hpp>
+
+#include "alloc_counter.hpp"
+#include "dtperf/gossip.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/scenario.hpp"
+#include "dtperf/zoo.hpp"
+
+using namespace dtperf;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// One tensor of 10 MB (2.5 M fp32 params) with 10 ms of measured backward; forward is
+// then half of it, 5 ms.
+ModelSpec one_tensor() {
+  ModelSpec m;
+  m.name = "toy";
+  TensorSpec t;
+  t.name = "w";
+  t.params = 2'500'000;
+  t.measured_backward_s = 10e-3;
+  m.tensors.push_back(t);
+  return m;
+}
+
+// Two nodes of one GPU, a NIC of `bytes_per_s`, no latency, no dispatch floor, memory at
+// 1 TB/s: the SGD step is 3 passes x 10 MB = 30 us, Decent-DP's mixing 9 passes = 90 us,
+// SGP's mixing 3 passes = 30 us. A pair all-reduce of 10 MB costs 10 MB / NIC.
+GossipScenario two_ranks(double nic_bytes_per_s) {
+  GossipScenario s;
+  s.network.nodes = 2;
+  s.network.gpus_per_node = 1;
+  s.network.intra_bytes_per_s = 100e9;
+  s.network.nics_per_node = 1;
+  s.network.nic_line_bytes_per_s = nic_bytes_per_s;
+  s.compute.kernel_overhead_s = 0.0;
+  s.compute.memory_bytes_per_s = 1e12;
+  s.request.batch_per_gpu = 32;
+  s.request.optimizer = Optimizer::sgd;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a compute-bound gossip iteration hides the whole exchange", "[gossip]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));
+  // Exchange 10 MB / 10 GB/s = 1 ms < forward + backward = 15 ms: the next iteration's
+  // hook finds it done. T = F + B + mix + step = 5 + 10 + 0.09 + 0.03 ms.
+  const GossipResult& r = p.predict(two_ranks(10e9));
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(15.12e-3, 1e-9));
+  CHECK(r.iteration.exposed_comm_s < 1e-15);
+  CHECK(r.steady);
+  CHECK_THAT(r.iteration.comm_busy_s, WithinRel(1e-3, 1e-9));
+  CHECK_THAT(r.iteration.forward_s + r.iteration.backward_s + r.iteration.exposed_comm_s + r.iteration.optimizer_s,
+             WithinRel(r.iteration.iteration_s, 1e-9));
+}
+
+TEST_CASE("a communication-bound gossip iteration is paced by the exchange", "[gossip]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));
+  // Exchange 10 MB / 0.5 GB/s = 20 ms > F + B = 15 ms. Launch times follow
+  // L(t) = max(L(t-1) + F + B, L(t-1) + X) + mix + step, so T = X + 0.12 ms and the hook
+  // waits X - (F + B) = 5 ms.
+  const GossipResult& r = p.predict(two_ranks(0.5e9));
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(20.12e-3, 1e-9));
+  CHECK_THAT(r.iteration.exposed_comm_s, WithinRel(5e-3, 1e-9));
+}
+
+TEST_CASE("without overlap the exchange adds to the iteration", "[gossip][factors]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));
+  GossipScenario s = two_ranks(10e9);
+  s.options.overlap = false;
+  // The iteration ends when its exchange does: T = F + B + mix + step + X = 16.12 ms.
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(16.12e-3, 1e-9));
+}
+
+TEST_CASE("SGP steps, waits for the previous push, mixes and pushes again", "[gossip][sgp]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_sgp_schedule(2, 1), GossipAlgorithm::sgp);
+  // L(t) = L(t-1) + max(F + B + step, X) + mix. Compute-bound (X = 1 ms):
+  // T = 15 + 0.03 + 0.03 ms; communication-bound (X = 20 ms): T = 20 + 0.03 ms.
+  CHECK_THAT(p.predict(two_ranks(10e9)).iteration.iteration_s, WithinRel(15.06e-3, 1e-9));
+  CHECK_THAT(p.predict(two_ranks(0.5e9)).iteration.iteration_s, WithinRel(20.03e-3, 1e-9));
+}
+
+TEST_CASE("ranks of a node crossing together share its NICs", "[gossip][traffic]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("one-peer-exp", 8, 4)));
+  GossipScenario s = two_ranks(10e9);
+  s.network.gpus_per_node = 4;
+  const GossipResult& r = p.predict(s);
+  // Steps 0 and 1 (distances 1, 2) stay inside the nodes; step 2 (distance 4) pairs each
+  // rank with one on the other node: four pair all-reduces of 10 MB leave each node at
+  // once, 4 x 10 MB through its NIC, each pair at a quarter of 10 GB/s (4 ms).
+  REQUIRE(r.steps.size() == 3);
+  CHECK(r.steps[0].inter_bytes_per_node == 0.0);
+  CHECK(r.steps[1].inter_bytes_per_node == 0.0);
+  CHECK_THAT(r.steps[2].inter_bytes_per_node, WithinRel(40e6, 1e-12));
+  CHECK_THAT(r.steps[0].intra_bytes_per_gpu, WithinRel(10e6, 1e-12));
+  CHECK_THAT(r.iteration.nic_busy_s, WithinRel(4e-3 / 3, 1e-9));  // one step in three
+}
+
+TEST_CASE("rank classes reproduce the per-rank simulation", "[gossip][classes]") {
+  const ModelSpec model = *zoo_model("transformer-base");
+  ClusterOverrides o;
+  o.nodes = 8;
+  const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
+  GossipScenario s;
+  s.network = network_params(profile, 1.0, {});
+  s.compute = compute_params(profile, DType::bf16);
+  s.compute.interference_factor = 1.1;
+  s.request = compute_request(model, WorkloadOptions{}, profile.ranks());
+  for (const char* name : {"alternating-exp-ring", "ring", "one-peer-exp", "torus", "random-matching"}) {
+    INFO(name);
+    const Topology t = make_topology(name, 32, 4);
+    GossipPredictor merged(model, compile_schedule(t, true));
+    GossipPredictor each(model, compile_schedule(t, false));
+    const GossipResult& a = merged.predict(s);
+    const GossipResult& b = each.predict(s);
+    CHECK(b.rank_classes == 32);
+    // Structured topologies collapse to a few classes; a random matching has no symmetry.
+    if (std::string(name) != "random-matching") CHECK(a.rank_classes < 32);
+    CHECK(a.iteration.iteration_s == Approx(b.iteration.iteration_s).epsilon(1e-12));
+    CHECK(a.iteration.exposed_comm_s == Approx(b.iteration.exposed_comm_s).epsilon(1e-12).margin(1e-15));
+  }
+  GossipPredictor sgp_merged(model, compile_sgp_schedule(32, 4, true), GossipAlgorithm::sgp);
+  GossipPredictor sgp_each(model, compile_sgp_schedule(32, 4, false), GossipAlgorithm::sgp);
+  CHECK(sgp_merged.predict(s).iteration.iteration_s == Approx(sgp_each.predict(s).iteration.iteration_s).epsilon(1e-12));
+}
+
+TEST_CASE("AER on 1,024 GPUs simulates a handful of timelines", "[gossip][classes]") {
+  const auto schedule = compile_schedule(make_topology("alternating-exp-ring", 1024, 4));
+  CHECK(schedule_classes(*schedule) <= 8);
+}
+
+TEST_CASE("gossip predict allocates nothing once constructed", "[gossip][alloc]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("alternating-exp-ring", 16, 4)));
+  GossipScenario s = two_ranks(10e9);
+  s.network.nodes = 4;
+  s.network.gpus_per_node = 4;
+  p.predict(s);
+  test::AllocationScope scope;
+  double sum = 0.0;
+  for (int i = 0; i < 20; ++i) sum += p.predict(s).iteration.iteration_s;
+  CHECK(scope.allocations() == 0);
+  CHECK(sum > 0.0);
+}
