@@ -1,0 +1,94 @@
+#pragma once
+// One entry point that evaluates any training scheme (All-Reduce, a gossip topology, SGP)
+// for a model on a cluster, for the analyses that compare schemes, fit a compute term
+// to a measurement, attribute a speedup to its causes or search for break-even points.
+// Pure: everything it needs comes in the Setup; compiled topology schedules are cached
+// per (topology, ranks, node size) inside the Evaluator.
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "dtperf/allreduce.hpp"
+#include "dtperf/cluster.hpp"
+#include "dtperf/gossip.hpp"
+#include "dtperf/mixing.hpp"
+#include "dtperf/scenario.hpp"
+#include "dtperf/workload.hpp"
+
+namespace dtperf {
+
+/// A training scheme: All-Reduce, Decent-DP over a topology, or SGP.
+struct Scheme {
+  enum class Kind : std::uint8_t { allreduce, gossip, sgp } kind = Kind::allreduce;
+  std::string topology;  // for gossip
+  std::string name() const;  // "all-reduce", "alternating-exp-ring", "sgp"
+  static Scheme allreduce() { return {Kind::allreduce, ""}; }
+  static Scheme gossip(std::string topology) { return {Kind::gossip, std::move(topology)}; }
+  static Scheme sgp() { return {Kind::sgp, ""}; }
+};
+
+/// Parses "all-reduce" (or "allreduce"), "sgp", or a topology name; nullopt otherwise.
+std::optional<Scheme> parse_scheme(const std::string& name);
+
+/// The factor switches of the advisor (each "on" is the real world).
+struct Factors {
+  bool overlap = true;                 // gossip exchanges may run into the next iteration
+  bool heterogeneous_links = true;     // intra-node links are faster than the NICs (off:
+                                       // as fast as the node's NICs together, with their latency)
+  bool variable_compute = true;        // compute times vary between ranks (when modelled)
+};
+
+struct Setup {
+  ClusterProfile cluster;  // overrides applied
+  const ModelSpec* model = nullptr;
+  DType dtype = DType::fp32;
+  WorkloadOptions workload;
+  AllReduceOptions allreduce;
+  GossipOptions gossip;
+  std::span<const std::pair<double, double>> reduction;
+};
+
+struct SchemeOutcome {
+  Scheme scheme;
+  bool available = true;
+  std::string unavailable_reason;  // when the topology does not fit the cluster
+  IterationResult iteration;
+  std::vector<StepTraffic> steps;  // gossip: per step of the period
+  std::optional<MixingQuality> mixing;
+  int rank_classes = 0;
+};
+
+class Evaluator {
+ public:
+  explicit Evaluator(Setup setup);
+
+  const Setup& setup() const { return setup_; }
+
+  /// Evaluates a scheme; `cluster` overrides the setup's cluster (for what-ifs).
+  SchemeOutcome evaluate(const Scheme& scheme, const Factors& factors = {}, bool with_mixing = false);
+  SchemeOutcome evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors = {},
+                            bool with_mixing = false);
+
+  /// Mixing quality of a topology on the setup's cluster (cached).
+  const MixingQuality& mixing(const std::string& topology, int ranks, int ranks_per_node);
+
+  /// The compute scale that makes `scheme` on `nodes` nodes take `measured_iteration_s`
+  /// (bisection; the iteration time grows with the scale). Throws InputError when no
+  /// scale in [1e-3, 1e3] reaches the measurement.
+  double fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s);
+  void set_compute_scale(double scale) { setup_.workload.compute_scale = scale; }
+
+ private:
+  std::shared_ptr<const CompiledSchedule> schedule(const std::string& topology, int ranks, int ranks_per_node);
+
+  Setup setup_;
+  std::map<std::tuple<std::string, int, int>, std::shared_ptr<const CompiledSchedule>> schedules_;
+  std::map<std::tuple<std::string, int, int>, MixingQuality> mixing_;
+};
+
+}  // namespace dtperf

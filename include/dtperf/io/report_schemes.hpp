@@ -1,0 +1,28 @@
+#pragma once
+// Printed forms of scheme comparisons and advice (JSON and tables from the same structs).
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtperf/advice.hpp"
+#include "dtperf/evaluator.hpp"
+#include "dtperf/io/json_reader.hpp"
+
+namespace dtperf::io {
+
+Json mixing_json(const MixingQuality& mixing);
+Json step_traffic_json(std::span<const StepTraffic> steps);
+Json scheme_outcome_json(const SchemeOutcome& outcome, double allreduce_iteration_s);
+Json advice_json(const Advice& advice);
+
+/// One row per scheme: iteration, exposed communication, speedup over All-Reduce,
+/// inter-node bytes per node, NIC utilization, spectral gap; then the unavailable ones.
+std::string compare_table(const std::vector<SchemeOutcome>& outcomes);
+
+/// Bytes per step of a gossip period, per link level.
+std::string step_traffic_table(std::span<const StepTraffic> steps);
+
+/// The advisor's answer in words and small tables.
+std::string advice_text(const Advice& advice);
+
+}  // namespace dtperf::io

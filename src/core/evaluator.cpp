@@ -1,0 +1,142 @@
+#include "dtperf/evaluator.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dtperf/error.hpp"
+
+namespace dtperf {
+
+std::string Scheme::name() const {
+  switch (kind) {
+    case Kind::allreduce: return "all-reduce";
+    case Kind::sgp: return "sgp";
+    case Kind::gossip: return topology;
+  }
+  return "?";
+}
+
+std::optional<Scheme> parse_scheme(const std::string& name) {
+  if (name == "all-reduce" || name == "allreduce") return Scheme::allreduce();
+  if (name == "sgp") return Scheme::sgp();
+  for (const TopologyInfo& t : topologies()) {
+    if (name == t.name) return Scheme::gossip(name);
+  }
+  return std::nullopt;
+}
+
+Evaluator::Evaluator(Setup setup) : setup_(std::move(setup)) {}
+
+std::shared_ptr<const CompiledSchedule> Evaluator::schedule(const std::string& topology, int ranks,
+                                                            int ranks_per_node) {
+  const auto key = std::make_tuple(topology, ranks, ranks_per_node);
+  auto& slot = schedules_[key];
+  if (!slot) {
+    slot = topology == "sgp" ? compile_sgp_schedule(ranks, ranks_per_node)
+                             : compile_schedule(make_topology(topology, ranks, ranks_per_node));
+  }
+  return slot;
+}
+
+const MixingQuality& Evaluator::mixing(const std::string& topology, int ranks, int ranks_per_node) {
+  const auto key = std::make_tuple(topology, ranks, ranks_per_node);
+  const auto it = mixing_.find(key);
+  if (it != mixing_.end()) return it->second;
+  return mixing_.emplace(key, mixing_quality(make_topology(topology, ranks, ranks_per_node))).first->second;
+}
+
+SchemeOutcome Evaluator::evaluate(const Scheme& scheme, const Factors& factors, bool with_mixing) {
+  return evaluate_on(setup_.cluster, scheme, factors, with_mixing);
+}
+
+namespace {
+
+// Homogeneous links: every GPU's link inside its node becomes as fast as the node's
+// whole inter-node path (its NICs together) and as slow to start (the inter-node
+// latency). Rings that cross nodes are bound by the NICs either way; what changes is that
+// mixing inside a node is no longer cheaper than mixing across nodes.
+NetworkParams homogenized(const NetworkParams& net) {
+  NetworkParams same = net;
+  same.intra_bytes_per_s = net.node_nic_bytes_per_s();
+  same.intra_latency_s = net.inter_latency_s;
+  same.tables = {};
+  return same;
+}
+
+}  // namespace
+
+SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors,
+                                     bool with_mixing) {
+  SchemeOutcome out;
+  out.scheme = scheme;
+  const ModelSpec& model = *setup_.model;
+  const NetworkParams net = network_params(cluster, setup_.workload.compression_ratio, setup_.reduction);
+  ComputeParams compute = compute_params(cluster, setup_.dtype);
+  compute.compute_scale = setup_.workload.compute_scale;
+  const ComputeRequest request = compute_request(model, setup_.workload, cluster.ranks());
+  const int ranks = cluster.ranks();
+  const int per_node = cluster.gpus_per_node;
+
+  if (scheme.kind == Scheme::Kind::allreduce) {
+    AllReduceScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.allreduce};
+    AllReducePredictor predictor(model);
+    out.iteration = predictor.predict(s);
+    out.rank_classes = 1;
+    return out;
+  }
+
+  const std::string topology = scheme.kind == Scheme::Kind::sgp ? "sgp" : scheme.topology;
+  if (scheme.kind == Scheme::Kind::gossip) {
+    if (const auto problem = topology_unavailable(topology, ranks, per_node)) {
+      out.available = false;
+      out.unavailable_reason = *problem;
+      return out;
+    }
+  } else if (ranks < 2) {
+    out.available = false;
+    out.unavailable_reason = "sgp needs at least 2 ranks";
+    return out;
+  }
+  GossipScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.gossip};
+  s.options.overlap = factors.overlap;
+  GossipPredictor predictor(model, schedule(topology, ranks, per_node),
+                            scheme.kind == Scheme::Kind::sgp ? GossipAlgorithm::sgp : GossipAlgorithm::decent_dp);
+  const GossipResult& r = predictor.predict(s);
+  out.iteration = r.iteration;
+  out.steps.assign(r.steps.begin(), r.steps.end());
+  out.rank_classes = r.rank_classes;
+  if (with_mixing && scheme.kind == Scheme::Kind::gossip) out.mixing = mixing(topology, ranks, per_node);
+  return out;
+}
+
+double Evaluator::fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s) {
+  ClusterProfile cluster = setup_.cluster;
+  cluster.nodes = nodes;
+  const double saved = setup_.workload.compute_scale;
+  const auto iteration_at = [&](double scale) {
+    setup_.workload.compute_scale = scale;
+    const SchemeOutcome o = evaluate_on(cluster, scheme);
+    if (!o.available) throw InputError("--measured-scheme", "", o.unavailable_reason);
+    return o.iteration.iteration_s;
+  };
+  double low = 1e-3;
+  double high = 1e3;
+  const double fastest = iteration_at(low);
+  const double slowest = iteration_at(high);
+  setup_.workload.compute_scale = saved;
+  if (measured_iteration_s < fastest || measured_iteration_s > slowest) {
+    throw InputError("--measured-iteration-ms", "",
+                     fmt::format("{:.3f} ms cannot be reproduced by scaling compute: {} on {} nodes takes {:.3f} ms "
+                                 "with compute 1000x faster and {:.3f} ms with it 1000x slower",
+                                 measured_iteration_s * 1e3, scheme.name(), nodes, fastest * 1e3, slowest * 1e3));
+  }
+  for (int i = 0; i < 80 && high / low > 1.0 + 1e-12; ++i) {
+    const double mid = std::sqrt(low * high);
+    (iteration_at(mid) < measured_iteration_s ? low : high) = mid;
+  }
+  setup_.workload.compute_scale = saved;
+  return std::sqrt(low * high);
+}
+
+}  // namespace dtperf
