@@ -78,6 +78,26 @@ printf 'comment\n1\n2\n10,4000\n20,8\n' >"$work/ok.bk.log"
 expect 2 'shorter than the measured backward' predict --model "$work/ok.bk.log" --single-gpu-iteration-ms 0.01
 expect 0 'ok ' predict --model "$work/ok.bk.log"
 
+# --- decentralized schemes: compare, advise, topologies, predict --scheme
+dec=(--profile a100x4-ib100 --model transformer-base --global-batch 25000 --dtype fp16)
+expect 0 'alternating-exp-ring' compare "${dec[@]}"
+expect 0 'not applicable: torus needs' compare "${dec[@]}" --nodes 2
+expect 0 '^verdict: ' advise "${dec[@]}"
+expect 0 'compute scaled x[0-9.]+ to reproduce 73 ms measured with all-reduce on 8 GPUs' \
+  compare "${dec[@]}" --measured-iteration-ms 73 --measured-gpus 8
+expect 0 'spectral gap 0.1667' predict "${dec[@]}" --scheme alternating-exp-ring
+expect 0 'one-peer-exp .* 0.2000' topologies --gpus 32 --gpus-per-node 4
+"$dtperf" advise "${dec[@]}" --json >"$work/advice.json" || fail "advise --json failed"
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["advice"]; assert a["verdict"] in ("decentralize","stay with all-reduce","no clear winner"); assert len(a["factors"])==4' \
+  "$work/advice.json" || fail "advise --json is not the expected JSON"
+expect 2 "alternating-exp-ring needs a power-of-two number of whole nodes >= 2, got 3 nodes" \
+  predict "${dec[@]}" --scheme alternating-exp-ring --nodes 3
+expect 2 "unknown scheme 'aer'; expected one of: all-reduce, sgp" predict --scheme aer
+expect 2 "unknown scheme 'rng' \(did you mean 'ring'\?\)" compare --measured-iteration-ms 50 --measured-scheme rng
+expect 2 'cannot be reproduced by scaling compute' compare "${dec[@]}" --measured-iteration-ms 0.001
+expect 2 'measured-gpus: 6 GPUs do not fill whole nodes of 4' compare "${dec[@]}" --measured-iteration-ms 70 --measured-gpus 6
+expect 2 'excludes' predict --batch-per-gpu 8 --global-batch 64
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

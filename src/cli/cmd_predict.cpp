@@ -1,16 +1,17 @@
 // dtperf predict: one configuration, one scheme. The iteration time and where it goes,
-// throughput, scaling factor, bytes and NIC utilization per link level.
-#include <iostream>
-#include <stdexcept>
-
+// throughput, scaling factor, bytes and NIC utilization per link level; for gossip also
+// the bytes of each step of the topology's period and its spectral gap.
 #include <fmt/format.h>
 
+#include "analysis_options.hpp"
 #include "commands.hpp"
-#include "dtperf/allreduce.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/report.hpp"
+#include "dtperf/io/report_schemes.hpp"
+#include "dtperf/topology.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "summary.hpp"
 
 namespace dtperf::cli {
 
@@ -19,43 +20,58 @@ namespace {
 struct PredictOptions {
   ModelOptions model;
   AllReduceCliOptions allreduce;
+  GossipCliOptions gossip;
+  AnchorOptions anchor;
   OutputOptions output;
+  std::string scheme = "all-reduce";
 };
 
-/// Turns a compute-model refusal into an input error that points at the inputs.
-IterationResult checked_predict(AllReducePredictor& predictor, const AllReduceScenario& scenario,
-                                const ModelOptions& options) {
-  try {
-    return predictor.predict(scenario);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(options.model, "", e.what());
-  }
+Scheme parse_scheme_option(const std::string& name) {
+  if (const auto scheme = parse_scheme(name)) return *scheme;
+  std::vector<std::string> names = {"all-reduce", "sgp"};
+  for (const auto& t : topologies()) names.emplace_back(t.name);
+  throw InputError("--scheme", "",
+                   fmt::format("unknown scheme '{}'{}; expected one of: {}", name, did_you_mean(name, names),
+                               join_names(names)));
 }
 
 void run(PredictOptions& o) {
   o.model.resolve();
   o.allreduce.resolve();
+  o.gossip.resolve();
+  const Scheme scheme = parse_scheme_option(o.scheme);
   const Loaded loaded = load_inputs(o.model);
-  const AllReduceScenario scenario = allreduce_scenario(loaded, o.model, o.allreduce.options);
-  AllReducePredictor predictor(loaded.model);
-  const IterationResult result = checked_predict(predictor, scenario, o.model);
-  const ComputeSource source = resolve_compute_source(loaded.model, scenario.request);
+  std::optional<AnchorResult> anchored;
+  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, anchored);
+  const SchemeOutcome outcome = checked(o.model, [&] { return evaluator.evaluate(scheme, {}, true); });
+  if (!outcome.available) throw InputError("--scheme", "", outcome.unavailable_reason);
 
-  const io::Json json = {
-      {"schema", io::kReportSchema},
-      {"command", "predict"},
-      {"cluster", io::cluster_json(loaded.profile, loaded.dtype)},
-      {"model", io::model_json(loaded.model, scenario.request, source)},
-      {"scheme", {{"name", "all-reduce"}, {"all_reduce", io::allreduce_options_json(o.allreduce.options)}}},
-      {"compression_ratio", scenario.network.compression_ratio},
-      {"result", io::iteration_json(result)},
-  };
-  const std::string text =
-      fmt::format("# dtperf predict: {}\n# scheme: all-reduce ({}, {} buckets); batch {} {}s per GPU; compute: {}\n",
-                  io::run_summary(loaded.profile, loaded.model, loaded.dtype), algorithm_name(o.allreduce.options.algorithm),
-                  bucketing_name(o.allreduce.options.bucketing), scenario.request.batch_per_gpu,
-                  loaded.model.sample_unit, compute_source_name(source)) +
-      io::iteration_tables(result, loaded.model.sample_unit);
+  const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
+  io::Json json = run_json("predict", loaded, request, o.model, anchored);
+  io::Json scheme_json = {{"name", scheme.name()}};
+  if (scheme.kind == Scheme::Kind::allreduce) scheme_json["all_reduce"] = io::allreduce_options_json(o.allreduce.options);
+  if (scheme.kind != Scheme::Kind::allreduce) {
+    scheme_json["bucket_MiB"] = o.gossip.options.bucket_cap_bytes / (1024.0 * 1024.0);
+  }
+  json["scheme"] = scheme_json;
+  json["result"] = io::iteration_json(outcome.iteration);
+  if (!outcome.steps.empty()) {
+    json["period"] = outcome.steps.size();
+    json["steps"] = io::step_traffic_json(outcome.steps);
+  }
+  if (outcome.mixing) json["mixing"] = io::mixing_json(*outcome.mixing);
+
+  std::string text = run_header("predict", loaded, request, o.model, anchored);
+  text += fmt::format("# scheme: {}", scheme.name());
+  if (scheme.kind == Scheme::Kind::allreduce) {
+    text += fmt::format(" ({}, {} buckets)", algorithm_name(o.allreduce.options.algorithm),
+                        bucketing_name(o.allreduce.options.bucketing));
+  } else if (outcome.mixing) {
+    text += fmt::format(" (period {} steps, spectral gap {:.4g}{})", outcome.steps.size(), outcome.mixing->spectral_gap,
+                        outcome.mixing->exact_average_per_period ? ", exact average every period" : "");
+  }
+  text += "\n" + io::iteration_tables(outcome.iteration, loaded.model.sample_unit);
+  if (!outcome.steps.empty()) text += "\n" + io::step_traffic_table(outcome.steps);
   emit_report(o.output, text, json);
 }
 
@@ -65,10 +81,14 @@ void add_predict_command(CLI::App& app) {
   auto options = std::make_shared<PredictOptions>();
   CLI::App* cmd = app.add_subcommand(
       "predict",
-      "Predict one training iteration of All-Reduce data parallelism: time breakdown, throughput, scaling\n"
-      "factor, bytes per link level and NIC utilization. Defaults: resnet50 on the p3dn-24xlarge profile.");
+      "Predict one training iteration: time breakdown, throughput, scaling factor, bytes per link level and NIC\n"
+      "utilization, for All-Reduce (default), a gossip topology or SGP. Defaults: resnet50 on p3dn-24xlarge.");
+  cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, or a gossip topology (dtperf topologies)")
+      ->type_name("SCHEME")->capture_default_str();
   options->model.add_to(*cmd);
   options->allreduce.add_to(*cmd);
+  options->gossip.add_to(*cmd);
+  options->anchor.add_to(*cmd);
   options->output.add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }

@@ -14,8 +14,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "dtperf 0.1.0");
   dtperf::cli::add_predict_command(app);
+  dtperf::cli::add_compare_command(app);
+  dtperf::cli::add_advise_command(app);
   dtperf::cli::add_models_command(app);
   dtperf::cli::add_profiles_command(app);
+  dtperf::cli::add_topologies_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -16,13 +16,13 @@ struct ModelOptions::Raw {
   double intra_gb_per_s = 0, intra_latency_us = 0, intra_efficiency = 0;
   std::string dtype;
   double interference = 0;
-  double batch_per_gpu = 0;
+  double batch_per_gpu = 0, global_batch = 0;
   std::string optimizer, compute_source = "auto";
   double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
   double compression = 1.0, compute_scale = 1.0;
   std::vector<CLI::Option*> given;
   CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_inter_lat{}, *o_eff{}, *o_intra{},
-      *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_batch{}, *o_opt{}, *o_iter{},
+      *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_batch{}, *o_global{}, *o_opt{}, *o_iter{},
       *o_mbatch{};
 };
 
@@ -50,6 +50,7 @@ void ModelOptions::add_to(CLI::App& app) {
 
   const char* workload_group = "Workload";
   r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration (default: the model's)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->group(workload_group);
+  r.o_global = app.add_option("--global-batch", r.global_batch, "Samples per iteration over all GPUs (strong scaling: each configuration splits it over its GPUs)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->excludes(r.o_batch)->group(workload_group);
   r.o_opt = app.add_option("--optimizer", r.optimizer, "Optimizer (default: the model's)")->type_name("sgd|sgd-momentum|adam")->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))->group(workload_group);
   app.add_option("--compute-source", r.compute_source, "Where compute times come from")->type_name("auto|measured-layers|measured-iteration|flops")->check(CLI::IsMember({"auto", "measured-layers", "measured-iteration", "flops"}))->capture_default_str()->group(workload_group);
   r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(CLI::PositiveNumber)->group(workload_group);
@@ -73,6 +74,7 @@ void ModelOptions::resolve() {
   if (given(r.o_dtype)) cluster.dtype = parse_dtype(r.dtype);
   if (given(r.o_interf)) cluster.interference_factor = r.interference;
   if (given(r.o_batch)) workload.batch_per_gpu = r.batch_per_gpu;
+  if (given(r.o_global)) workload.global_batch = r.global_batch;
   if (given(r.o_opt)) workload.optimizer = parse_optimizer(r.optimizer);
   workload.compute_source = *parse_compute_source(r.compute_source);
   if (given(r.o_iter)) workload.single_gpu_iteration_s = r.single_gpu_iteration_ms * units::ms;
@@ -135,7 +137,7 @@ AllReduceScenario allreduce_scenario(const Loaded& loaded, const ModelOptions& o
   s.network = network_params(loaded.profile, options.workload.compression_ratio, loaded.reduction);
   s.compute = compute_params(loaded.profile, loaded.dtype);
   s.compute.compute_scale = options.workload.compute_scale;
-  s.request = compute_request(loaded.model, options.workload);
+  s.request = compute_request(loaded.model, options.workload, loaded.profile.ranks());
   s.options = allreduce;
   return s;
 }

@@ -1,0 +1,65 @@
+#include "analysis_options.hpp"
+
+#include <fmt/format.h>
+
+#include "dtperf/error.hpp"
+#include "dtperf/topology.hpp"
+#include "dtperf/units.hpp"
+
+namespace dtperf::cli {
+
+void GossipCliOptions::add_to(CLI::App& app) {
+  app.add_option("--gossip-bucket-mib", bucket_cap_mib_, "Decent-DP bucket size (bucket_size_in_mb counts MiB)")
+      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group("Decentralized");
+}
+
+void GossipCliOptions::resolve() { options.bucket_cap_bytes = bucket_cap_mib_ * units::MiB; }
+
+void AnchorOptions::add_to(CLI::App& app) {
+  const char* group = "Anchor on a measurement";
+  given = app.add_option("--measured-iteration-ms", measured_iteration_ms,
+                         "A measured iteration time: the compute term is scaled so that the model reproduces it")
+              ->type_name("MS")->check(CLI::PositiveNumber)->group(group);
+  app.add_option("--measured-scheme", measured_scheme, "The scheme it was measured with (all-reduce, sgp or a topology)")
+      ->type_name("SCHEME")->capture_default_str()->group(group);
+  app.add_option("--measured-gpus", measured_gpus, "The GPU count it was measured at (default: the cluster's)")
+      ->type_name("GPUS")->check(CLI::PositiveNumber)->group(group);
+}
+
+Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const AllReduceOptions& allreduce,
+                         const GossipOptions& gossip, const AnchorOptions& anchor,
+                         std::optional<AnchorResult>& anchored) {
+  Setup setup;
+  setup.cluster = loaded.profile;
+  setup.model = &loaded.model;
+  setup.dtype = loaded.dtype;
+  setup.workload = model.workload;
+  setup.allreduce = allreduce;
+  setup.gossip = gossip;
+  setup.reduction = loaded.reduction;
+  Evaluator evaluator(std::move(setup));
+  if (anchor.given == nullptr || anchor.given->count() == 0) return evaluator;
+
+  const auto scheme = parse_scheme(anchor.measured_scheme);
+  if (!scheme) {
+    std::vector<std::string> names = {"all-reduce", "sgp"};
+    for (const auto& t : topologies()) names.emplace_back(t.name);
+    throw InputError("--measured-scheme", "",
+                     fmt::format("unknown scheme '{}'{}; expected one of: {}", anchor.measured_scheme,
+                                 did_you_mean(anchor.measured_scheme, names), join_names(names)));
+  }
+  const int per_node = loaded.profile.gpus_per_node;
+  const int gpus = anchor.measured_gpus > 0 ? anchor.measured_gpus : loaded.profile.ranks();
+  if (gpus % per_node != 0) {
+    throw InputError("--measured-gpus", "",
+                     fmt::format("{} GPUs do not fill whole nodes of {} GPUs", gpus, per_node));
+  }
+  const double scale = checked(model, [&] {
+    return evaluator.fit_compute_scale(*scheme, gpus / per_node, anchor.measured_iteration_ms * units::ms);
+  });
+  evaluator.set_compute_scale(scale);
+  anchored = AnchorResult{scale, scheme->name(), gpus, anchor.measured_iteration_ms};
+  return evaluator;
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,65 @@
+#pragma once
+// Options of the commands that evaluate gossip schemes and anchor the compute term on a
+// measurement (predict, compare, advise), and the Evaluator they build.
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "dtperf/evaluator.hpp"
+#include "options.hpp"
+
+namespace dtperf::cli {
+
+struct GossipCliOptions {
+  GossipOptions options;
+  void add_to(CLI::App& app);
+  void resolve();
+
+ private:
+  double bucket_cap_mib_ = 25.0;
+};
+
+/// --measured-iteration-ms with the scheme and the GPU count it was measured at.
+struct AnchorOptions {
+  double measured_iteration_ms = 0.0;
+  std::string measured_scheme = "all-reduce";
+  int measured_gpus = 0;  // 0: the cluster's GPUs
+  CLI::Option* given = nullptr;
+  void add_to(CLI::App& app);
+};
+
+/// What anchoring found, for the report.
+struct AnchorResult {
+  double compute_scale = 1.0;
+  std::string scheme;
+  int gpus = 0;
+  double measured_iteration_ms = 0.0;
+};
+
+/// Builds the evaluator for loaded inputs and applies the anchor if one was given.
+/// Compute-model refusals become input errors naming the model.
+Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const AllReduceOptions& allreduce,
+                         const GossipOptions& gossip, const AnchorOptions& anchor,
+                         std::optional<AnchorResult>& anchored);
+
+/// Runs `f`, turning the compute model's std::invalid_argument into an InputError.
+template <typename F>
+auto checked(const ModelOptions& model, F&& f) -> decltype(f());
+
+}  // namespace dtperf::cli
+
+#include <stdexcept>
+
+#include "dtperf/error.hpp"
+
+namespace dtperf::cli {
+template <typename F>
+auto checked(const ModelOptions& model, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw InputError(model.model, "", e.what());
+  }
+}
+}  // namespace dtperf::cli

@@ -1,0 +1,55 @@
+// dtperf advise: should I decentralize? The verdict, the speedup of the best topology,
+// the share of each of [DEC]'s three factors, the break-even points and the caveats.
+#include "analysis_options.hpp"
+#include "commands.hpp"
+#include "dtperf/advice.hpp"
+#include "dtperf/io/report_schemes.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "summary.hpp"
+
+namespace dtperf::cli {
+
+namespace {
+
+struct AdviseOptions {
+  ModelOptions model;
+  AllReduceCliOptions allreduce;
+  GossipCliOptions gossip;
+  AnchorOptions anchor;
+  OutputOptions output;
+};
+
+void run(AdviseOptions& o) {
+  o.model.resolve();
+  o.allreduce.resolve();
+  o.gossip.resolve();
+  const Loaded loaded = load_inputs(o.model);
+  std::optional<AnchorResult> anchored;
+  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, anchored);
+  const Advice advice = checked(o.model, [&] { return advise(evaluator); });
+
+  const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
+  io::Json json = run_json("advise", loaded, request, o.model, anchored);
+  json["advice"] = io::advice_json(advice);
+  emit_report(o.output, run_header("advise", loaded, request, o.model, anchored) + io::advice_text(advice), json);
+}
+
+}  // namespace
+
+void add_advise_command(CLI::App& app) {
+  auto options = std::make_shared<AdviseOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "advise",
+      "Should I decentralize? The best gossip topology and its speedup over All-Reduce, how much of the gain\n"
+      "comes from overlap, heterogeneous links and variable compute, the break-even bandwidth and node count,\n"
+      "and the caveats (consensus, accumulation).");
+  options->model.add_to(*cmd);
+  options->allreduce.add_to(*cmd);
+  options->gossip.add_to(*cmd);
+  options->anchor.add_to(*cmd);
+  options->output.add_to(*cmd);
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,59 @@
+// dtperf compare: All-Reduce and every gossip topology (and SGP) side by side.
+#include <fmt/format.h>
+
+#include "analysis_options.hpp"
+#include "commands.hpp"
+#include "dtperf/advice.hpp"
+#include "dtperf/io/report_schemes.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "summary.hpp"
+
+namespace dtperf::cli {
+
+namespace {
+
+struct CompareOptions {
+  ModelOptions model;
+  AllReduceCliOptions allreduce;
+  GossipCliOptions gossip;
+  AnchorOptions anchor;
+  OutputOptions output;
+};
+
+void run(CompareOptions& o) {
+  o.model.resolve();
+  o.allreduce.resolve();
+  o.gossip.resolve();
+  const Loaded loaded = load_inputs(o.model);
+  std::optional<AnchorResult> anchored;
+  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, anchored);
+  const std::vector<SchemeOutcome> outcomes = checked(o.model, [&] { return compare_schemes(evaluator); });
+
+  const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
+  io::Json json = run_json("compare", loaded, request, o.model, anchored);
+  json["schemes"] = io::Json::array();
+  for (const auto& outcome : outcomes) {
+    json["schemes"].push_back(io::scheme_outcome_json(outcome, outcomes.front().iteration.iteration_s));
+  }
+  const std::string text = run_header("compare", loaded, request, o.model, anchored) + io::compare_table(outcomes);
+  emit_report(o.output, text, json);
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "All-Reduce against every gossip topology (Decent-DP) and SGP: iteration time, exposed communication,\n"
+      "speedup, inter-node bytes, NIC utilization and spectral gap. Topologies that do not fit are listed with why.");
+  options->model.add_to(*cmd);
+  options->allreduce.add_to(*cmd);
+  options->gossip.add_to(*cmd);
+  options->anchor.add_to(*cmd);
+  options->output.add_to(*cmd);
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,204 @@
+// dtperf fit: raw calibration files and nccl-tests logs -> a calibrated cluster profile.
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "dtperf/error.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/io/report.hpp"
+#include "dtperf/io/table.hpp"
+#include "dtperf/units.hpp"
+#include "dtperf/io/calibrated_profile.hpp"
+#include "output.hpp"
+
+namespace dtperf::cli {
+
+namespace {
+
+struct FitCliOptions {
+  std::vector<std::string> inputs;
+  std::string base;
+  std::string name;
+  std::string created;
+  std::string output;
+  double nic_gbps = 0.0;
+  int nics_per_node = 0;
+  int ranks = 0;
+  int nodes = 0;
+  bool json = false;
+  CLI::Option *o_nic{}, *o_nics{}, *o_ranks{}, *o_nodes{};
+};
+
+bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
+
+// Raw calibration JSON, nccl-tests -J JSON or an nccl-tests text log, by content.
+void read_input(const std::string& path, const io::NcclTestsOptions& log_options, io::FitInputs& inputs) {
+  const std::string text = io::read_text_file(path);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    const io::Json json = io::parse_json_text(text, path);
+    if (json.is_object() && json.contains("schema")) {
+      inputs.raws.emplace_back(path, io::parse_calibration(json, path));
+      return;
+    }
+    if (!json.is_object() || !json.contains("results")) {
+      throw InputError(path, "(root)",
+                       "neither a raw calibration file (\"schema\": \"dtperf.calibration/1\") nor nccl-tests -J output "
+                       "(\"results\")");
+    }
+  }
+  inputs.logs.emplace_back(path, io::parse_nccl_tests(text, path, log_options));
+}
+
+bool is_date(const std::string& s) {
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9')) return false;
+  }
+  return true;
+}
+
+std::string today_utc() {
+  const auto days = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+  const std::chrono::year_month_day ymd{days};
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
+
+io::Json fits_json(const io::FitOutcome& out) {
+  io::Json fits = io::Json::array();
+  for (std::size_t i = 0; i < out.series.size(); ++i) {
+    const auto& s = out.series[i];
+    const auto& f = out.fits[i];
+    io::Json segments = io::Json::array();
+    for (const auto& seg : f.fit.segments) {
+      segments.push_back({{"min_bytes", seg.min_bytes},
+                          {"max_bytes", seg.max_bytes},
+                          {"alpha_us", seg.alpha_s / units::us},
+                          {"busbw_GB_per_s", seg.bus_bytes_per_s / units::GB}});
+    }
+    io::Json worst = io::Json::array();
+    for (const auto& w : f.worst) worst.push_back({{"bytes", w.bytes}, {"relative_error", w.relative_error}});
+    io::Json outliers = io::Json::array();
+    for (const auto& r : f.residuals) {
+      if (r.outlier) outliers.push_back({{"bytes", r.bytes}, {"time_us", r.time_s / units::us}});
+    }
+    fits.push_back({{"file", s.file},
+                    {"collective", s.collective},
+                    {"group", s.group},
+                    {"ranks", s.ranks},
+                    {"nodes", s.nodes},
+                    {"concurrent_per_node", s.concurrent_per_node},
+                    {"rms_relative_error", f.fit.rms_relative_error},
+                    {"worst", worst},
+                    {"outliers", outliers},
+                    {"segments", segments}});
+  }
+  return fits;
+}
+
+std::string fits_table(const io::FitOutcome& out) {
+  io::Table table({{"collective", "", true}, {"group", "", true}, {"ranks", ""}, {"nodes", ""}, {"conc", ""}, {"seg", ""},
+                   {"from", "", true}, {"to", "", true}, {"alpha", "us"}, {"busbw", "GB/s"}, {"rms", "%"},
+                   {"worst", "%"}});
+  for (std::size_t i = 0; i < out.series.size(); ++i) {
+    const auto& s = out.series[i];
+    const auto& f = out.fits[i];
+    const double worst = f.worst.empty() ? 0.0 : std::abs(f.worst.front().relative_error);
+    for (std::size_t k = 0; k < f.fit.segments.size(); ++k) {
+      const auto& seg = f.fit.segments[k];
+      table.add_row({s.collective, s.group, std::to_string(s.ranks), std::to_string(s.nodes),
+                     std::to_string(s.concurrent_per_node), std::to_string(k + 1),
+                     io::format_bytes(seg.min_bytes), io::format_bytes(seg.max_bytes), io::fixed(seg.alpha_s / units::us, 2),
+                     io::fixed(seg.bus_bytes_per_s / units::GB, 2), io::percent(f.fit.rms_relative_error),
+                     io::percent(worst)});
+    }
+  }
+  return table.render();
+}
+
+void run(const FitCliOptions& o) {
+  io::NcclTestsOptions log_options;
+  if (given(o.o_ranks)) log_options.ranks = o.ranks;
+  if (given(o.o_nodes)) log_options.nodes = o.nodes;
+  io::FitInputs inputs;
+  for (const auto& path : o.inputs) read_input(path, log_options, inputs);
+
+  io::FitSettings settings;
+  if (!o.base.empty()) {
+    try {
+      settings.base = io::load_profile(o.base);
+    } catch (const InputError& e) {
+      if (e.file() != "--profile") throw;
+      throw InputError("--base", e.where(), e.reason());
+    }
+  }
+  settings.name = o.name;
+  if (given(o.o_nic)) settings.nic_gbps = o.nic_gbps;
+  if (given(o.o_nics)) settings.nics_per_node = o.nics_per_node;
+  if (!o.created.empty() && !is_date(o.created)) {
+    throw InputError("--created", "", fmt::format("expected a date YYYY-MM-DD, got '{}'", o.created));
+  }
+  settings.created = !inputs.raws.empty() ? inputs.raws.front().second.created_date()
+                     : !o.created.empty() ? o.created
+                                          : today_utc();
+
+  const io::FitOutcome out = io::build_calibrated_profile(inputs, settings);
+  const io::Json profile_json = io::profile_to_json(out.profile);
+  try {
+    io::parse_profile(profile_json, o.output);
+  } catch (const InputError& e) {
+    throw std::logic_error(std::string("the fitted profile does not parse: ") + e.what());
+  }
+  write_file_atomically(o.output, json_text(profile_json));
+
+  if (o.json) {
+    std::cout << json_text({{"schema", io::kReportSchema},
+                            {"command", "fit"},
+                            {"profile", o.output},
+                            {"name", out.profile.name},
+                            {"fits", fits_json(out)},
+                            {"notes", out.notes}});
+    return;
+  }
+  std::cout << fits_table(out) << "\n";
+  for (const auto& note : out.notes) std::cout << "# " << note << "\n";
+  std::cout << fmt::format("# Wrote the profile '{}' to {}\n", out.profile.name, o.output);
+}
+
+}  // namespace
+
+void add_fit_command(CLI::App& app) {
+  auto o = std::make_shared<FitCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "fit",
+      "Fit a cluster profile to measurements: raw calibration files (dtperf-calibrate) and/or nccl-tests logs "
+      "(text or -J JSON, told apart by content).");
+  cmd->add_option("inputs", o->inputs, "Raw calibration JSON files and nccl-tests logs")->required()->type_name("INPUT");
+  cmd->add_option("-o,--output", o->output, "Where to write the profile (written whole or not at all)")
+      ->required()
+      ->type_name("PROFILE.json");
+  cmd->add_option("--base", o->base, "Profile for what was not measured (GPU peaks, link rates): a built-in name or a file")
+      ->type_name("PROFILE");
+  cmd->add_option("--name", o->name, "Name of the new profile (default: BASE-calibrated, or 'calibrated')");
+  o->o_nic = cmd->add_option("--nic-gbps", o->nic_gbps, "Line rate of one NIC: makes transport efficiency = measured / line rate")
+                 ->type_name("GBIT/S")
+                 ->check(CLI::PositiveNumber);
+  o->o_nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying GPU traffic")
+                  ->type_name("K")
+                  ->check(CLI::PositiveNumber);
+  o->o_ranks = cmd->add_option("--ranks", o->ranks, "Ranks of every nccl-tests log (overrides what the logs say; checked against busbw / algbw)")
+                   ->type_name("N")
+                   ->check(CLI::PositiveNumber);
+  o->o_nodes = cmd->add_option("--nodes", o->nodes, "Nodes of every nccl-tests log (overrides what the logs say)")
+                   ->type_name("M")
+                   ->check(CLI::PositiveNumber);
+  cmd->add_option("--created", o->created, "Date of the profile when no raw calibration file gives one (default: today)")
+      ->type_name("YYYY-MM-DD");
+  cmd->add_flag("--json", o->json, "Print the fits as JSON instead of a table");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,43 @@
+#include "summary.hpp"
+
+#include <fmt/format.h>
+
+#include "dtperf/io/report.hpp"
+
+namespace dtperf::cli {
+
+std::string run_header(const char* command, const Loaded& loaded, const ComputeRequest& request,
+                       const ModelOptions& options, const std::optional<AnchorResult>& anchored) {
+  const ComputeSource source = resolve_compute_source(loaded.model, request);
+  std::string text = fmt::format("# dtperf {}: {}\n# batch {:g} {}s per GPU; compute: {}", command,
+                                 io::run_summary(loaded.profile, loaded.model, loaded.dtype), request.batch_per_gpu,
+                                 loaded.model.sample_unit, compute_source_name(source));
+  if (options.workload.compression_ratio != 1.0) {
+    text += fmt::format("; gradients compressed {:g}x", options.workload.compression_ratio);
+  }
+  if (anchored) {
+    text += fmt::format("; compute scaled x{:.4g} to reproduce {:g} ms measured with {} on {} GPUs",
+                        anchored->compute_scale, anchored->measured_iteration_ms, anchored->scheme, anchored->gpus);
+  }
+  return text + "\n";
+}
+
+io::Json run_json(const char* command, const Loaded& loaded, const ComputeRequest& request,
+                  const ModelOptions& options, const std::optional<AnchorResult>& anchored) {
+  io::Json json = {
+      {"schema", io::kReportSchema},
+      {"command", command},
+      {"cluster", io::cluster_json(loaded.profile, loaded.dtype)},
+      {"model", io::model_json(loaded.model, request, resolve_compute_source(loaded.model, request))},
+      {"compression_ratio", options.workload.compression_ratio},
+  };
+  if (anchored) {
+    json["anchor"] = {{"compute_scale", anchored->compute_scale},
+                      {"measured_iteration_ms", anchored->measured_iteration_ms},
+                      {"measured_scheme", anchored->scheme},
+                      {"measured_gpus", anchored->gpus}};
+  }
+  return json;
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,19 @@
+#pragma once
+// The header every predicting command prints (what was modelled, with which compute
+// source and anchor) and the same facts as the start of its JSON report.
+#include <optional>
+#include <string>
+
+#include "analysis_options.hpp"
+#include "dtperf/io/json_reader.hpp"
+#include "options.hpp"
+
+namespace dtperf::cli {
+
+std::string run_header(const char* command, const Loaded& loaded, const ComputeRequest& request,
+                       const ModelOptions& options, const std::optional<AnchorResult>& anchored);
+
+io::Json run_json(const char* command, const Loaded& loaded, const ComputeRequest& request,
+                  const ModelOptions& options, const std::optional<AnchorResult>& anchored);
+
+}  // namespace dtperf::cli
