@@ -55,7 +55,7 @@ AllReduceScenario net_scenario(double gbps, const ModelSpec& model, double singl
   s.compute = compute_params(profile, DType::fp32);
   WorkloadOptions w;
   w.single_gpu_iteration_s = single_gpu_iteration_s;
-  s.request = compute_request(model, w);
+  s.request = compute_request(model, w, 64);
   s.options.algorithm = Algorithm::ring;
   s.options.bucketing = Bucketing::horovod;
   return s;
