@@ -98,6 +98,37 @@ expect 2 'cannot be reproduced by scaling compute' compare "${dec[@]}" --measure
 expect 2 'measured-gpus: 6 GPUs do not fill whole nodes of 4' compare "${dec[@]}" --measured-iteration-ms 70 --measured-gpus 6
 expect 2 'excludes' predict --batch-per-gpu 8 --global-batch 64
 
+# --- dtperf fit: nccl-tests logs and raw calibration files to a profile
+cat >"$work/ar.txt" <<'LOG'
+#  nThread 1 nGpus 1 minBytes 8 maxBytes 8388608 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#  Rank  0 Group  0 Pid   1001 on     node-a device  0 [0x18] NVIDIA A100-SXM4-80GB
+#  Rank  1 Group  0 Pid   1002 on     node-b device  0 [0x18] NVIDIA A100-SXM4-80GB
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+        1024           256     float     sum      -1    20.00    0.05    0.05      0    20.00    0.05    0.05      0
+        4096          1024     float     sum      -1    20.16    0.20    0.20      0    20.16    0.20    0.20      0
+       65536         16384     float     sum      -1    22.62    2.90    2.90      0    22.62    2.90    2.90      0
+      262144         65536     float     sum      -1    30.49   8.60    8.60      0    30.49    8.60    8.60      0
+     1048576        262144     float     sum      -1    61.94   16.93   16.93      0    61.94   16.93   16.93      0
+     4194304       1048576     float     sum      -1   187.77   22.34   22.34      0   187.77   22.34   22.34      0
+     8388608       2097152     float     sum      -1   355.54   23.59   23.59      0   355.54   23.59   23.59      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 10.6
+LOG
+expect 2 'cannot tell which collective the log measures.*give --collective' fit "$work/ar.txt" --base dgx-a100 --nodes 2 -o "$work/never.json"
+expect 0 'all_reduce' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/fitted.json"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["provenance"]["source"]=="calibrated"; assert p["provenance"]["residuals"]' \
+  "$work/fitted.json" || fail "the fitted profile lacks its provenance"
+expect 0 'iteration' predict --profile "$work/fitted.json"
+head -n 12 "$work/ar.txt" >"$work/truncated.txt"
+printf '     4194304       1048576     float     sum      -1   187.77   22.34\n' >>"$work/truncated.txt"
+expect 2 'truncated.txt: line 13: ' fit "$work/truncated.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/never.json"
+[ -e "$work/never.json" ] && fail "a failed fit left $work/never.json"
+expect 2 "unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" fit "$work/ar.txt" --collective all_reduce --base dgx-a10 --nodes 2 -o "$work/never.json"
+[ -e "$work/never.json" ] && fail "a failed fit left $work/never.json"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

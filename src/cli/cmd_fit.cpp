@@ -27,6 +27,7 @@ struct FitCliOptions {
   int nics_per_node = 0;
   int ranks = 0;
   int nodes = 0;
+  std::string collective;
   bool json = false;
   CLI::Option *o_nic{}, *o_nics{}, *o_ranks{}, *o_nodes{};
 };
@@ -123,6 +124,7 @@ void run(const FitCliOptions& o) {
   io::NcclTestsOptions log_options;
   if (given(o.o_ranks)) log_options.ranks = o.ranks;
   if (given(o.o_nodes)) log_options.nodes = o.nodes;
+  if (!o.collective.empty()) log_options.collective = o.collective;
   io::FitInputs inputs;
   for (const auto& path : o.inputs) read_input(path, log_options, inputs);
 
@@ -195,6 +197,11 @@ void add_fit_command(CLI::App& app) {
   o->o_nodes = cmd->add_option("--nodes", o->nodes, "Nodes of every nccl-tests log (overrides what the logs say)")
                    ->type_name("M")
                    ->check(CLI::PositiveNumber);
+  cmd->add_option("--collective", o->collective,
+                  "Collective of every nccl-tests log, where the log does not say (nccl-tests prints no program name)")
+      ->type_name("all_reduce|all_gather|reduce_scatter|alltoall|sendrecv")
+      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv", "all_reduce_perf",
+                             "all_gather_perf", "reduce_scatter_perf", "alltoall_perf", "sendrecv_perf"}));
   cmd->add_option("--created", o->created, "Date of the profile when no raw calibration file gives one (default: today)")
       ->type_name("YYYY-MM-DD");
   cmd->add_flag("--json", o->json, "Print the fits as JSON instead of a table");

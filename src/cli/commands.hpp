@@ -8,6 +8,7 @@ namespace dtperf::cli {
 void add_predict_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_advise_command(CLI::App& app);
+void add_fit_command(CLI::App& app);
 void add_topologies_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_profiles_command(CLI::App& app);

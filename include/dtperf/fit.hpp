@@ -1,0 +1,208 @@
+#pragma once
+// Fitting calibration measurements into profile parameters: piecewise alpha-beta fits of
+// collectives, the GEMM efficiency curve, copy bandwidth, iteration spread, and the link
+// parameters a profile needs, derived from the fits. Pure and deterministic: no I/O, no
+// clock; invalid arguments (programming errors) throw std::invalid_argument.
+//
+// The alpha-beta model. One call of a collective on `bytes` takes
+//   t(bytes) = alpha + beta * bytes,   bus bandwidth = bus_factor / beta,
+// where bus_factor is nccl-tests' busbw/algbw: 2(n-1)/n for all_reduce, (n-1)/n for
+// all_gather, reduce_scatter and alltoall, 1 for sendrecv, broadcast and reduce.
+//
+// Criterion. Measured times span six orders of magnitude, so the fit minimises the sum
+// of squared relative errors, sum(((alpha + beta*b_i) - t_i) / t_i)^2: a weighted least
+// squares problem with weights 1/t_i^2, solved per segment with Eigen's column-pivoting
+// QR on column-scaled rows [1/t_i, b_i/t_i] against 1. Each segment is constrained to
+// alpha >= 0 and beta >= min_seconds_per_byte (> 0): the problem is a convex quadratic
+// over a quadrant, so its minimum is the unconstrained one when feasible, else the best
+// of the one-dimensional fits on the boundaries alpha = 0 and beta = min (clamped), which
+// is exact. A segment pinned at the beta bound is latency-only: its bus bandwidth
+// (bus_factor / min) is a large placeholder, not a measurement.
+//
+// Segments. NCCL switches protocol (LL, LL128, Simple), algorithm and channel count with
+// the size, and each regime has its own alpha and beta. Sizes are sorted and cut into k
+// contiguous segments of at least `min_points_per_segment` sizes each (default 2, what a
+// line needs), k <= max_segments (default 4).
+// Dynamic programming over the sorted sizes finds, for every k, the cut that minimises
+// the total squared relative error SSE_k. The number of segments is then chosen by the
+// Bayesian information criterion with a noise floor:
+//   score(k) = N ln(SSE_k / N + noise_floor^2) + (3k - 1) ln N
+// (3k - 1 parameters: alpha and beta per segment and k - 1 breakpoints). The smallest
+// score wins, fewer segments on a tie. The noise floor (default 0.1 %, the printing
+// precision of nccl-tests' times) keeps exact synthetic data from splitting without need;
+// an extra segment must divide the mean squared error by at least exp(3 ln N / N) (1.35
+// for N = 36 sizes), so segments follow regime changes rather than noise.
+//
+// Outliers. Interference (another job, the first call's set-up) only ever slows a
+// measurement, and more bytes never take less time (a protocol or channel switch makes
+// a larger size at most slightly faster). A size that took more than `outlier_factor`
+// (1.5) times as long as some larger size is an outlier: it is left out of the fit and
+// marked in the residuals. The RMS error is over the points fitted, the worst-fitting
+// list over all. (The largest size has nothing to be compared with.)
+//
+// Prediction. A size inside a segment's [min_bytes, max_bytes] uses that segment; a size
+// in the gap between two segments takes the faster of the two (NCCL's tuner picks the
+// faster regime); sizes below the first or above the last segment extend those.
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dtperf/cluster.hpp"
+
+namespace dtperf {
+
+/// nccl-tests' busbw/algbw factor for `collective` on `ranks` ranks; nullopt for a
+/// collective nccl-tests does not define one for. Ranks must be >= 1.
+std::optional<double> bus_factor(std::string_view collective, int ranks);
+
+struct SizeTime {
+  double bytes = 0.0;
+  double time_s = 0.0;
+};
+
+struct FitOptions {
+  int max_segments = 4;
+  int min_points_per_segment = 2;
+  double noise_floor = 1e-3;              // relative; see the criterion above
+  double min_seconds_per_byte = 1e-15;    // beta bound: 1e6 GB/s of bus bandwidth
+  double outlier_factor = 1.5;            // <= 1 disables outlier removal
+};
+
+struct PointResidual {
+  double bytes = 0.0;
+  double time_s = 0.0;
+  double predicted_s = 0.0;
+  double relative_error = 0.0;  // (predicted - measured) / measured
+  bool outlier = false;         // left out of the fit (see Outliers above)
+};
+
+struct CollectiveFit {
+  AlphaBetaFit fit;  // segments by size; rms_relative_error over the points fitted
+  double bus_factor = 1.0;
+  std::vector<PointResidual> residuals;  // one per point, by size
+  std::vector<PointResidual> worst;      // the (up to) 3 largest |relative error|, worst first
+};
+
+/// Fits `points` (any order, distinct positive sizes, positive times, at least 2) of one
+/// collective on `ranks` ranks over `nodes` nodes. `level` is "intra" for one node,
+/// else "inter".
+CollectiveFit fit_collective(const std::string& collective, int ranks, int nodes,
+                             std::span<const SizeTime> points, const FitOptions& options = {});
+
+/// The fitted time of `bytes` (see Prediction above).
+double fit_time_s(const AlphaBetaFit& fit, double bytes);
+
+/// How well a fit predicts measured points of at least `min_bytes`.
+struct PredictionErrors {
+  int points = 0;
+  double geomean = 0.0;  // exp(mean |ln(predicted / measured)|) - 1
+  double worst = 0.0;    // max |predicted / measured - 1|
+  double worst_bytes = 0.0;
+};
+PredictionErrors prediction_errors(const AlphaBetaFit& fit, std::span<const SizeTime> points,
+                                   double min_bytes = 0.0);
+
+// ---- Compute --------------------------------------------------------------------------
+
+struct GemmPoint {
+  DType dtype = DType::fp32;
+  double flops = 0.0;
+  double time_s = 0.0;
+};
+
+/// One curve per dtype that has a peak: efficiency = flops / time / peak, sorted by
+/// FLOPs; points of equal FLOPs (other shapes) are averaged; efficiencies above 1 (a
+/// peak set too low) are clamped to 1. With `monotone`, the curve is replaced by its
+/// least-squares non-decreasing fit (pool adjacent violators, weighted by the number of
+/// points merged): the model looks efficiency up by FLOPs alone and cannot predict the
+/// wave-quantization dips of particular shapes. Notes say what was dropped or clamped.
+std::vector<GemmEfficiencyCurve> gemm_efficiency_curves(std::span<const GemmPoint> points,
+                                                        const std::map<DType, double>& peak_flops_per_s,
+                                                        bool monotone, std::vector<std::string>& notes);
+
+struct CopyPoint {
+  double bytes = 0.0;
+  double time_s = 0.0;  // for bytes read + written
+};
+/// Sustained device memory traffic: the median rate of the points of at least half the
+/// largest size (small copies do not reach the sustained rate). nullopt without points.
+std::optional<double> copy_bandwidth_bytes_per_s(std::span<const CopyPoint> points);
+
+/// Iteration-time spread: the median of the ranks' coefficients of variation (the
+/// typical rank; one slow rank shows as imbalance, not as spread). nullopt when empty.
+std::optional<double> iteration_cv(std::span<const double> per_rank_cv);
+
+// ---- Link parameters ------------------------------------------------------------------
+
+/// One fitted collective on one group shape. `group` names the shape as the raw
+/// calibration format does: "node" (all ranks of one node), "world", "one_per_node",
+/// "pair_intra", "pair_inter", "two_nodes". `concurrent_per_node` counts the groups of
+/// this shape that ran at once on each node (sharing its NICs).
+struct GroupFit {
+  std::string group;
+  int concurrent_per_node = 1;
+  AlphaBetaFit fit;
+};
+
+/// Link parameters as the engine uses them (network.hpp), measured.
+struct LinkMeasurements {
+  std::optional<double> intra_bytes_per_s;     // achieved per GPU and direction
+  std::optional<double> intra_latency_s;       // per ring step inside a node
+  std::optional<double> node_nic_bytes_per_s;  // achieved by all NICs of a node, per direction
+  std::optional<double> inter_latency_s;       // per hop between nodes
+  std::vector<std::string> notes;              // how each value was derived, one sentence each
+};
+
+/// What the derivation needs besides the fits.
+struct LinkContext {
+  int gpus_per_node = 1;                        // G of the cluster
+  std::optional<int> nics_per_node;             // K, when known (base profile or command line)
+  std::optional<double> known_intra_latency_s;  // from a base profile
+};
+
+/// Derives link parameters from fits by inverting the engine's model (network.hpp). An
+/// alpha counts as a latency only if its segment starts at 64 KiB or below (a sweep from
+/// 1 MiB has no latency-bound sizes); bandwidths come from the largest-size segment.
+/// - intra: the all_reduce on one node with the most ranks (p). A ring moves 2(p-1)/p * S
+///   per GPU and direction, so its bus bandwidth is the link's achieved rate:
+///   intra_bytes_per_s = busbw; its latency is 2(p-1) steps: intra_latency_s = alpha / 2(p-1).
+/// - NIC throughput of a node: from pair_inter sendrecv fits, the best over the measured
+///   concurrencies c of per-pair busbw x max(c, rails), rails = min(G, K) (1 when K is
+///   unknown). In the engine c crossing ranks each get min(rank cap, node / c) with the
+///   rank cap = node / rails, so this inverts it: with c >= rails it is the concurrent
+///   pairs x per-pair busbw; a single pair measures one rail of the node. Else from the
+///   multi-node all_reduce with the most ranks (r per node): its ring busbw is the NICs'
+///   rate for the group, min(r / rails, 1) x the node's, so node = busbw x max(1, rails / r).
+/// - inter latency per hop: the pair_inter sendrecv alpha (one message, one hop; lowest
+///   concurrency); else a 2-rank all_reduce over 2 nodes, alpha / 2 (two ring steps); else
+///   the multi-node all_reduce with the most ranks through the ring formula
+///   alpha = 2(p-m) * intra_latency + 2(m-1) * inter_latency, with the intra latency
+///   measured above, else the known one, else 0, clamped at 0. Each derived value
+///   reproduces, in the engine, the measurement it came from.
+LinkMeasurements derive_link_measurements(std::span<const GroupFit> fits, const LinkContext& context = {});
+
+/// What is known about the links before measuring (from a base profile or the command
+/// line): the intra-node link rate and the NIC line rate make efficiencies possible.
+struct KnownLinks {
+  std::optional<double> intra_link_bytes_per_s;
+  std::optional<int> nics_per_node;
+  std::optional<double> nic_gbps;
+};
+
+/// Writes the measured values into `profile`:
+/// - intra: with a known link rate, efficiency = measured / rate (when the measurement
+///   exceeds the rate, the rate is raised to it and efficiency is 1, with a note); else
+///   bandwidth = measured and efficiency 1.
+/// - NICs: nics_per_node = known or the profile's; with a known line rate,
+///   transport_efficiency = measured / (nics * line rate), clamped to 1 with a note (tree
+///   or NVLS all-reduce can beat the ring's NIC bound); else nic_gbps = measured / nics
+///   and efficiency 1, with a note that the line rate is unknown.
+/// - latencies: copied.
+/// Notes are appended to `notes`.
+void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& measured,
+                             const KnownLinks& known, std::vector<std::string>& notes);
+
+}  // namespace dtperf

@@ -1,0 +1,303 @@
+// Profile parameters derived from measurements: GEMM efficiency, copy bandwidth,
+// iteration spread, and link parameters from collective fits (fit.hpp documents the rules).
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dtperf/fit.hpp"
+#include "dtperf/units.hpp"
+
+namespace dtperf {
+
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Least-squares non-decreasing fit of `values` with `weights` (pool adjacent violators).
+std::vector<double> monotone_fit(const std::vector<double>& values, const std::vector<double>& weights) {
+  struct Block {
+    double value;
+    double weight;
+    std::size_t count;
+  };
+  std::vector<Block> blocks;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    blocks.push_back({values[i], weights[i], 1});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].value > blocks.back().value) {
+      const Block top = blocks.back();
+      blocks.pop_back();
+      Block& below = blocks.back();
+      below.value = (below.value * below.weight + top.value * top.weight) / (below.weight + top.weight);
+      below.weight += top.weight;
+      below.count += top.count;
+    }
+  }
+  std::vector<double> out;
+  for (const auto& b : blocks) out.insert(out.end(), b.count, b.value);
+  return out;
+}
+
+std::string gb(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / units::GB); }
+std::string us(double seconds) { return fmt::format("{:.2f} us", seconds / units::us); }
+
+// A caveat for bandwidths from sweeps that stop early.
+std::string reach(const AlphaBetaFit& fit) {
+  const double largest = fit.segments.back().max_bytes;
+  if (largest >= 256.0 * 1024 * 1024) return "";
+  return fmt::format(" (the sweep stops at {:.0f} MiB: the bandwidth may still be rising)", largest / (1024.0 * 1024.0));
+}
+
+}  // namespace
+
+std::vector<GemmEfficiencyCurve> gemm_efficiency_curves(std::span<const GemmPoint> points,
+                                                        const std::map<DType, double>& peak_flops_per_s,
+                                                        bool monotone, std::vector<std::string>& notes) {
+  std::map<DType, std::vector<std::pair<double, double>>> by_dtype;  // flops, efficiency
+  std::map<DType, int> clamped;
+  std::map<DType, double> best_rate;
+  for (const auto& p : points) {
+    if (!(p.flops > 0.0) || !(p.time_s > 0.0)) throw std::invalid_argument("gemm: flops and time must be positive");
+    const auto peak = peak_flops_per_s.find(p.dtype);
+    if (peak == peak_flops_per_s.end()) {
+      by_dtype.try_emplace(p.dtype);  // remembered to note the skip below
+      continue;
+    }
+    const double rate = p.flops / p.time_s;
+    best_rate[p.dtype] = std::max(best_rate[p.dtype], rate);
+    double efficiency = rate / peak->second;
+    if (efficiency > 1.0) {
+      ++clamped[p.dtype];
+      efficiency = 1.0;
+    }
+    by_dtype[p.dtype].emplace_back(p.flops, efficiency);
+  }
+  std::vector<GemmEfficiencyCurve> curves;
+  for (auto& [dtype, list] : by_dtype) {
+    if (list.empty()) {
+      notes.push_back(fmt::format("GEMM points of {} were left out: the profile has no {} peak.", dtype_name(dtype),
+                                  dtype_name(dtype)));
+      continue;
+    }
+    if (clamped[dtype] > 0) {
+      notes.push_back(fmt::format("{} GEMM point(s) of {} exceeded the {} peak of {:.1f} TFLOP/s (best {:.1f}) and count "
+                                  "as efficiency 1.",
+                                  clamped[dtype], dtype_name(dtype), dtype_name(dtype),
+                                  peak_flops_per_s.at(dtype) / 1e12, best_rate[dtype] / 1e12));
+    }
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    GemmEfficiencyCurve curve;
+    curve.dtype = dtype;
+    std::vector<double> weights;
+    for (std::size_t i = 0; i < list.size();) {
+      std::size_t j = i;
+      double sum = 0.0;
+      for (; j < list.size() && list[j].first == list[i].first; ++j) sum += list[j].second;
+      curve.flops_and_efficiency.emplace_back(list[i].first, sum / static_cast<double>(j - i));
+      weights.push_back(static_cast<double>(j - i));
+      i = j;
+    }
+    if (monotone) {
+      std::vector<double> values;
+      for (const auto& [flops, efficiency] : curve.flops_and_efficiency) values.push_back(efficiency);
+      const std::vector<double> fitted = monotone_fit(values, weights);
+      for (std::size_t i = 0; i < fitted.size(); ++i) curve.flops_and_efficiency[i].second = fitted[i];
+    }
+    curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
+std::optional<double> copy_bandwidth_bytes_per_s(std::span<const CopyPoint> points) {
+  if (points.empty()) return std::nullopt;
+  double largest = 0.0;
+  for (const auto& p : points) largest = std::max(largest, p.bytes);
+  std::vector<double> rates;
+  for (const auto& p : points) {
+    if (!(p.time_s > 0.0)) throw std::invalid_argument("copy: time must be positive");
+    if (p.bytes >= largest / 2.0) rates.push_back(p.bytes / p.time_s);
+  }
+  return median(std::move(rates));
+}
+
+std::optional<double> iteration_cv(std::span<const double> per_rank_cv) {
+  if (per_rank_cv.empty()) return std::nullopt;
+  return median(std::vector<double>(per_rank_cv.begin(), per_rank_cv.end()));
+}
+
+namespace {
+
+constexpr double kLatencySizeLimit = 64.0 * 1024.0;  // bytes
+
+bool is_pair_inter(const GroupFit& g) {
+  return g.group == "pair_inter" || (g.group.empty() && g.fit.ranks == 2 && g.fit.nodes == 2);
+}
+
+bool has_latency(const GroupFit& g) { return g.fit.segments.front().min_bytes <= kLatencySizeLimit; }
+
+// The fit with the most ranks among those `accept`s; nullptr if none.
+template <typename Accept>
+const GroupFit* most_ranks(std::span<const GroupFit> fits, Accept accept) {
+  const GroupFit* best = nullptr;
+  for (const auto& g : fits) {
+    if (!g.fit.segments.empty() && accept(g) && (best == nullptr || g.fit.ranks > best->fit.ranks)) best = &g;
+  }
+  return best;
+}
+
+bool node_all_reduce(const GroupFit& g) {
+  return g.fit.collective == "all_reduce" && g.fit.nodes == 1 && g.fit.ranks >= 2;
+}
+bool multi_node_all_reduce(const GroupFit& g) { return g.fit.collective == "all_reduce" && g.fit.nodes >= 2; }
+
+void derive_intra(std::span<const GroupFit> fits, LinkMeasurements& m) {
+  if (const GroupFit* node = most_ranks(fits, node_all_reduce)) {
+    m.intra_bytes_per_s = node->fit.segments.back().bus_bytes_per_s;
+    m.notes.push_back(fmt::format("Intra-node: {} per GPU = busbw of the largest sizes of all_reduce on {} ranks of one "
+                                  "node{}.",
+                                  gb(*m.intra_bytes_per_s), node->fit.ranks, reach(node->fit)));
+  }
+  const GroupFit* node = most_ranks(fits, [](const GroupFit& g) { return node_all_reduce(g) && has_latency(g); });
+  if (node == nullptr) return;
+  const int p = node->fit.ranks;
+  const double alpha = node->fit.segments.front().alpha_s;
+  m.intra_latency_s = alpha / (2.0 * (p - 1));
+  m.notes.push_back(fmt::format("Intra-node latency: {} per ring step = alpha {} / 2({}-1) of all_reduce on {} ranks "
+                                "of one node.",
+                                us(*m.intra_latency_s), us(alpha), p, p));
+}
+
+void derive_nic(std::span<const GroupFit> fits, const LinkContext& context, LinkMeasurements& m) {
+  const int rails = context.nics_per_node ? std::max(1, std::min(context.gpus_per_node, *context.nics_per_node)) : 1;
+  const GroupFit* best_pair = nullptr;
+  double best_node = 0.0;
+  for (const auto& g : fits) {
+    if (g.fit.collective != "sendrecv" || !is_pair_inter(g) || g.fit.segments.empty()) continue;
+    const double node = std::max(g.concurrent_per_node, rails) * g.fit.segments.back().bus_bytes_per_s;
+    if (node > best_node) {
+      best_node = node;
+      best_pair = &g;
+    }
+  }
+  if (best_pair != nullptr) {
+    m.node_nic_bytes_per_s = best_node;
+    m.notes.push_back(fmt::format("NICs of a node: {} = {} per pair x max({} concurrent pair(s), {} rail(s)) (sendrecv "
+                                  "across nodes, largest sizes, best concurrency){}.",
+                                  gb(best_node), gb(best_pair->fit.segments.back().bus_bytes_per_s),
+                                  best_pair->concurrent_per_node, rails, reach(best_pair->fit)));
+    return;
+  }
+  const GroupFit* multi = most_ranks(fits, multi_node_all_reduce);
+  if (multi == nullptr) return;
+  const int per_node = multi->fit.ranks / multi->fit.nodes;
+  const double busbw = multi->fit.segments.back().bus_bytes_per_s;
+  m.node_nic_bytes_per_s = busbw * std::max(1.0, static_cast<double>(rails) / per_node);
+  m.notes.push_back(fmt::format("NICs of a node: {} = busbw {} x max(1, {} rail(s) / {} rank(s) per node) of all_reduce "
+                                "on {} ranks over {} nodes, largest sizes{}.",
+                                gb(*m.node_nic_bytes_per_s), gb(busbw), rails, per_node, multi->fit.ranks,
+                                multi->fit.nodes, reach(multi->fit)));
+}
+
+void derive_inter_latency(std::span<const GroupFit> fits, const LinkContext& context, LinkMeasurements& m) {
+  const GroupFit* pair = nullptr;
+  for (const auto& g : fits) {
+    if (g.fit.collective == "sendrecv" && is_pair_inter(g) && !g.fit.segments.empty() && has_latency(g) &&
+        (pair == nullptr || g.concurrent_per_node < pair->concurrent_per_node)) {
+      pair = &g;
+    }
+  }
+  if (pair != nullptr) {
+    m.inter_latency_s = pair->fit.segments.front().alpha_s;
+    m.notes.push_back(fmt::format("Inter-node latency: {} per hop = alpha of sendrecv across nodes.",
+                                  us(*m.inter_latency_s)));
+    return;
+  }
+  const GroupFit* pair_ar = most_ranks(fits, [](const GroupFit& g) {
+    return g.fit.collective == "all_reduce" && g.fit.ranks == 2 && g.fit.nodes == 2 && has_latency(g);
+  });
+  if (pair_ar != nullptr) {
+    const double alpha = pair_ar->fit.segments.front().alpha_s;
+    m.inter_latency_s = alpha / 2.0;
+    m.notes.push_back(fmt::format("Inter-node latency: {} per hop = alpha {} / 2 of all_reduce on 2 ranks over 2 "
+                                  "nodes (two ring steps).",
+                                  us(*m.inter_latency_s), us(alpha)));
+    return;
+  }
+  const GroupFit* multi = most_ranks(fits, [](const GroupFit& g) { return multi_node_all_reduce(g) && has_latency(g); });
+  if (multi == nullptr) return;
+  const int p = multi->fit.ranks;
+  const int nodes = multi->fit.nodes;
+  const double alpha = multi->fit.segments.front().alpha_s;
+  const double intra = m.intra_latency_s.value_or(context.known_intra_latency_s.value_or(0.0));
+  const double inter = (alpha - 2.0 * (p - nodes) * intra) / (2.0 * (nodes - 1));
+  if (inter <= 0.0) {
+    // The intra-node steps alone explain the measured alpha (NCCL's multi-node algorithms
+    // hide per-step latency this formula assumes): the data cannot separate the two.
+    m.notes.push_back(fmt::format("Inter-node latency not derived: alpha {} of all_reduce on {} ranks over {} nodes is "
+                                  "below its 2({}-{}) intra-node steps of {}; the previous value is kept.",
+                                  us(alpha), p, nodes, p, nodes, us(intra)));
+    return;
+  }
+  m.inter_latency_s = inter;
+  m.notes.push_back(fmt::format("Inter-node latency: {} per hop = (alpha {} - 2({}-{}) x {} intra) / 2({}-1), the ring "
+                                "latency of all_reduce on {} ranks over {} nodes.",
+                                us(*m.inter_latency_s), us(alpha), p, nodes, us(intra), nodes, p, nodes));
+}
+
+}  // namespace
+
+LinkMeasurements derive_link_measurements(std::span<const GroupFit> fits, const LinkContext& context) {
+  LinkMeasurements m;
+  derive_intra(fits, m);
+  derive_nic(fits, context, m);
+  derive_inter_latency(fits, context, m);
+  return m;
+}
+
+void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& measured, const KnownLinks& known,
+                             std::vector<std::string>& notes) {
+  if (measured.intra_bytes_per_s) {
+    const double achieved = *measured.intra_bytes_per_s;
+    if (known.intra_link_bytes_per_s && achieved <= *known.intra_link_bytes_per_s) {
+      profile.intra.bandwidth_bytes_per_s = *known.intra_link_bytes_per_s;
+      profile.intra.efficiency = achieved / *known.intra_link_bytes_per_s;
+    } else {
+      if (known.intra_link_bytes_per_s) {
+        notes.push_back(fmt::format("The measured intra-node {} exceeds the link rate {}: the rate is raised to it.",
+                                    gb(achieved), gb(*known.intra_link_bytes_per_s)));
+      } else {
+        notes.push_back("Intra-node link rate unknown: bandwidth = measured, efficiency 1.");
+      }
+      profile.intra.bandwidth_bytes_per_s = achieved;
+      profile.intra.efficiency = 1.0;
+    }
+  }
+  if (measured.intra_latency_s) profile.intra.latency_s = *measured.intra_latency_s;
+  if (measured.node_nic_bytes_per_s) {
+    const double achieved = *measured.node_nic_bytes_per_s;
+    const int nics = known.nics_per_node.value_or(profile.inter.nics_per_node);
+    profile.inter.nics_per_node = nics;
+    if (known.nic_gbps) {
+      const double line = nics * units::gbps_to_bytes_per_s(*known.nic_gbps);
+      profile.inter.nic_gbps = *known.nic_gbps;
+      profile.inter.transport_efficiency = std::min(1.0, achieved / line);
+      if (achieved > line) {
+        notes.push_back(fmt::format("The measured NIC throughput {} exceeds {} x {:g} Gbit/s = {} (tree or NVLS "
+                                    "all-reduce, or more NICs than stated): transport efficiency set to 1.",
+                                    gb(achieved), nics, *known.nic_gbps, gb(line)));
+      }
+    } else {
+      profile.inter.nic_gbps = units::bytes_per_s_to_gbps(achieved / nics);
+      profile.inter.transport_efficiency = 1.0;
+      notes.push_back(fmt::format("NIC line rate unknown: nic_gbps = measured {} / {} NIC(s), transport efficiency 1.",
+                                  gb(achieved), nics));
+    }
+  }
+  if (measured.inter_latency_s) profile.inter.latency_s = *measured.inter_latency_s;
+}
+
+}  // namespace dtperf

@@ -1,0 +1,296 @@
+#include "dtperf/io/calibrated_profile.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dtperf/error.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/units.hpp"
+
+namespace dtperf::io {
+
+namespace {
+
+const std::vector<std::string> kTableCollectives = {"all_reduce", "sendrecv", "all_gather", "reduce_scatter"};
+
+std::string log_group(const NcclTestsLog& log) {
+  if (log.nodes == 1) return log.collective == "sendrecv" ? "pair_intra" : "node";
+  if (log.ranks == 2 || log.collective == "sendrecv") return "pair_inter";
+  return log.ranks == log.nodes ? "one_per_node" : "world";
+}
+
+MeasuredSeries series_of_log(const std::string& file, const NcclTestsLog& log) {
+  if (log.nodes < 1) {
+    throw InputError(file, "", fmt::format("the log does not say how many nodes its {} ranks span: give --nodes", log.ranks));
+  }
+  MeasuredSeries s;
+  s.file = file;
+  s.collective = log.collective;
+  s.group = log_group(log);
+  s.ranks = log.collective == "sendrecv" ? 2 : log.ranks;
+  s.nodes = log.collective == "sendrecv" ? std::min(2, log.nodes) : log.nodes;
+  for (const auto& [bytes, seconds] : bytes_and_time_s(log, NcclTestsColumn::faster)) {
+    s.points.push_back({bytes, seconds});
+  }
+  return s;
+}
+
+// GPU family ("H100", "A100", "3090") and memory ("80GB") tokens of a GPU name.
+std::pair<std::string, std::string> gpu_key(const std::string& name) {
+  std::string family, memory, token;
+  const auto take = [&] {
+    if (token.empty()) return;
+    const bool has_digit = std::any_of(token.begin(), token.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (token.size() > 2 && token.ends_with("GB") && std::isdigit(static_cast<unsigned char>(token[0]))) {
+      if (memory.empty()) memory = token;
+    } else if (has_digit && family.empty()) {
+      family = token;
+    }
+    token.clear();
+  };
+  for (const char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      token += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    } else {
+      take();
+    }
+  }
+  take();
+  return {family, memory};
+}
+
+const ClusterProfile* builtin_for_gpu(const std::string& gpu) {
+  const auto [family, memory] = gpu_key(gpu);
+  if (family.empty()) return nullptr;
+  for (const auto& p : builtin_profiles()) {
+    const auto [f, m] = gpu_key(p.gpu.model);
+    if (f == family && (m.empty() || memory.empty() || m == memory)) return &p;
+  }
+  return nullptr;
+}
+
+std::string measured_gpu_name(const FitInputs& in) {
+  for (const auto& [file, raw] : in.raws) {
+    for (const auto& p : raw.world.placement) {
+      if (!p.device_name.empty()) return p.device_name;
+    }
+  }
+  for (const auto& [file, log] : in.logs) {
+    if (!log.gpu.empty()) return log.gpu;
+  }
+  return "";
+}
+
+// The GPU block and compute settings when no base profile is given.
+void default_gpu(const FitInputs& in, ClusterProfile& p, std::vector<std::string>& notes) {
+  const std::string gpu = measured_gpu_name(in);
+  if (const ClusterProfile* match = builtin_for_gpu(gpu)) {
+    p.gpu = match->gpu;
+    p.compute = match->compute;
+    notes.push_back(fmt::format("GPU peaks and compute settings from the built-in profile '{}' ({} matches {}).",
+                                match->name, gpu, match->gpu.model));
+    return;
+  }
+  std::map<DType, double> best;
+  std::optional<double> copy;
+  for (const auto& [file, raw] : in.raws) {
+    for (const auto& g : raw.gemm) best[g.dtype] = std::max(best[g.dtype], g.flops / (g.time_us * units::us));
+    std::vector<CopyPoint> points;
+    for (const auto& c : raw.copy) points.push_back({2.0 * c.bytes, c.time_us * units::us});
+    if (!copy) copy = copy_bandwidth_bytes_per_s(points);
+  }
+  if (best.empty() || !copy) {
+    throw InputError("", "",
+                     fmt::format("no base profile, and the GPU '{}' matches no built-in profile and has no GEMM and copy "
+                                 "measurements to take peaks from: give --base PROFILE (a built-in name or a file)",
+                                 gpu.empty() ? "(not named)" : gpu));
+  }
+  p.gpu.model = gpu.empty() ? "unknown GPU" : gpu;
+  p.gpu.peak_flops_per_s = best;
+  p.gpu.memory_bytes_per_s = *copy;
+  p.compute.dtype = best.contains(DType::bf16) ? DType::bf16 : best.begin()->first;
+  p.compute.memory_efficiency = 1.0;
+  notes.push_back("GPU peaks are the best measured GEMM rates and memory bandwidth the measured copy rate "
+                  "(no datasheet values: give --base for them).");
+}
+
+void default_links(ClusterProfile& p, std::vector<std::string>& notes) {
+  p.intra = {"not measured", 100.0 * units::GB, 2.0 * units::us, 1.0};
+  p.inter = {"not measured", 1, 100.0, 5.0 * units::us, 1.0};
+  notes.push_back("Links start from placeholders (intra 100 GB/s and 2 us; one 100 Gbit/s NIC, 5 us); measured "
+                  "values replace them below.");
+}
+
+void set_shape(const FitInputs& in, const std::vector<MeasuredSeries>& series, bool has_base, ClusterProfile& p) {
+  if (!in.raws.empty()) {
+    p.nodes = in.raws.front().second.world.nodes;
+    p.gpus_per_node = in.raws.front().second.world.ranks_per_node;
+    return;
+  }
+  if (has_base) return;
+  const MeasuredSeries* largest = nullptr;
+  for (const auto& s : series) {
+    if (largest == nullptr || s.ranks > largest->ranks) largest = &s;
+  }
+  p.nodes = largest->nodes;
+  p.gpus_per_node = largest->ranks / largest->nodes;
+}
+
+void add_calibration(const std::vector<MeasuredSeries>& series, const std::vector<CollectiveFit>& fits,
+                     ClusterProfile& p) {
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const auto& s = series[i];
+    p.calibration.fits.push_back(fits[i].fit);
+    const bool table_kind =
+        std::find(kTableCollectives.begin(), kTableCollectives.end(), s.collective) != kTableCollectives.end();
+    if (!table_kind || s.concurrent_per_node != 1) continue;
+    CollectiveTable table{s.collective, s.ranks, s.nodes, {}};
+    for (const auto& r : fits[i].residuals) {
+      if (!r.outlier) table.bytes_and_time_s.emplace_back(r.bytes, r.time_s);
+    }
+    p.calibration.tables.push_back(std::move(table));
+  }
+}
+
+void add_compute(const FitInputs& in, ClusterProfile& p, std::vector<std::string>& notes) {
+  std::vector<GemmPoint> gemm;
+  std::vector<CopyPoint> copy;
+  std::vector<double> cv;
+  for (const auto& [file, raw] : in.raws) {
+    for (const auto& g : raw.gemm) gemm.push_back({g.dtype, g.flops, g.time_us * units::us});
+    for (const auto& c : raw.copy) copy.push_back({2.0 * c.bytes, c.time_us * units::us});
+    for (const auto& s : raw.iteration_spread) cv.push_back(s.cv);
+  }
+  p.calibration.gemm = gemm_efficiency_curves(gemm, p.gpu.peak_flops_per_s, true, notes);
+  if (const auto bytes_per_s = copy_bandwidth_bytes_per_s(copy)) p.calibration.copy_bytes_per_s = *bytes_per_s;
+  if (const auto measured = iteration_cv(cv)) p.compute.compute_cv = *measured;
+}
+
+std::string join_sentences(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const auto& n : notes) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+}  // namespace
+
+std::vector<MeasuredSeries> collect_series(const FitInputs& in) {
+  std::vector<MeasuredSeries> out;
+  for (const auto& [file, raw] : in.raws) {
+    for (const auto& c : raw.collectives) {
+      MeasuredSeries s{file, c.pointer, c.collective, c.group, c.ranks, c.nodes, c.concurrent_per_node, {}};
+      for (const auto& p : c.points) s.points.push_back({p.bytes, p.time_us * units::us});
+      out.push_back(std::move(s));
+    }
+  }
+  for (const auto& [file, log] : in.logs) out.push_back(series_of_log(file, log));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto& s = out[i];
+    if (s.points.size() < 2) {
+      throw InputError(s.file, s.where, fmt::format("at least 2 sizes are needed to fit {}, got {}", s.collective, s.points.size()));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& t = out[j];
+      if (t.collective == s.collective && t.ranks == s.ranks && t.nodes == s.nodes &&
+          t.concurrent_per_node == s.concurrent_per_node) {
+        throw InputError(s.file, s.where,
+                         fmt::format("{} on {} ranks over {} node(s) is measured twice (also in {}{})", s.collective,
+                                     s.ranks, s.nodes, t.file, t.where.empty() ? "" : " at " + t.where));
+      }
+    }
+  }
+  return out;
+}
+
+FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& settings) {
+  FitOutcome out;
+  out.series = collect_series(in);
+  ClusterProfile& p = out.profile;
+  if (settings.base) {
+    p = *settings.base;
+    p.calibration = {};
+  } else {
+    default_gpu(in, p, out.notes);
+    default_links(p, out.notes);
+  }
+  set_shape(in, out.series, settings.base.has_value(), p);
+  p.name = !settings.name.empty() ? settings.name : settings.base ? settings.base->name + "-calibrated" : "calibrated";
+  p.description = fmt::format("{} nodes x {} GPUs ({}), calibrated with dtperf fit{}", p.nodes, p.gpus_per_node,
+                              p.gpu.model, settings.base ? " over the profile " + settings.base->name : "");
+  std::vector<GroupFit> groups;
+  for (const auto& s : out.series) {
+    out.fits.push_back(fit_collective(s.collective, s.ranks, s.nodes, s.points));
+    groups.push_back({s.group, s.concurrent_per_node, out.fits.back().fit});
+  }
+  add_calibration(out.series, out.fits, p);
+  KnownLinks known;
+  if (settings.base) {
+    known.intra_link_bytes_per_s = settings.base->intra.bandwidth_bytes_per_s;
+    known.nics_per_node = settings.base->inter.nics_per_node;
+    known.nic_gbps = settings.base->inter.nic_gbps;
+  }
+  if (settings.nics_per_node) known.nics_per_node = settings.nics_per_node;
+  if (settings.nic_gbps) known.nic_gbps = settings.nic_gbps;
+  LinkContext context;
+  context.gpus_per_node = p.gpus_per_node;
+  context.nics_per_node = known.nics_per_node;
+  context.known_intra_latency_s = p.intra.latency_s;  // the base's, or the placeholder
+  out.links = derive_link_measurements(groups, context);
+  out.notes.insert(out.notes.end(), out.links.notes.begin(), out.links.notes.end());
+  apply_link_measurements(p, out.links, known, out.notes);
+  if (!settings.base && out.links.intra_bytes_per_s) p.intra.link = "calibrated (dtperf fit)";
+  if (!settings.base && out.links.node_nic_bytes_per_s) p.inter.link = "calibrated (dtperf fit)";
+  if (!out.links.node_nic_bytes_per_s && (settings.nic_gbps || settings.nics_per_node)) {
+    p.inter.nic_gbps = settings.nic_gbps.value_or(p.inter.nic_gbps);
+    p.inter.nics_per_node = settings.nics_per_node.value_or(p.inter.nics_per_node);
+  }
+  add_compute(in, p, out.notes);
+  for (const auto& [file, raw] : in.raws) {
+    if (raw.truncated) out.notes.push_back(fmt::format("{}: the calibration budget cut the plan short.", file));
+  }
+  p.provenance = {};
+  p.provenance.source = "calibrated";
+  p.provenance.created = settings.created;
+  p.provenance.tool = "dtperf fit 0.1.0";
+  for (const auto& [file, raw] : in.raws) p.provenance.references.push_back(file);
+  for (const auto& [file, log] : in.logs) p.provenance.references.push_back(file);
+  p.provenance.notes = join_sentences(out.notes);
+  for (std::size_t i = 0; i < out.series.size(); ++i) {
+    p.provenance.residuals.push_back(residual_line(out.series[i], out.fits[i]));
+  }
+  return out;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units_names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  double value = bytes;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (value == std::floor(value)) return fmt::format("{:.0f} {}", value, units_names[unit]);
+  return fmt::format("{:.3g} {}", value, units_names[unit]);
+}
+
+std::string residual_line(const MeasuredSeries& s, const CollectiveFit& fit) {
+  std::string line = fmt::format("{} {} ranks/{} node{}{}: rms {:.1f} %", s.collective, s.ranks, s.nodes,
+                                 s.nodes == 1 ? "" : "s",
+                                 s.concurrent_per_node > 1 ? fmt::format(" x {} per node", s.concurrent_per_node) : "",
+                                 100.0 * fit.fit.rms_relative_error);
+  if (!fit.worst.empty()) {
+    line += fmt::format(", worst {:.1f} % at {}", 100.0 * std::abs(fit.worst.front().relative_error),
+                        format_bytes(fit.worst.front().bytes));
+  }
+  std::vector<std::string> outliers;
+  for (const auto& r : fit.residuals) {
+    if (r.outlier) outliers.push_back(fmt::format("{} ({:.1f}x the fit)", format_bytes(r.bytes), r.time_s / r.predicted_s));
+  }
+  if (!outliers.empty()) line += fmt::format("; outliers left out: {}", join_names(outliers));
+  return line;
+}
+
+}  // namespace dtperf::io

@@ -1,0 +1,392 @@
+// nccl-tests text logs: find the column header, read the rows under its prefix, collect
+// what the surrounding lines state (collective, ranks, nodes, GPU); nccl_tests_checks.cpp
+// checks the result.
+#include "dtperf/io/nccl_tests.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "dtperf/error.hpp"
+#include "dtperf/io/json_reader.hpp"
+#include "nccl_tests_checks.hpp"
+
+namespace dtperf::io {
+
+namespace {
+
+using detail::ReadResult;
+using detail::ReadRow;
+using detail::Stated;
+
+struct Token {
+  std::string text;
+  std::size_t begin = 0;  // offset in the line
+};
+
+std::vector<Token> tokenize(std::string_view s) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const std::size_t begin = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > begin) out.push_back({std::string(s.substr(begin, i - begin)), begin});
+  }
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+bool is_unsigned(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::optional<double> to_number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(x)) return std::nullopt;
+  return x;
+}
+
+std::string line_ref(std::size_t line) { return fmt::format("line {}", line); }
+
+// nccl-tests' type names (src/common.cu test_typenames), old and new.
+const std::vector<std::string> kTypeNames = {"int8",   "uint8",  "int32",    "uint32", "int64",    "uint64", "half",
+                                             "float",  "double", "bfloat16", "f8e4m3", "f8e5m2",   "char",   "int"};
+
+bool is_type_name(const std::string& s) { return std::find(kTypeNames.begin(), kTypeNames.end(), s) != kTypeNames.end(); }
+
+struct Layout {
+  std::size_t line = 0;
+  std::string prefix;        // what every data row starts with ("0:", "[1,0]<stdout>:", or "")
+  std::size_t columns = 0;   // tokens per data row
+  int redop = -1;
+  struct Group {
+    int time = -1, algbw = -1, busbw = -1, wrong = -1;
+    bool error_column = false;  // old nccl-tests: max deviation instead of a count
+  };
+  std::vector<Group> groups;
+};
+
+// The column header ("size count type ..."), or nullopt if `tokens` is not one.
+std::optional<Layout> header_layout(const std::vector<Token>& tokens, const std::string& line, std::size_t number) {
+  std::size_t h = 0;
+  while (h + 2 < tokens.size() &&
+         !(tokens[h].text == "size" && tokens[h + 1].text == "count" && tokens[h + 2].text == "type")) {
+    ++h;
+  }
+  if (h + 2 >= tokens.size()) return std::nullopt;
+  Layout layout;
+  layout.line = number;
+  std::string prefix = trim(line.substr(0, tokens[h].begin));
+  if (prefix.ends_with('#')) prefix.pop_back();
+  layout.prefix = trim(prefix);
+  bool timestamp = false;
+  for (std::size_t i = h + 3; i < tokens.size(); ++i) {
+    const std::string& name = tokens[i].text;
+    const int column = static_cast<int>(i - h);
+    if (name == "redop") layout.redop = column;
+    if (name == "time" || name == "cputime") layout.groups.push_back({column, -1, -1, -1, false});
+    if (name == "timestamp") timestamp = true;
+    if (layout.groups.empty()) continue;
+    auto& g = layout.groups.back();
+    if (name == "algbw") g.algbw = column;
+    if (name == "busbw") g.busbw = column;
+    if (name == "#wrong" || name == "error") g = {g.time, g.algbw, g.busbw, column, name == "error"};
+  }
+  if (layout.groups.size() > 2) layout.groups.resize(2);
+  if (layout.groups.empty()) return std::nullopt;
+  for (const auto& g : layout.groups) {
+    if (g.algbw < 0 || g.busbw < 0) return std::nullopt;
+  }
+  layout.columns = tokens.size() - h + (timestamp ? 1 : 0);
+  return layout;
+}
+
+double number_at(const std::vector<Token>& t, int column, const char* what, const std::string& file, std::size_t line) {
+  const std::string& s = t[static_cast<std::size_t>(column)].text;
+  const auto x = to_number(s);
+  if (!x) throw InputError(file, line_ref(line), fmt::format("{} '{}' is not a number", what, s));
+  return *x;
+}
+
+ReadResult read_result(const std::vector<Token>& t, const Layout::Group& g, const std::string& file, std::size_t line) {
+  ReadResult r;
+  r.value.time_us = number_at(t, g.time, "time", file, line);
+  r.value.algbw_GB_per_s = number_at(t, g.algbw, "algbw", file, line);
+  r.value.busbw_GB_per_s = number_at(t, g.busbw, "busbw", file, line);
+  r.time_half_us = detail::half_unit(t[static_cast<std::size_t>(g.time)].text);
+  r.algbw_half = detail::half_unit(t[static_cast<std::size_t>(g.algbw)].text);
+  r.busbw_half = detail::half_unit(t[static_cast<std::size_t>(g.busbw)].text);
+  if (g.wrong >= 0 && !g.error_column) {
+    const std::string& w = t[static_cast<std::size_t>(g.wrong)].text;
+    if (is_unsigned(w)) {
+      r.value.wrong = std::strtoll(w.c_str(), nullptr, 10);
+    } else if (w != "N/A") {
+      throw InputError(file, line_ref(line), fmt::format("#wrong '{}' is not a count", w));
+    }
+  }
+  return r;
+}
+
+ReadRow read_row(const std::vector<Token>& t, const Layout& layout, const std::string& file, std::size_t line) {
+  if (t.size() != layout.columns) {
+    throw InputError(file, line_ref(line),
+                     fmt::format("the row has {} columns, the column header (line {}) has {}{}", t.size(), layout.line,
+                                 layout.columns, t.size() < layout.columns ? ": the row is cut off" : ""));
+  }
+  ReadRow row;
+  row.where = line_ref(line);
+  row.line = static_cast<int>(line);
+  row.bytes = std::stod(t[0].text);
+  if (!is_unsigned(t[1].text)) {
+    throw InputError(file, row.where, fmt::format("count '{}' is not a whole number", t[1].text));
+  }
+  row.count = std::strtoll(t[1].text.c_str(), nullptr, 10);
+  row.type = t[2].text;
+  if (!is_type_name(row.type)) {
+    throw InputError(file, row.where,
+                     fmt::format("unknown type '{}'{}; nccl-tests types: {}", row.type, did_you_mean(row.type, kTypeNames),
+                                 join_names(kTypeNames)));
+  }
+  if (layout.redop >= 0) row.redop = t[static_cast<std::size_t>(layout.redop)].text;
+  row.out_of_place = read_result(t, layout.groups[0], file, line);
+  if (layout.groups.size() > 1) row.in_place = read_result(t, layout.groups[1], file, line);
+  return row;
+}
+
+// Position of the type column if `tokens` look like a data row (two whole numbers and
+// a type name), whatever comes before them.
+std::optional<std::size_t> type_position(const std::vector<Token>& tokens) {
+  for (std::size_t k = 2; k < tokens.size(); ++k) {
+    if (is_type_name(tokens[k].text) && is_unsigned(tokens[k - 1].text) && is_unsigned(tokens[k - 2].text)) return k;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> leading_int(const std::string& value) {
+  const auto t = tokenize(value);
+  if (t.empty() || !is_unsigned(t[0].text) || t[0].text.size() > 9) return std::nullopt;
+  return std::atoi(t[0].text.c_str());
+}
+
+// "Rank N [Group G] Pid P on HOST device D [BUS] NAME": the position of "on", or nullopt.
+std::optional<std::size_t> rank_line_host(const std::vector<Token>& words) {
+  if (words.size() < 6 || words[0].text != "Rank" || !is_unsigned(words[1].text)) return std::nullopt;
+  for (std::size_t on = 2; on + 3 < words.size(); ++on) {
+    if (words[on].text == "on" && words[on + 2].text == "device") return on;
+  }
+  return std::nullopt;
+}
+
+// What the non-table lines of a log state.
+struct Context {
+  std::string file;
+  std::vector<Stated<std::string>> collectives;  // "# collective:" and "Collective test starting:"
+  std::vector<Stated<std::string>> programs;     // program names elsewhere
+  std::optional<Stated<int>> total_ranks, gpus_per_node, nodes;
+  std::set<int> ranks;
+  std::set<std::string> hosts;
+  std::string rank_line, gpu_key, gpu_rank0;
+  std::optional<Stated<int>> out_of_bounds;
+
+  void add_collective(std::vector<Stated<std::string>>& list, std::string name, std::size_t line) {
+    for (const auto& c : list) {
+      if (c.value != name) {
+        throw InputError(file, line_ref(line),
+                         fmt::format("'{}' here but '{}' on {}: one collective per log", name, c.value, c.where));
+      }
+    }
+    list.push_back({std::move(name), line_ref(line), ""});
+  }
+
+  // `body`: the line without prefix and '#'; `commented`: it had a '#'.
+  void read(const std::string& body, const std::vector<Token>& tokens, bool commented, std::size_t line) {
+    const auto words = tokenize(body);
+    if (body.starts_with("Out of bounds values")) {
+      if (const auto colon = body.find(':'); colon != std::string::npos) {
+        if (const auto n = leading_int(body.substr(colon + 1))) out_of_bounds = Stated<int>{*n, line_ref(line), ""};
+      }
+    } else if (body.starts_with("Collective test starting:")) {
+      add_collective(collectives, detail::collective_of_program(trim(body.substr(25))), line);
+    } else if (const auto on = rank_line_host(words)) {
+      const int rank = std::atoi(words[1].text.c_str());
+      ranks.insert(rank);
+      hosts.insert(words[*on + 1].text);
+      if (rank_line.empty()) rank_line = line_ref(line);
+      if (rank == 0 && words.size() > *on + 5) gpu_rank0 = trim(body.substr(words[*on + 5].begin));
+    } else if (commented && !words.empty() && words[0].text.ends_with(':')) {
+      read_key(words[0].text.substr(0, words[0].text.size() - 1), trim(body.substr(words[0].text.size())), line);
+    }
+    for (const auto& t : tokens) {
+      const std::string name = detail::collective_of_program(t.text);
+      if (!name.empty()) programs.push_back({name, line_ref(line), ""});
+    }
+  }
+
+  void read_key(const std::string& key, const std::string& value, std::size_t line) {
+    if (key == "collective") {
+      const auto t = tokenize(value);
+      if (t.empty()) return;
+      std::string name = detail::collective_of_program(t[0].text);
+      add_collective(collectives, name.empty() ? t[0].text : name, line);
+    } else if (key == "gpu") {
+      gpu_key = value;
+    } else if (key == "total_ranks" || key == "gpus_per_node" || key == "nodes") {
+      const auto n = leading_int(value);
+      if (!n) return;
+      Stated<int> stated{*n, line_ref(line), "# " + key + " on " + line_ref(line)};
+      (key == "total_ranks" ? total_ranks : key == "nodes" ? nodes : gpus_per_node) = stated;
+    }
+  }
+
+  detail::ReadFacts facts(std::size_t lines) const {
+    detail::ReadFacts f;
+    if (!collectives.empty()) {
+      f.collective = collectives.front();
+    } else if (!programs.empty()) {
+      for (const auto& p : programs) {
+        if (p.value != programs.front().value) {
+          throw InputError(file, p.where, fmt::format("'{}' here but '{}' on {}: one collective per log", p.value,
+                                                      programs.front().value, programs.front().where));
+        }
+      }
+      f.collective = programs.front();
+    }
+    if (total_ranks) {
+      f.ranks = total_ranks;
+    } else if (gpus_per_node && nodes) {
+      f.ranks = Stated<int>{gpus_per_node->value * nodes->value, gpus_per_node->where,
+                            fmt::format("{} x {}", gpus_per_node->source, nodes->source)};
+    } else if (!ranks.empty()) {
+      f.ranks = Stated<int>{static_cast<int>(ranks.size()), rank_line,
+                            fmt::format("{} '#  Rank' lines from {}", ranks.size(), rank_line)};
+    }
+    if (nodes) {
+      f.nodes = nodes;
+    } else if (!hosts.empty()) {
+      f.nodes = Stated<int>{static_cast<int>(hosts.size()), rank_line,
+                            fmt::format("{} hosts in the '#  Rank' lines", hosts.size())};
+    }
+    f.out_of_bounds = out_of_bounds;
+    f.gpu = !gpu_key.empty() ? gpu_key : gpu_rank0;
+    f.end_where = line_ref(lines);
+    return f;
+  }
+};
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+NcclTestsLog parse_text(const std::string& text, const std::string& file, const NcclTestsOptions& options) {
+  const std::vector<std::string> lines = split_lines(text);
+  std::optional<Layout> layout;
+  std::vector<ReadRow> rows;
+  Context context;
+  context.file = file;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const std::size_t number = i + 1;
+    const std::vector<Token> tokens = tokenize(line);
+    if (tokens.empty()) continue;
+    if (auto header = header_layout(tokens, line, number)) {
+      if (layout && !rows.empty()) {
+        throw InputError(file, line_ref(number),
+                         fmt::format("a second table starts here (the first on line {}): one run per log", layout->line));
+      }
+      layout = std::move(header);
+      continue;
+    }
+    if (layout) {
+      std::string_view rest = line;
+      while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.remove_prefix(1);
+      if (rest.starts_with(layout->prefix)) {
+        rest.remove_prefix(layout->prefix.size());
+        const std::vector<Token> cells = tokenize(rest);
+        if (!cells.empty() && is_unsigned(cells[0].text)) {
+          rows.push_back(read_row(cells, *layout, file, number));
+          continue;
+        }
+      }
+    }
+    if (const auto k = type_position(tokens)) {
+      const std::string prefix = trim(line.substr(0, tokens[*k - 2].begin));
+      if (!layout) {
+        throw InputError(file, line_ref(number),
+                         "a data row before the column header ('size count type redop root time algbw busbw #wrong "
+                         "...'): the table has no header");
+      }
+      throw InputError(file, line_ref(number),
+                       fmt::format("the row's prefix '{}' differs from the column header's '{}' (line {}): output of "
+                                   "another process?",
+                                   prefix, layout->prefix, layout->line));
+    }
+    // A comment: the text after the first '#' when at most a prefix precedes it.
+    const std::size_t hash = line.find('#');
+    const bool commented = hash != std::string::npos && tokenize(line.substr(0, hash)).size() <= 1;
+    std::string body = commented ? trim(line.substr(hash + 1)) : trim(line);
+    if (!commented && layout && !layout->prefix.empty() && body.starts_with(layout->prefix)) {
+      body = trim(body.substr(layout->prefix.size()));
+    }
+    context.read(body, tokens, commented, number);
+  }
+  return detail::finish_log(std::move(rows), context.facts(lines.size()), file, options);
+}
+
+}  // namespace
+
+bool is_nccl_tests_json(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') return false;
+  try {
+    const Json j = Json::parse(text);
+    return j.is_object() && j.contains("results");
+  } catch (const Json::parse_error&) {
+    return false;
+  }
+}
+
+NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& file, const NcclTestsOptions& options) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return detail::parse_nccl_tests_json(text, file, options);
+  return parse_text(text, file, options);
+}
+
+NcclTestsLog read_nccl_tests_file(const std::string& path, const NcclTestsOptions& options) {
+  return parse_nccl_tests(read_text_file(path), path, options);
+}
+
+std::vector<std::pair<double, double>> bytes_and_time_s(const NcclTestsLog& log, NcclTestsColumn column) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& row : log.rows) {
+    const auto& first = column == NcclTestsColumn::in_place ? row.in_place : row.out_of_place;
+    const auto& second = column == NcclTestsColumn::in_place ? row.out_of_place : row.in_place;
+    double us = first ? first->time_us : second->time_us;
+    if (column == NcclTestsColumn::faster && first && second) us = std::min(first->time_us, second->time_us);
+    out.emplace_back(row.bytes, us * 1e-6);
+  }
+  return out;
+}
+
+}  // namespace dtperf::io

@@ -1,0 +1,64 @@
+#pragma once
+// Shared between the text and the JSON readers of nccl-tests results: rows as read, with
+// the precision their numbers were printed at, and the checks that turn them into an
+// NcclTestsLog (see dtperf/io/nccl_tests.hpp for the rules).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtperf/io/nccl_tests.hpp"
+
+namespace dtperf::io::detail {
+
+/// One group of columns (out-of-place or in-place) with half a unit of the last printed
+/// digit of each number: the true value lies within +- that.
+struct ReadResult {
+  NcclTestsResult value;
+  double time_half_us = 0.0;
+  double algbw_half = 0.0;
+  double busbw_half = 0.0;
+};
+
+struct ReadRow {
+  std::string where;  // "line 12" or a JSON pointer
+  int line = 0;
+  double bytes = 0.0;
+  std::int64_t count = 0;
+  std::string type;
+  std::string redop;
+  std::optional<ReadResult> out_of_place;
+  std::optional<ReadResult> in_place;
+};
+
+/// A value stated by the log, with where it was stated (for messages).
+template <typename T>
+struct Stated {
+  T value{};
+  std::string where;  // "line 7", "--ranks", a JSON pointer
+  std::string source;  // "# total_ranks", "--ranks", "24 Rank lines", ...
+};
+
+struct ReadFacts {
+  std::optional<Stated<std::string>> collective;
+  std::optional<Stated<int>> ranks;
+  std::optional<Stated<int>> nodes;
+  std::optional<Stated<int>> out_of_bounds;  // nccl-tests' count of wrong values, when reported
+  std::string gpu;
+  std::string end_where;  // where the input ends, for "no data rows"
+};
+
+/// Checks the rows and facts and builds the log; throws InputError on the first problem.
+NcclTestsLog finish_log(std::vector<ReadRow> rows, ReadFacts facts, const std::string& file,
+                        const NcclTestsOptions& options);
+
+/// Half a unit of the last digit of a printed number ("12.90" -> 0.005, "15791" -> 0.5,
+/// "1.0e+08" -> 5e6).
+double half_unit(const std::string& printed);
+
+/// The collective of a program name ("./build/all_reduce_perf_mpi" -> "all_reduce"), or "".
+std::string collective_of_program(const std::string& token);
+
+NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& file,
+                                   const NcclTestsOptions& options);
+
+}  // namespace dtperf::io::detail

@@ -1,0 +1,347 @@
+// Fitting: alpha-beta segments recovered from synthetic series, the breakpoint of a
+// protocol switch, constraints and outliers, GEMM/copy/spread summaries, the link
+// parameters derived from fits, and a raw file's round trip into a profile.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "dtperf/fit.hpp"
+#include "dtperf/io/calibrated_profile.hpp"
+#include "dtperf/io/calibration_json.hpp"
+#include "dtperf/io/profile_json.hpp"
+
+using namespace dtperf;
+
+namespace {
+
+// Sizes 8 B, 16 B, ..., 2^k x 8 B up to `max_bytes`.
+std::vector<double> sizes(double max_bytes) {
+  std::vector<double> out;
+  for (double b = 8; b <= max_bytes; b *= 2) out.push_back(b);
+  return out;
+}
+
+// Exact all_reduce times on `ranks` ranks: alpha + bytes x 2(n-1)/n / busbw.
+std::vector<SizeTime> line(const std::vector<double>& bytes, int ranks, double alpha_s, double busbw) {
+  std::vector<SizeTime> out;
+  const double factor = 2.0 * (ranks - 1) / ranks;
+  for (const double b : bytes) out.push_back({b, alpha_s + b * factor / busbw});
+  return out;
+}
+
+GroupFit group(const std::string& name, const std::string& collective, int ranks, int nodes, int concurrent,
+               double alpha_s, double busbw) {
+  AlphaBetaFit f;
+  f.collective = collective;
+  f.level = nodes == 1 ? "intra" : "inter";
+  f.ranks = ranks;
+  f.nodes = nodes;
+  f.segments = {{8.0, 1e9, alpha_s, busbw}};
+  return {name, concurrent, f};
+}
+
+}  // namespace
+
+TEST_CASE("bus factors are nccl-tests' busbw / algbw", "[fit]") {
+  CHECK(*bus_factor("all_reduce", 16) == 2.0 * 15 / 16);  // 1.875
+  CHECK(*bus_factor("all_gather", 16) == 15.0 / 16);
+  CHECK(*bus_factor("alltoall", 4) == 0.75);
+  CHECK(*bus_factor("sendrecv", 16) == 1.0);
+  CHECK_FALSE(bus_factor("gather", 4).has_value());
+}
+
+TEST_CASE("alpha and beta of an exact series are recovered to 1e-6", "[fit]") {
+  // all_reduce on 8 ranks, alpha 20 us, busbw 100 GB/s: t = 20 us + b x 1.75 / 100e9.
+  const auto points = line(sizes(1 << 30), 8, 20e-6, 100e9);
+  const CollectiveFit f = fit_collective("all_reduce", 8, 1, points);
+  REQUIRE(f.fit.segments.size() == 1);
+  CHECK(f.fit.level == "intra");
+  CHECK(f.bus_factor == 1.75);
+  CHECK(f.fit.segments[0].alpha_s == Approx(20e-6).epsilon(1e-6));
+  CHECK(f.fit.segments[0].bus_bytes_per_s == Approx(100e9).epsilon(1e-6));
+  CHECK(f.fit.segments[0].min_bytes == 8);
+  CHECK(f.fit.segments[0].max_bytes == 1 << 30);
+  CHECK(f.fit.rms_relative_error < 1e-9);
+  CHECK(f.residuals.size() == points.size());
+  CHECK(fit_time_s(f.fit, 1 << 20) == Approx(20e-6 + 1048576 * 1.75 / 100e9).epsilon(1e-9));
+}
+
+TEST_CASE("a two-protocol series is split at its switch", "[fit][segments]") {
+  // LL up to 64 KiB: 10 us + b x 1.5 / 5 GB/s; Simple from 128 KiB: 40 us + b x 1.5 / 200 GB/s
+  // (4 ranks). One line through both misses by far more than the noise floor.
+  std::vector<SizeTime> points = line(sizes(65536), 4, 10e-6, 5e9);
+  std::vector<double> large;
+  for (double b = 131072; b <= 1 << 30; b *= 2) large.push_back(b);
+  for (const auto& p : line(large, 4, 40e-6, 200e9)) points.push_back(p);
+  const CollectiveFit f = fit_collective("all_reduce", 4, 1, points);
+  REQUIRE(f.fit.segments.size() == 2);
+  CHECK(f.fit.segments[0].max_bytes == 65536);
+  CHECK(f.fit.segments[1].min_bytes == 131072);
+  CHECK(f.fit.segments[0].alpha_s == Approx(10e-6).epsilon(1e-6));
+  CHECK(f.fit.segments[0].bus_bytes_per_s == Approx(5e9).epsilon(1e-6));
+  CHECK(f.fit.segments[1].alpha_s == Approx(40e-6).epsilon(1e-6));
+  CHECK(f.fit.segments[1].bus_bytes_per_s == Approx(200e9).epsilon(1e-6));
+}
+
+TEST_CASE("segments keep alpha >= 0 and beta > 0", "[fit][constraints]") {
+  // Times that fall with size: the best line has beta < 0; it is held at the bound, a
+  // latency-only segment (bus bandwidth 1 / 1e-15 s per byte for sendrecv).
+  const std::vector<SizeTime> falling = {{8, 12e-6}, {16, 11.9e-6}, {32, 11.8e-6}, {64, 11.7e-6}};
+  const CollectiveFit f = fit_collective("sendrecv", 2, 2, falling);
+  for (const auto& s : f.fit.segments) {
+    CHECK(s.bus_bytes_per_s == Approx(1e15));
+    CHECK(s.alpha_s > 11.6e-6);
+  }
+  // Pure bandwidth with a superlinear tail: the free line would cross zero below 0;
+  // alpha is held at 0 and beta = sum(b/t) / sum((b/t)^2).
+  const std::vector<SizeTime> tail = {{1e6, 10e-6}, {2e6, 21e-6}, {4e6, 44e-6}};
+  const CollectiveFit g = fit_collective("sendrecv", 2, 2, tail);
+  CHECK(g.fit.segments[0].alpha_s == 0.0);
+  double sx = 0, sxx = 0;
+  for (const auto& p : tail) {
+    sx += p.bytes / p.time_s;
+    sxx += (p.bytes / p.time_s) * (p.bytes / p.time_s);
+  }
+  CHECK(g.fit.segments[0].bus_bytes_per_s == Approx(sxx / sx).epsilon(1e-9));
+}
+
+TEST_CASE("a slow outlier is left out of the fit and listed", "[fit][outliers]") {
+  auto points = line(sizes(1 << 24), 8, 20e-6, 100e9);
+  points[5].time_s *= 3.0;  // 256 B measured 3x its true time
+  const CollectiveFit f = fit_collective("all_reduce", 8, 1, points);
+  REQUIRE(f.fit.segments.size() == 1);
+  CHECK(f.fit.segments[0].alpha_s == Approx(20e-6).epsilon(1e-6));
+  CHECK(f.residuals[5].outlier);
+  CHECK(f.residuals[5].relative_error == Approx(1.0 / 3.0 - 1.0).epsilon(1e-6));  // predicted / measured - 1
+  CHECK(f.worst.front().bytes == 256);
+  CHECK(f.fit.rms_relative_error < 1e-9);  // over the points fitted
+}
+
+TEST_CASE("a size between two segments takes the faster one", "[fit][predict]") {
+  AlphaBetaFit fit;
+  fit.collective = "sendrecv";
+  fit.ranks = 2;
+  fit.segments = {{8, 1024, 10e-6, 1e9}, {4096, 1e6, 20e-6, 100e9}};
+  CHECK(fit_time_s(fit, 1000) == Approx(10e-6 + 1000 / 1e9));
+  // 2048 B: first 10 us + 2.048 us = 12.05 us, second 20 us + 0.02 us: the first.
+  CHECK(fit_time_s(fit, 2048) == Approx(12.048e-6));
+  // Beyond the ends the outer segments carry on.
+  CHECK(fit_time_s(fit, 1) == Approx(10e-6 + 1 / 1e9));
+  CHECK(fit_time_s(fit, 1e9) == Approx(20e-6 + 1e9 / 100e9));
+}
+
+TEST_CASE("prediction errors are the geometric mean and the worst ratio", "[fit][predict]") {
+  AlphaBetaFit fit;
+  fit.collective = "sendrecv";
+  fit.ranks = 2;
+  fit.segments = {{1, 1e12, 0.0, 1e9}};  // t = b / 1 GB/s
+  // Measured 1.1x and 1/1.1x the prediction: |ln| = ln 1.1 each; geomean 10 %; the worst
+  // |predicted / measured - 1| is 1 - 1/1.1 = 9.09 % for the first, 10 % for the second.
+  const std::vector<SizeTime> measured = {{1e6, 1.1e-3}, {2e6, 2e-3 / 1.1}, {10, 1.0}};
+  const PredictionErrors e = prediction_errors(fit, measured, 1e6);
+  CHECK(e.points == 2);
+  CHECK(e.geomean == Approx(0.1));
+  CHECK(e.worst == Approx(0.1));
+  CHECK(e.worst_bytes == 2e6);
+}
+
+TEST_CASE("GEMM efficiency: sorted, duplicates averaged, monotone, clamped", "[fit][compute]") {
+  const std::map<DType, double> peaks = {{DType::bf16, 1000e12}};
+  // Efficiencies 0.5, 0.3 (same FLOPs as 0.5: mean 0.4), 0.7, 0.6, 1.2 (clamped to 1).
+  const std::vector<GemmPoint> points = {{DType::bf16, 2e9, 2e9 / 500e12},  {DType::bf16, 2e9, 2e9 / 300e12},
+                                         {DType::bf16, 1e9, 1e9 / 400e12},  {DType::bf16, 8e9, 8e9 / 700e12},
+                                         {DType::bf16, 16e9, 16e9 / 600e12}, {DType::bf16, 32e9, 32e9 / 1200e12},
+                                         {DType::fp16, 1e9, 1e-3}};
+  std::vector<std::string> notes;
+  const auto raw = gemm_efficiency_curves(points, peaks, false, notes);
+  REQUIRE(raw.size() == 1);
+  const auto& c = raw[0].flops_and_efficiency;
+  REQUIRE(c.size() == 5);
+  CHECK(c[0].first == 1e9);
+  CHECK(c[0].second == Approx(0.4));
+  CHECK(c[1].second == Approx(0.4));  // (0.5 + 0.3) / 2
+  CHECK(c[4].second == 1.0);
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0] == "GEMM points of fp16 were left out: the profile has no fp16 peak.");
+  CHECK(notes[1] == "1 GEMM point(s) of bf16 exceeded the bf16 peak of 1000.0 TFLOP/s (best 1200.0) and count as "
+                    "efficiency 1.");
+  // Monotone: 0.4, 0.4 (weight 2), 0.7, 0.6, 1.0 -> 0.7 and 0.6 pool to 0.65.
+  std::vector<std::string> more;
+  const auto smooth = gemm_efficiency_curves(points, peaks, true, more)[0].flops_and_efficiency;
+  CHECK(smooth[2].second == Approx(0.65));
+  CHECK(smooth[3].second == Approx(0.65));
+  CHECK(smooth[4].second == 1.0);
+}
+
+TEST_CASE("copy bandwidth and iteration spread are medians", "[fit][compute]") {
+  // Largest 1 GiB: points of at least 512 MiB count: 2.0, 2.4, 2.6 TB/s -> median 2.4.
+  const std::vector<CopyPoint> copy = {{1 << 20, (1 << 20) / 0.5e12}, {1 << 29, (1 << 29) / 2.0e12},
+                                       {1 << 30, (1 << 30) / 2.4e12}, {1 << 30, (1 << 30) / 2.6e12}};
+  CHECK(*copy_bandwidth_bytes_per_s(copy) == Approx(2.4e12));
+  const std::vector<double> cv = {0.01, 0.03, 0.02, 0.5};
+  CHECK(*iteration_cv(cv) == Approx(0.025));
+  CHECK_FALSE(iteration_cv({}).has_value());
+}
+
+TEST_CASE("link parameters come from the node, pair and world fits", "[fit][links]") {
+  const std::vector<GroupFit> fits = {
+      // 8 ranks on one node: alpha 14 us = 2(8-1) steps -> 1 us per step; busbw 360 GB/s.
+      group("node", "all_reduce", 8, 1, 1, 14e-6, 360e9),
+      // Pairs across nodes: 1 pair at 11.5 GB/s, 8 pairs at 5.9 GB/s each = 47.2 GB/s per node.
+      group("pair_inter", "sendrecv", 2, 2, 1, 6e-6, 11.5e9),
+      group("pair_inter", "sendrecv", 2, 2, 8, 7e-6, 5.9e9),
+      group("world", "all_reduce", 16, 2, 1, 40e-6, 45e9),
+  };
+  const LinkMeasurements m = derive_link_measurements(fits);
+  CHECK(*m.intra_bytes_per_s == Approx(360e9));
+  CHECK(*m.intra_latency_s == Approx(1e-6));
+  CHECK(*m.node_nic_bytes_per_s == Approx(8 * 5.9e9));
+  CHECK(*m.inter_latency_s == Approx(6e-6));  // the sendrecv pair's alpha: one hop
+  REQUIRE(m.notes.size() == 4);
+  CHECK(m.notes[1] == "Intra-node latency: 1.00 us per ring step = alpha 14.00 us / 2(8-1) of all_reduce on 8 ranks of "
+                      "one node.");
+  CHECK(m.notes[2] == "NICs of a node: 47.2 GB/s = 5.9 GB/s per pair x max(8 concurrent pair(s), 1 rail(s)) (sendrecv "
+                      "across nodes, largest sizes, best concurrency).");
+
+  // Without pairs: the world all_reduce. NICs = its busbw, 45 GB/s; latency from
+  // alpha = 2(p-m) intra + 2(m-1) inter: (40 - 2(16-2) x 1) / 2(2-1) = 6 us.
+  const std::vector<GroupFit> no_pairs = {fits[0], fits[3]};
+  const LinkMeasurements w = derive_link_measurements(no_pairs);
+  CHECK(*w.node_nic_bytes_per_s == Approx(45e9));
+  CHECK(*w.inter_latency_s == Approx(6e-6));
+  // Without the node fit the base profile's intra latency (0.5 us) is used:
+  // (40 - 28 x 0.5) / 2 = 13 us.
+  const std::vector<GroupFit> world_only = {fits[3]};
+  LinkContext base;
+  base.known_intra_latency_s = 0.5e-6;
+  CHECK(*derive_link_measurements(world_only, base).inter_latency_s == Approx(13e-6));
+  // A 2-rank all_reduce across 2 nodes is two ring steps: alpha 30 us -> 15 us per hop.
+  const std::vector<GroupFit> pair_ar = {group("pair_inter", "all_reduce", 2, 2, 1, 30e-6, 40e9)};
+  CHECK(*derive_link_measurements(pair_ar).inter_latency_s == Approx(15e-6));
+}
+
+TEST_CASE("one crossing rank measures one rail of the node", "[fit][links]") {
+  // 8 GPUs and 8 NICs per node: a rank's cap is one NIC (rails = min(8, 8) = 8).
+  LinkContext rails;
+  rails.gpus_per_node = 8;
+  rails.nics_per_node = 8;
+  // One pair at 49.9 GB/s -> 49.9 x max(1, 8) = 399.2 GB/s for the node.
+  const std::vector<GroupFit> pair = {group("pair_inter", "sendrecv", 2, 2, 1, 5e-6, 49.9e9)};
+  CHECK(*derive_link_measurements(pair, rails).node_nic_bytes_per_s == Approx(399.2e9));
+  // One rank per node all-reducing at 48 GB/s: 48 x max(1, 8 rails / 1 rank) = 384 GB/s.
+  const std::vector<GroupFit> one = {group("one_per_node", "all_reduce", 2, 2, 1, 30e-6, 48e9)};
+  CHECK(*derive_link_measurements(one, rails).node_nic_bytes_per_s == Approx(384e9));
+  // A full node of 8 ranks per node: its busbw is the node's (max(1, 8 / 8) = 1).
+  const std::vector<GroupFit> world = {group("world", "all_reduce", 16, 2, 1, 30e-6, 360e9)};
+  CHECK(*derive_link_measurements(world, rails).node_nic_bytes_per_s == Approx(360e9));
+}
+
+TEST_CASE("a sweep without small sizes gives no latency", "[fit][links]") {
+  GroupFit from_1mib = group("pair_inter", "sendrecv", 2, 2, 1, 37e-6, 49.9e9);
+  from_1mib.fit.segments[0].min_bytes = 1 << 20;  // above 64 KiB: alpha is no latency
+  from_1mib.fit.segments[0].max_bytes = 16e9;
+  const std::vector<GroupFit> fits = {from_1mib};
+  const LinkMeasurements m = derive_link_measurements(fits);
+  CHECK_FALSE(m.inter_latency_s.has_value());
+  CHECK(m.node_nic_bytes_per_s.has_value());
+  // A sweep that stops at 128 MiB says so.
+  GroupFit short_sweep = group("node", "all_reduce", 4, 1, 1, 10e-6, 100e9);
+  short_sweep.fit.segments[0].max_bytes = 128.0 * 1024 * 1024;
+  const std::vector<GroupFit> node = {short_sweep};
+  CHECK(derive_link_measurements(node).notes[0] ==
+        "Intra-node: 100.0 GB/s per GPU = busbw of the largest sizes of all_reduce on 4 ranks of one node (the sweep "
+        "stops at 128 MiB: the bandwidth may still be rising).");
+}
+
+TEST_CASE("measured links become efficiencies against known line rates", "[fit][links]") {
+  LinkMeasurements m;
+  m.intra_bytes_per_s = 360e9;
+  m.intra_latency_s = 1e-6;
+  m.node_nic_bytes_per_s = 47.2e9;
+  m.inter_latency_s = 6e-6;
+  ClusterProfile p;
+  std::vector<std::string> notes;
+  KnownLinks known;
+  known.intra_link_bytes_per_s = 450e9;
+  known.nics_per_node = 4;
+  known.nic_gbps = 100;
+  apply_link_measurements(p, m, known, notes);
+  CHECK(p.intra.bandwidth_bytes_per_s == 450e9);
+  CHECK(p.intra.efficiency == Approx(0.8));  // 360 / 450
+  CHECK(p.inter.nics_per_node == 4);
+  // 4 x 100 Gbit/s = 50 GB/s of line rate: 47.2 / 50 = 0.944.
+  CHECK(p.inter.transport_efficiency == Approx(0.944));
+  CHECK(p.inter.latency_s == 6e-6);
+  CHECK(notes.empty());
+
+  // Unknown line rate: the measurement is the rate, efficiency 1.
+  ClusterProfile q;
+  apply_link_measurements(q, m, {}, notes);
+  CHECK(q.intra.bandwidth_bytes_per_s == 360e9);
+  CHECK(q.inter.nic_gbps == Approx(377.6));  // 47.2 GB/s x 8 bit / 1 NIC
+  CHECK(q.inter.transport_efficiency == 1.0);
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[1] == "NIC line rate unknown: nic_gbps = measured 47.2 GB/s / 1 NIC(s), transport efficiency 1.");
+
+  // Faster than the line rate (tree / NVLS all-reduce): efficiency 1, with a note.
+  ClusterProfile r;
+  known.nic_gbps = 50;  // 4 x 50 Gbit/s = 25 GB/s < 47.2
+  notes.clear();
+  apply_link_measurements(r, m, known, notes);
+  CHECK(r.inter.transport_efficiency == 1.0);
+  CHECK(notes.at(0) == "The measured NIC throughput 47.2 GB/s exceeds 4 x 50 Gbit/s = 25.0 GB/s (tree or NVLS "
+                       "all-reduce, or more NICs than stated): transport efficiency set to 1.");
+}
+
+TEST_CASE("a raw calibration file fits into a profile that parses", "[fit][roundtrip]") {
+  // 2 nodes x 2 ranks of a known GPU; node all_reduce alpha 10 us, busbw 100 GB/s
+  // (factor 1 on 2 ranks); pair_inter sendrecv alpha 5 us, 12.5 GB/s.
+  io::Json raw = {{"schema", "dtperf.calibration/1"}, {"tool", "t"}, {"backend", "nccl"},
+                  {"created", "2026-11-21T10:00:00Z"}, {"arguments", io::Json::array()},
+                  {"world", {{"ranks", 4}, {"nodes", 2}, {"ranks_per_node", 2}, {"hosts", {"a", "b"}},
+                             {"placement", {{{"rank", 0}, {"host", "a"}, {"local_rank", 0}, {"device_name", "NVIDIA H100 80GB HBM3"}}}}}},
+                  {"budget_s", 60}, {"elapsed_s", 50}, {"truncated", false}};
+  const auto points = [](double alpha_us, double busbw_gb) {
+    io::Json out = io::Json::array();
+    for (double b = 8; b <= 1 << 26; b *= 4) {
+      const double t = alpha_us + b / (busbw_gb * 1e3);
+      out.push_back({{"bytes", b}, {"count", 1}, {"time_us", t}, {"time_us_min", t}, {"time_us_max", t},
+                     {"algbw_GB_per_s", b / (t * 1e3)}, {"busbw_GB_per_s", b / (t * 1e3)}, {"correct", true}});
+    }
+    return out;
+  };
+  const auto entry = [&](const char* collective, const char* group_name, int ranks, int nodes, double a, double bw) {
+    return io::Json{{"collective", collective}, {"group", group_name}, {"ranks", ranks}, {"nodes", nodes},
+                    {"concurrent_per_node", 1}, {"dtype", "float32"}, {"warmup_iterations", 5},
+                    {"iterations", 20}, {"points", points(a, bw)}};
+  };
+  raw["collectives"] = {entry("all_reduce", "node", 2, 1, 10, 100), entry("sendrecv", "pair_inter", 2, 2, 5, 12.5)};
+  // bytes must be integers in the file.
+  for (auto& c : raw["collectives"]) {
+    for (auto& p : c["points"]) p["bytes"] = static_cast<std::int64_t>(p["bytes"].get<double>());
+  }
+  io::FitInputs inputs;
+  inputs.raws.emplace_back("raw.json", io::parse_calibration(raw, "raw.json"));
+  io::FitSettings settings;
+  settings.created = "2026-11-21";
+  const io::FitOutcome out = io::build_calibrated_profile(inputs, settings);
+  const ClusterProfile back = io::parse_profile(io::profile_to_json(out.profile), "fitted.json");
+  CHECK(back.provenance.source == "calibrated");
+  CHECK(back.provenance.tool == "dtperf fit 0.1.0");
+  CHECK(back.provenance.created == "2026-11-21");
+  CHECK(back.gpu.model == "H100-SXM5-80GB");  // the built-in dgx-h100's GPU
+  CHECK(back.nodes == 2);
+  CHECK(back.gpus_per_node == 2);
+  // 2 ranks on a node: alpha 10 us = 2(2-1) steps -> 5 us per step.
+  CHECK(back.intra.latency_s == Approx(5e-6));
+  CHECK(back.intra.bandwidth_bytes_per_s == Approx(100e9));
+  CHECK(back.inter.latency_s == Approx(5e-6));
+  CHECK(back.inter.nic_gbps == Approx(100.0));  // 12.5 GB/s = 100 Gbit/s on 1 NIC
+  REQUIRE(back.calibration.tables.size() == 2);
+  REQUIRE(back.calibration.fits.size() == 2);
+  CHECK(back.calibration.fits[0].segments.size() == 1);
+  REQUIRE(back.provenance.residuals.size() == 2);
+  CHECK(back.provenance.residuals[0].starts_with("all_reduce 2 ranks/1 node: rms 0.0 %, worst 0.0 % at "));
+  CHECK(back.provenance.residuals[1].starts_with("sendrecv 2 ranks/2 nodes: rms 0.0 %, worst 0.0 % at "));
+}
