@@ -23,6 +23,8 @@
 #include "dtperf/compute.hpp"
 #include "dtperf/network.hpp"
 #include "dtperf/result.hpp"
+#include "dtperf/stats.hpp"
+#include "dtperf/variability.hpp"
 #include "dtperf/workload.hpp"
 
 namespace dtperf {
@@ -61,21 +63,54 @@ struct AllReduceScenario {
 
 /// Evaluates All-Reduce scenarios for one model. Construction sizes the scratch
 /// buffers; `predict` then allocates nothing and may be called any number of times.
+///
+/// With variable compute every rank runs its own forward and backward (scaled by its
+/// factor of the iteration); each bucket's all-reduce starts once the bucket is ready on
+/// every rank (a global barrier per bucket), and the iteration ends for everyone with the
+/// last all-reduce and the optimizer step. Iterations are independent, so the K
+/// iterations need no warm-up. With no variability this is the deterministic
+/// prediction, bit for bit.
 class AllReducePredictor {
  public:
   explicit AllReducePredictor(const ModelSpec& model);
 
   IterationResult predict(const AllReduceScenario& scenario);
+  /// Sizes per-rank buffers on first use for a cluster size; then allocates nothing.
+  const VariabilityOutcome& predict(const AllReduceScenario& scenario, const Variability& variability);
 
   /// The per-tensor backward times and buckets of the last `predict` call.
   std::span<const double> last_backward_s() const { return backward_s_; }
   std::span<const Bucket> last_buckets() const { return {buckets_.data(), bucket_count_}; }
 
  private:
+  struct Iteration {
+    double end_s = 0.0;             // from the start of forward to the end of the optimizer step
+    double compute_end_max_s = 0.0; // the slowest rank's end of backward
+    double comm_end_s = 0.0;        // the last all-reduce's end
+  };
+  void prepare(const AllReduceScenario& s);
+  Iteration run_iteration(std::span<const double> factors, std::span<double> compute_end_s) const;
+
   const ModelSpec& model_;
   std::vector<double> backward_s_;
   std::vector<Bucket> buckets_;
   std::size_t bucket_count_ = 0;
+  // Per bucket: backward segment, all-reduce cost and traffic (of the last prepare).
+  std::vector<double> segment_s_;
+  std::vector<double> cost_s_;
+  std::vector<double> intra_bytes_;
+  std::vector<double> inter_bytes_;
+  double forward_s_ = 0.0;
+  double optimizer_s_ = 0.0;
+  double single_gpu_s_ = 0.0;
+  double interference_ = 1.0;
+  bool distributed_ = false;
+  // Per rank (variable compute).
+  std::vector<double> factors_;
+  std::vector<double> compute_end_s_;
+  std::vector<double> idle_sum_s_;
+  DurationHistogram durations_;
+  VariabilityOutcome variable_;
 };
 
 }  // namespace dtperf

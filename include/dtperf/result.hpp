@@ -1,6 +1,8 @@
 #pragma once
 // What one prediction says about one training iteration. The table and the JSON of
 // every command are printed from these structs and never recomputed.
+#include <span>
+
 namespace dtperf {
 
 struct IterationResult {
@@ -22,6 +24,20 @@ struct IterationResult {
   double single_gpu_iteration_s = 0.0;
   double scaling_factor = 0.0;    // throughput / (GPUs x single-GPU throughput)
   int buckets = 0;
+};
+
+/// What simulating variable compute adds: the distribution of iteration times and who
+/// waits. Means are over the simulated iterations and the ranks.
+struct VariabilityOutcome {
+  IterationResult iteration;          // means (exposed_comm_s includes waiting for others)
+  double iteration_p50_s = 0.0;       // of per-rank iteration durations
+  double iteration_p99_s = 0.0;
+  double idle_mean_s = 0.0;           // per rank and iteration: waiting for others/network
+  double idle_min_s = 0.0;
+  double idle_max_s = 0.0;
+  int straggler_rank = 0;             // the rank that waits least
+  int iterations = 0;                 // simulated after the warm-up
+  std::span<const double> idle_per_rank_s;  // each rank's mean idle per iteration
 };
 
 }  // namespace dtperf

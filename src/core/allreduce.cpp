@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "dtperf/stats.hpp"
+
 namespace dtperf {
 
 const char* bucketing_name(Bucketing bucketing) {
@@ -40,52 +42,176 @@ std::size_t make_buckets(const ModelSpec& model, std::span<const double> backwar
 }
 
 AllReducePredictor::AllReducePredictor(const ModelSpec& model)
-    : model_(model), backward_s_(model.tensors.size()), buckets_(model.tensors.size()) {}
+    : model_(model),
+      backward_s_(model.tensors.size()),
+      buckets_(model.tensors.size()),
+      segment_s_(model.tensors.size()),
+      cost_s_(model.tensors.size()),
+      intra_bytes_(model.tensors.size()),
+      inter_bytes_(model.tensors.size()) {}
 
-IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
+// Compute times, buckets and the cost of each bucket's all-reduce.
+void AllReducePredictor::prepare(const AllReduceScenario& s) {
   ComputeTimes times;
   times.backward_s = backward_s_;
   compute_times(model_, s.compute, s.request, times);
   bucket_count_ = make_buckets(model_, backward_s_, s.options, buckets_);
+  forward_s_ = times.forward_s;
+  optimizer_s_ = times.optimizer_s;
+  single_gpu_s_ = times.iteration_s();
+  const NetworkParams& net = s.network;
+  distributed_ = net.ranks() > 1;
+  interference_ = distributed_ ? s.compute.interference_factor : 1.0;
+  const GroupShape world{net.nodes, net.gpus_per_node, net.gpus_per_node};
+  std::size_t tensor = 0;
+  for (std::size_t b = 0; b < bucket_count_; ++b) {
+    // Summed tensor by tensor in backward order, so that every engine adds the same way.
+    double segment = 0.0;
+    for (; tensor <= buckets_[b].last_tensor; ++tensor) segment += backward_s_[tensor];
+    segment_s_[b] = segment;
+    const CollectiveCost cost = distributed_ ? allreduce_cost(net, world, buckets_[b].bytes, s.options.algorithm)
+                                             : CollectiveCost{0.0, Algorithm::ring, 0.0, 0.0};
+    cost_s_[b] = cost.time_s;
+    intra_bytes_[b] = cost.intra_bytes_per_rank;
+    inter_bytes_[b] = cost.inter_bytes_per_node;
+  }
+}
+
+// One iteration from the start of forward, every rank with its own compute factor. A
+// bucket is all-reduced when it is ready on every rank and the stream is free; compute
+// beside a busy stream is slowed by the interference factor.
+AllReducePredictor::Iteration AllReducePredictor::run_iteration(std::span<const double> factors,
+                                                                std::span<double> compute_end_s) const {
+  const std::size_t ranks = factors.size();
+  for (std::size_t r = 0; r < ranks; ++r) compute_end_s[r] = factors[r] * forward_s_;
+  double comm_free = 0.0;
+  for (std::size_t b = 0; b < bucket_count_; ++b) {
+    double ready = 0.0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      double& clock = compute_end_s[r];
+      clock += stretched_compute_s(factors[r] * segment_s_[b], clock, comm_free, interference_);
+      ready = std::max(ready, clock);
+    }
+    if (distributed_) comm_free = std::max(ready, comm_free) + cost_s_[b];
+  }
+  Iteration it;
+  for (std::size_t r = 0; r < ranks; ++r) it.compute_end_max_s = std::max(it.compute_end_max_s, compute_end_s[r]);
+  it.comm_end_s = comm_free;
+  it.end_s = std::max(it.compute_end_max_s, comm_free) + optimizer_s_;
+  return it;
+}
+
+IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
+  prepare(s);
+  const double one = 1.0;
+  double compute_end = 0.0;
+  const Iteration it = run_iteration({&one, 1}, {&compute_end, 1});
 
   const NetworkParams& net = s.network;
-  const GroupShape world{net.nodes, net.gpus_per_node, net.gpus_per_node};
-  const bool distributed = net.ranks() > 1;
-  const double factor = distributed ? s.compute.interference_factor : 1.0;
-
   IterationResult r;
-  double clock_s = 0.0;      // backward progress, from the start of backward
-  double comm_free_s = 0.0;  // when the FIFO communication stream is next idle
-  std::size_t next_bucket = 0;
-  for (std::size_t i = 0; i < backward_s_.size(); ++i) {
-    clock_s += stretched_compute_s(backward_s_[i], clock_s, comm_free_s, factor);
-    if (next_bucket < bucket_count_ && buckets_[next_bucket].last_tensor == i) {
-      if (distributed) {
-        const CollectiveCost cost =
-            allreduce_cost(net, world, buckets_[next_bucket].bytes, s.options.algorithm);
-        comm_free_s = std::max(clock_s, comm_free_s) + cost.time_s;
-        r.comm_busy_s += cost.time_s;
-        r.intra_bytes_per_gpu += cost.intra_bytes_per_rank;
-        r.inter_bytes_per_node += cost.inter_bytes_per_node;
-        if (cost.inter_bytes_per_node > 0.0) r.nic_busy_s += cost.time_s;
-      }
-      ++next_bucket;
-    }
+  r.forward_s = forward_s_;
+  r.backward_s = it.compute_end_max_s - forward_s_;
+  r.optimizer_s = optimizer_s_;
+  r.iteration_s = it.end_s;
+  r.exposed_comm_s = std::max(0.0, it.comm_end_s - it.compute_end_max_s);
+  for (std::size_t b = 0; b < bucket_count_ && distributed_; ++b) {
+    r.comm_busy_s += cost_s_[b];
+    r.intra_bytes_per_gpu += intra_bytes_[b];
+    r.inter_bytes_per_node += inter_bytes_[b];
+    if (inter_bytes_[b] > 0.0) r.nic_busy_s += cost_s_[b];
   }
-
-  r.forward_s = times.forward_s;
-  r.backward_s = clock_s;
-  r.optimizer_s = times.optimizer_s;
-  r.exposed_comm_s = std::max(0.0, comm_free_s - clock_s);
-  r.iteration_s = r.forward_s + r.backward_s + r.exposed_comm_s + r.optimizer_s;
   r.inter_bytes_per_gpu = r.inter_bytes_per_node / net.gpus_per_node;
   const double nic_capacity = net.nics_per_node * net.nic_line_bytes_per_s * r.iteration_s;
   r.nic_utilization = net.nodes > 1 ? r.inter_bytes_per_node / nic_capacity : 0.0;
-  r.single_gpu_iteration_s = times.iteration_s();
+  r.single_gpu_iteration_s = single_gpu_s_;
   r.throughput_samples_per_s = net.ranks() * s.request.batch_per_gpu / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
   r.buckets = static_cast<int>(bucket_count_);
   return r;
+}
+
+}  // namespace dtperf
+
+namespace dtperf {
+
+namespace {
+
+/// A running mean that returns the value itself, exactly, while every sample is equal.
+struct ExactMean {
+  double first = 0.0;
+  double sum = 0.0;
+  long count = 0;
+  bool constant = true;
+  void add(double x) {
+    if (count == 0) first = x;
+    constant = constant && x == first;
+    sum += x;
+    ++count;
+  }
+  double mean() const { return constant ? first : sum / static_cast<double>(count); }
+};
+
+}  // namespace
+
+const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s, const Variability& v) {
+  const IterationResult deterministic = predict(s);  // prepares the buckets and costs
+  const auto ranks = static_cast<std::size_t>(s.network.ranks());
+  if (factors_.size() != ranks) {
+    factors_.resize(ranks);
+    compute_end_s_.resize(ranks);
+    idle_sum_s_.resize(ranks);
+  }
+  std::fill(idle_sum_s_.begin(), idle_sum_s_.end(), 0.0);
+  durations_.reset(deterministic.iteration_s);
+  NoiseStream noise(v, s.network.ranks(), s.network.gpus_per_node);
+
+  ExactMean iteration, forward, backward;
+  // Iterations are independent (everyone leaves each one together), so the warm-up only
+  // keeps the draws aligned with the gossip simulations of the same seed.
+  for (int k = 0; k < v.warmup_iterations; ++k) noise.next(factors_);
+  for (int k = 0; k < v.iterations; ++k) {
+    noise.next(factors_);
+    const Iteration it = run_iteration(factors_, compute_end_s_);
+    iteration.add(it.end_s);
+    durations_.add(it.end_s);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const double own_forward = factors_[r] * forward_s_;
+      forward.add(own_forward);
+      backward.add(compute_end_s_[r] - own_forward);
+      idle_sum_s_[r] += it.end_s - compute_end_s_[r] - optimizer_s_;
+    }
+  }
+
+  VariabilityOutcome& out = variable_;
+  out.iteration = deterministic;
+  IterationResult& r = out.iteration;
+  r.iteration_s = iteration.mean();
+  r.forward_s = forward.mean();
+  r.backward_s = backward.mean();
+  r.exposed_comm_s = r.iteration_s - r.forward_s - r.backward_s - r.optimizer_s;
+  r.nic_utilization = deterministic.nic_utilization * deterministic.iteration_s / r.iteration_s;
+  r.throughput_samples_per_s = deterministic.throughput_samples_per_s * deterministic.iteration_s / r.iteration_s;
+  r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
+  out.iteration_p50_s = iteration.constant ? iteration.first : durations_.quantile(0.50);
+  out.iteration_p99_s = iteration.constant ? iteration.first : durations_.quantile(0.99);
+  const double per_iteration = 1.0 / v.iterations;
+  out.idle_min_s = idle_sum_s_[0] * per_iteration;
+  out.idle_max_s = out.idle_min_s;
+  out.straggler_rank = 0;
+  double idle_total = 0.0;
+  for (std::size_t i = 0; i < ranks; ++i) {
+    idle_sum_s_[i] *= per_iteration;  // now the mean idle per iteration
+    idle_total += idle_sum_s_[i];
+    if (idle_sum_s_[i] < out.idle_min_s) {
+      out.idle_min_s = idle_sum_s_[i];
+      out.straggler_rank = static_cast<int>(i);
+    }
+    out.idle_max_s = std::max(out.idle_max_s, idle_sum_s_[i]);
+  }
+  out.idle_mean_s = idle_total / static_cast<double>(ranks);
+  out.iterations = v.iterations;
+  out.idle_per_rank_s = idle_sum_s_;
+  return out;
 }
 
 }  // namespace dtperf

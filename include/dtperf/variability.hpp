@@ -1,0 +1,69 @@
+#pragma once
+// Variable compute (MODELS.md section 6): each rank's forward and backward time in each
+// iteration is the deterministic one times a factor
+//   f(rank, k) = persistent(rank) x noise(rank, k),
+// where the noise has mean 1 and is drawn from a normal law (truncated at 0.05), a
+// lognormal law with the given coefficient of variation, or resampled from measured
+// iteration times (each divided by their mean). Persistent factors describe heterogeneity
+// that does not change: a throttled GPU (rank 5 at 1.2), a slower node (node 3 at 2.5,
+// e.g. T4s among A100s).
+//
+// Draws are reproducible: a seed gives the same factors on every platform (xoshiro256**
+// and our own transforms, no implementation-defined standard distributions), drawn
+// iteration by iteration for ranks 0..n-1.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtperf {
+
+enum class NoiseLaw : std::uint8_t { none, normal, lognormal, empirical };
+const char* noise_law_name(NoiseLaw law);
+
+struct Variability {
+  NoiseLaw law = NoiseLaw::none;
+  double cv = 0.0;                           // normal, lognormal
+  std::vector<double> empirical_factors;     // empirical: samples / their mean
+  std::vector<std::pair<int, double>> slow_ranks;  // (rank, factor)
+  std::vector<std::pair<int, double>> slow_nodes;  // (node, factor)
+  std::uint64_t seed = 1;
+  int iterations = 1000;                     // simulated after the warm-up
+  int warmup_iterations = 50;
+
+  bool random() const { return law != NoiseLaw::none && (law == NoiseLaw::empirical || cv > 0.0); }
+  bool persistent() const { return !slow_ranks.empty() || !slow_nodes.empty(); }
+  bool any() const { return random() || persistent(); }
+};
+
+/// Per-rank persistent factors for `ranks` ranks on nodes of `ranks_per_node` (1 where
+/// none is given; a rank on a slow node that is also named gets both multiplied).
+std::vector<double> persistent_factors(const Variability& v, int ranks, int ranks_per_node);
+
+/// A seeded stream of per-rank factors, one iteration at a time.
+class NoiseStream {
+ public:
+  NoiseStream(const Variability& v, int ranks, int ranks_per_node);
+  /// Fills `factors` (one per rank) for the next iteration.
+  void next(std::span<double> factors);
+
+ private:
+  double draw();
+  double uniform();  // in (0, 1)
+  double standard_normal();
+
+  const Variability& v_;
+  std::vector<double> persistent_;
+  std::uint64_t state_[4];
+  bool have_spare_ = false;
+  double spare_ = 0.0;
+  double log_sigma_ = 0.0;
+  double log_mu_ = 0.0;
+};
+
+/// Expected maximum of n standard normal draws and its standard deviation, by numerical
+/// integration of n x phi(x) Phi(x)^(n-1) (for tests and the advisor's explanations).
+std::pair<double, double> normal_maximum_moments(int n);
+
+}  // namespace dtperf

@@ -1,0 +1,127 @@
+#include "dtperf/variability.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtperf {
+
+const char* noise_law_name(NoiseLaw law) {
+  switch (law) {
+    case NoiseLaw::none: return "none";
+    case NoiseLaw::normal: return "normal";
+    case NoiseLaw::lognormal: return "lognormal";
+    case NoiseLaw::empirical: return "empirical";
+  }
+  return "?";
+}
+
+std::vector<double> persistent_factors(const Variability& v, int ranks, int ranks_per_node) {
+  std::vector<double> f(static_cast<std::size_t>(ranks), 1.0);
+  for (const auto& [node, factor] : v.slow_nodes) {
+    for (int r = node * ranks_per_node; r < (node + 1) * ranks_per_node && r < ranks; ++r) {
+      f[static_cast<std::size_t>(r)] *= factor;
+    }
+  }
+  for (const auto& [rank, factor] : v.slow_ranks) {
+    if (rank >= 0 && rank < ranks) f[static_cast<std::size_t>(rank)] *= factor;
+  }
+  return f;
+}
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& x) {
+  std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+constexpr double kNormalFloor = 0.05;  // a normal draw never makes compute faster than 5 %
+
+}  // namespace
+
+NoiseStream::NoiseStream(const Variability& v, int ranks, int ranks_per_node)
+    : v_(v), persistent_(persistent_factors(v, ranks, ranks_per_node)) {
+  std::uint64_t seed = v.seed;
+  for (auto& word : state_) word = splitmix64(seed);
+  const double variance = std::log(1.0 + v.cv * v.cv);
+  log_sigma_ = std::sqrt(variance);
+  log_mu_ = -0.5 * variance;  // so that the lognormal has mean 1
+}
+
+double NoiseStream::uniform() {
+  // xoshiro256**
+  const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
+  const std::uint64_t t = state_[1] << 17;
+  state_[2] ^= state_[0];
+  state_[3] ^= state_[1];
+  state_[1] ^= state_[2];
+  state_[0] ^= state_[3];
+  state_[2] ^= t;
+  state_[3] = rotl(state_[3], 45);
+  return (static_cast<double>(result >> 11) + 0.5) * 0x1.0p-53;
+}
+
+double NoiseStream::standard_normal() {
+  // Marsaglia's polar method: two normals per accepted pair.
+  if (have_spare_) {
+    have_spare_ = false;
+    return spare_;
+  }
+  double u = 0.0;
+  double w = 0.0;
+  double s = 0.0;
+  do {
+    u = 2.0 * uniform() - 1.0;
+    w = 2.0 * uniform() - 1.0;
+    s = u * u + w * w;
+  } while (s >= 1.0 || s == 0.0);
+  const double scale = std::sqrt(-2.0 * std::log(s) / s);
+  spare_ = w * scale;
+  have_spare_ = true;
+  return u * scale;
+}
+
+double NoiseStream::draw() {
+  switch (v_.law) {
+    case NoiseLaw::none: return 1.0;
+    case NoiseLaw::normal: return v_.cv == 0.0 ? 1.0 : std::max(kNormalFloor, 1.0 + v_.cv * standard_normal());
+    case NoiseLaw::lognormal: return v_.cv == 0.0 ? 1.0 : std::exp(log_mu_ + log_sigma_ * standard_normal());
+    case NoiseLaw::empirical: {
+      const auto n = v_.empirical_factors.size();
+      const auto i = std::min(n - 1, static_cast<std::size_t>(uniform() * static_cast<double>(n)));
+      return v_.empirical_factors[i];
+    }
+  }
+  return 1.0;
+}
+
+void NoiseStream::next(std::span<double> factors) {
+  for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = persistent_[r] * draw();
+}
+
+std::pair<double, double> normal_maximum_moments(int n) {
+  // E[M^k] = integral of x^k n phi(x) Phi(x)^(n-1) dx, Simpson's rule on [-12, 12].
+  const int steps = 24000;
+  const double low = -12.0;
+  const double h = 24.0 / steps;
+  double m1 = 0.0;
+  double m2 = 0.0;
+  for (int i = 0; i <= steps; ++i) {
+    const double x = low + i * h;
+    const double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    const double density = n * phi * std::pow(cdf, n - 1);
+    const double weight = (i == 0 || i == steps) ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0);
+    m1 += weight * x * density;
+    m2 += weight * x * x * density;
+  }
+  m1 *= h / 3.0;
+  m2 *= h / 3.0;
+  return {m1, std::sqrt(std::max(0.0, m2 - m1 * m1))};
+}
+
+}  // namespace dtperf
