@@ -18,6 +18,7 @@
 #include "dtperf/gossip.hpp"
 #include "dtperf/mixing.hpp"
 #include "dtperf/scenario.hpp"
+#include "dtperf/variability.hpp"
 #include "dtperf/workload.hpp"
 
 namespace dtperf {
@@ -51,6 +52,7 @@ struct Setup {
   AllReduceOptions allreduce;
   GossipOptions gossip;
   std::span<const std::pair<double, double>> reduction;
+  Variability variability;  // none: the deterministic engines
 };
 
 struct SchemeOutcome {
@@ -61,6 +63,10 @@ struct SchemeOutcome {
   std::vector<StepTraffic> steps;  // gossip: per step of the period
   std::optional<MixingQuality> mixing;
   int rank_classes = 0;
+  // With variable compute: quantiles, idle times (its idle_per_rank_s is left empty; the
+  // values are in idle_per_rank_s below, which copies of the outcome keep).
+  std::optional<VariabilityOutcome> variability;
+  std::vector<double> idle_per_rank_s;
 };
 
 class Evaluator {
@@ -82,12 +88,14 @@ class Evaluator {
   /// scale in [1e-3, 1e3] reaches the measurement.
   double fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s);
   void set_compute_scale(double scale) { setup_.workload.compute_scale = scale; }
+  void set_variability(const Variability& variability) { setup_.variability = variability; }
 
  private:
-  std::shared_ptr<const CompiledSchedule> schedule(const std::string& topology, int ranks, int ranks_per_node);
+  std::shared_ptr<const CompiledSchedule> schedule(const std::string& topology, int ranks, int ranks_per_node,
+                                                   bool per_rank);
 
   Setup setup_;
-  std::map<std::tuple<std::string, int, int>, std::shared_ptr<const CompiledSchedule>> schedules_;
+  std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<const CompiledSchedule>> schedules_;
   std::map<std::tuple<std::string, int, int>, MixingQuality> mixing_;
 };
 

@@ -39,6 +39,7 @@
 #include "dtperf/network.hpp"
 #include "dtperf/result.hpp"
 #include "dtperf/topology.hpp"
+#include "dtperf/variability.hpp"
 #include "dtperf/workload.hpp"
 
 namespace dtperf {
@@ -71,6 +72,8 @@ struct GossipResult {
   int rank_classes = 0;           // timelines simulated
   int iterations_simulated = 0;
   bool steady = true;             // the mean iteration time settled
+  bool variable = false;          // compute varied: `variability` holds its outcome
+  VariabilityOutcome variability;
 };
 
 /// The topology compiled for simulation: rank classes, their groups per step and round,
@@ -96,6 +99,18 @@ class GossipPredictor {
 
   /// The result stays valid until the next call.
   const GossipResult& predict(const GossipScenario& scenario);
+
+  /// With variable compute: every rank gets its own factor each iteration; only a
+  /// step's group waits for its members. Needs a schedule compiled per rank
+  /// (`merge_equivalent_ranks = false`). The warm-up lasts at least as long as the
+  /// deterministic simulation took to settle; warm-up and measured iterations are rounded
+  /// up to whole periods. The result's `iteration` holds the means, `variability` the rest.
+  /// With no variability the means equal `predict(scenario)`'s within 1e-9 (the
+  /// steadiness tolerance of the deterministic simulation).
+  const GossipResult& predict(const GossipScenario& scenario, const Variability& variability);
+
+  /// Bytes held by the simulation state and the compiled schedule (buffer capacities).
+  std::size_t memory_bytes() const;
 
  private:
   struct State;

@@ -9,7 +9,8 @@
 // e.g. T4s among A100s).
 //
 // Draws are reproducible: a seed gives the same factors on every platform (xoshiro256**
-// and our own transforms, no implementation-defined standard distributions), drawn
+// and our own transforms, no implementation-defined standard distributions; normals by
+// Marsaglia and Tsang's ziggurat, which needs a logarithm only in 1 draw of ~80), drawn
 // iteration by iteration for ranks 0..n-1.
 #include <cstdint>
 #include <span>
@@ -50,17 +51,21 @@ class NoiseStream {
 
  private:
   double draw();
+  std::uint64_t bits();
   double uniform();  // in (0, 1)
   double standard_normal();
 
   const Variability& v_;
   std::vector<double> persistent_;
   std::uint64_t state_[4];
-  bool have_spare_ = false;
-  double spare_ = 0.0;
   double log_sigma_ = 0.0;
   double log_mu_ = 0.0;
+
+  friend double test_standard_normal(NoiseStream& stream);
 };
+
+/// One standard normal draw of the stream (for the sampler's own tests).
+double test_standard_normal(NoiseStream& stream);
 
 /// Expected maximum of n standard normal draws and its standard deviation, by numerical
 /// integration of n x phi(x) Phi(x)^(n-1) (for tests and the advisor's explanations).

@@ -155,6 +155,55 @@ BreakEven node_break_even(Evaluator& e) {
   return out;
 }
 
+constexpr int kSearchIterations = 200;
+
+// Runs `f` with the variable-compute simulation shortened for searches, then restores it.
+template <typename F>
+auto with_short_simulations(Evaluator& e, F&& f) {
+  const Variability saved = e.setup().variability;
+  Variability quick = saved;
+  quick.iterations = std::min(saved.iterations, kSearchIterations);
+  quick.warmup_iterations = std::min(saved.warmup_iterations, kSearchIterations / 10);
+  e.set_variability(quick);
+  auto result = f();
+  e.set_variability(saved);
+  return result;
+}
+
+BreakEven variability_break_even(Evaluator& e, const Scheme& best) {
+  const Variability saved = e.setup().variability;
+  Variability v = saved;
+  v.law = saved.law == NoiseLaw::lognormal ? NoiseLaw::lognormal : NoiseLaw::normal;
+  v.empirical_factors.clear();
+  v.iterations = std::min(saved.iterations, kSearchIterations);
+  v.warmup_iterations = std::min(saved.warmup_iterations, kSearchIterations / 10);
+  const auto advantage_at = [&](double cv) {
+    v.cv = cv;
+    e.set_variability(v);
+    return e.evaluate(Scheme::allreduce()).iteration.iteration_s / e.evaluate(best).iteration.iteration_s - 1.0;
+  };
+  BreakEven out;
+  const double at_zero = advantage_at(0.0);
+  const double at_one = advantage_at(1.0);
+  if ((at_zero > 0.0) == (at_one > 0.0)) {
+    out.description = fmt::format("{} is {} than all-reduce at every compute CV from 0 to 100 % ({} law)", best.name(),
+                                  at_zero > 0.0 ? "faster" : "slower", noise_law_name(v.law));
+  } else {
+    double low = 0.0;
+    double high = 1.0;
+    for (int k = 0; k < 30; ++k) {
+      const double mid = 0.5 * (low + high);
+      ((advantage_at(mid) > 0.0) == (at_zero > 0.0) ? low : high) = mid;
+    }
+    out.found = true;
+    out.value = 0.5 * (low + high);
+    out.description = fmt::format("{} is {} than all-reduce above a compute CV of {:.1f} % ({} law)", best.name(),
+                                  at_zero > 0.0 ? "slower" : "faster", 100.0 * out.value, noise_law_name(v.law));
+  }
+  e.set_variability(saved);
+  return out;
+}
+
 std::vector<std::string> caveats(Evaluator& e, const Advice& a) {
   std::vector<std::string> out;
   const Setup& s = e.setup();
@@ -178,6 +227,15 @@ std::vector<std::string> caveats(Evaluator& e, const Advice& a) {
   for (const SchemeOutcome& c : a.candidates) {
     if (!c.available) out.push_back(fmt::format("Not applicable here: {}", c.unavailable_reason));
   }
+  if (a.allreduce.variability && s.variability.persistent()) {
+    const VariabilityOutcome& v = *a.allreduce.variability;
+    out.push_back(fmt::format(
+        "Straggler: rank {} waits least with all-reduce ({:.2f} ms per iteration, others up to {:.2f} ms): it "
+        "is the slow one. A persistent straggler paces gossip too: groups stay within a few iterations of each "
+        "other, so in the long run every rank runs at the slowest rank's pace; decentralization hides only "
+        "variability that comes and goes. Replace or rebalance the slow hardware.",
+        v.straggler_rank, v.idle_min_s * 1e3, v.idle_max_s * 1e3));
+  }
   if (a.allreduce.iteration.exposed_comm_s < 0.02 * a.allreduce.iteration.iteration_s) {
     out.push_back("All-Reduce exposes less than 2 % of its iteration as communication: the network is not the "
                   "bottleneck here.");
@@ -200,14 +258,33 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
   return out;
 }
 
+// Among the topologies within kComparableSpeed of the fastest (closer than the model can
+// tell apart), the one that mixes best: its replicas agree sooner for the same time.
+std::optional<SchemeOutcome> choose(Evaluator& e, const std::vector<SchemeOutcome>& candidates) {
+  std::optional<SchemeOutcome> fastest;
+  for (const SchemeOutcome& o : candidates) {
+    if (o.available && (!fastest || better(o, *fastest))) fastest = o;
+  }
+  if (!fastest) return fastest;
+  const ClusterProfile& c = e.setup().cluster;
+  std::optional<SchemeOutcome> chosen;
+  double chosen_gap = -1.0;
+  for (const SchemeOutcome& o : candidates) {
+    if (!o.available || o.iteration.iteration_s > kComparableSpeed * fastest->iteration.iteration_s) continue;
+    const double gap = e.mixing(o.scheme.topology, c.ranks(), c.gpus_per_node).spectral_gap;
+    if (gap > chosen_gap + 1e-12) {
+      chosen = o;
+      chosen_gap = gap;
+    }
+  }
+  return chosen;
+}
+
 Advice advise(Evaluator& e) {
   Advice a;
   a.allreduce = e.evaluate(Scheme::allreduce());
-  for (const Scheme& scheme : decentdp_schemes()) {
-    SchemeOutcome o = e.evaluate(scheme);
-    if (o.available && (!a.best || better(o, *a.best))) a.best = o;
-    a.candidates.push_back(std::move(o));
-  }
+  for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme));
+  a.best = choose(e, a.candidates);
   if (a.best) {
     a.best->mixing = e.mixing(a.best->scheme.topology, e.setup().cluster.ranks(), e.setup().cluster.gpus_per_node);
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;
@@ -216,8 +293,9 @@ Advice advise(Evaluator& e) {
   a.verdict = !a.best || a.speedup <= 1.0 / kVerdictMargin ? "stay with all-reduce"
               : a.speedup >= kVerdictMargin               ? "decentralize"
                                                           : "no clear winner";
-  a.bandwidth = bandwidth_break_even(e);
-  a.nodes = node_break_even(e);
+  a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e); });
+  a.nodes = with_short_simulations(e, [&] { return node_break_even(e); });
+  if (a.best) a.variability = variability_break_even(e, a.best->scheme);
   a.caveats = caveats(e, a);
   return a;
 }

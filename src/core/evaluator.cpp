@@ -29,12 +29,12 @@ std::optional<Scheme> parse_scheme(const std::string& name) {
 Evaluator::Evaluator(Setup setup) : setup_(std::move(setup)) {}
 
 std::shared_ptr<const CompiledSchedule> Evaluator::schedule(const std::string& topology, int ranks,
-                                                            int ranks_per_node) {
-  const auto key = std::make_tuple(topology, ranks, ranks_per_node);
+                                                            int ranks_per_node, bool per_rank) {
+  const auto key = std::make_tuple(topology, ranks, ranks_per_node, per_rank);
   auto& slot = schedules_[key];
   if (!slot) {
-    slot = topology == "sgp" ? compile_sgp_schedule(ranks, ranks_per_node)
-                             : compile_schedule(make_topology(topology, ranks, ranks_per_node));
+    slot = topology == "sgp" ? compile_sgp_schedule(ranks, ranks_per_node, !per_rank)
+                             : compile_schedule(make_topology(topology, ranks, ranks_per_node), !per_rank);
   }
   return slot;
 }
@@ -78,11 +78,23 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   const int ranks = cluster.ranks();
   const int per_node = cluster.gpus_per_node;
 
+  const bool variable = factors.variable_compute && setup_.variability.any();
+  const auto keep_variability = [&](const VariabilityOutcome& v) {
+    out.iteration = v.iteration;
+    out.idle_per_rank_s.assign(v.idle_per_rank_s.begin(), v.idle_per_rank_s.end());
+    out.variability = v;
+    out.variability->idle_per_rank_s = {};
+  };
+
   if (scheme.kind == Scheme::Kind::allreduce) {
     AllReduceScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.allreduce};
     AllReducePredictor predictor(model);
-    out.iteration = predictor.predict(s);
-    out.rank_classes = 1;
+    out.rank_classes = variable ? ranks : 1;
+    if (variable) {
+      keep_variability(predictor.predict(s, setup_.variability));
+    } else {
+      out.iteration = predictor.predict(s);
+    }
     return out;
   }
 
@@ -100,10 +112,11 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   }
   GossipScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.gossip};
   s.options.overlap = factors.overlap;
-  GossipPredictor predictor(model, schedule(topology, ranks, per_node),
+  GossipPredictor predictor(model, schedule(topology, ranks, per_node, variable),
                             scheme.kind == Scheme::Kind::sgp ? GossipAlgorithm::sgp : GossipAlgorithm::decent_dp);
-  const GossipResult& r = predictor.predict(s);
+  const GossipResult& r = variable ? predictor.predict(s, setup_.variability) : predictor.predict(s);
   out.iteration = r.iteration;
+  if (variable) keep_variability(r.variability);
   out.steps.assign(r.steps.begin(), r.steps.end());
   out.rank_classes = r.rank_classes;
   if (with_mixing && scheme.kind == Scheme::Kind::gossip) out.mixing = mixing(topology, ranks, per_node);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
+#include "dtperf/stats.hpp"
 #include "gossip_schedule.hpp"
 
 namespace dtperf {
@@ -57,7 +59,12 @@ struct GossipPredictor::State {
   std::vector<double> forward_sum_s;
   std::vector<double> backward_sum_s;
   std::vector<double> wait_sum_s;
+  std::vector<double> factor;          // per class: this iteration's compute factor
+  std::vector<double> previous_clock_s;  // per class: end of the previous iteration
   std::vector<StepTraffic> traffic;
+  CanonicalMean mean;
+  DurationHistogram durations;
+  std::vector<double> idle_per_rank_s;
   GossipResult result;
 
   State(const ModelSpec& m, std::shared_ptr<const CompiledSchedule> s, GossipAlgorithm a)
@@ -74,11 +81,12 @@ struct GossipPredictor::State {
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
     for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &progress_s, &window_start_s, &forward_sum_s,
-                    &backward_sum_s, &wait_sum_s}) {
+                    &backward_sum_s, &wait_sum_s, &previous_clock_s}) {
       v->resize(classes);
     }
-    done_s.resize(classes * tensors);
-    launch_s.resize(classes * tensors);
+    factor.assign(classes, 1.0);
+    mean.reserve(classes);
+    // done_s and launch_s are per class x bucket: sized once the buckets are known.
     traffic.resize(static_cast<std::size_t>(schedule->period));
   }
 
@@ -91,8 +99,13 @@ struct GossipPredictor::State {
   void exchange_phase_groups(int step);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
-  double mean_clock_advance() const;
-  void fill_result(const GossipScenario& s, const ComputeTimes& times, int measured_iterations);
+  double mean_clock_advance();
+  double mean_over_ranks(const std::vector<double>& per_class);
+  void prepare(const GossipScenario& s);
+  void fill_variability(int iterations);
+  double forward_s = 0.0;
+  double single_gpu_s = 0.0;
+  void fill_result(const GossipScenario& s, int measured_iterations);
 };
 
 void GossipPredictor::State::make_buckets(const GossipScenario& s, const ComputeTimes& times) {
@@ -171,30 +184,31 @@ void GossipPredictor::State::reset_clocks() {
 }
 
 void GossipPredictor::State::compute_phase(const GossipScenario& s, double forward_s, bool measure) {
-  const double factor = s.network.ranks() > 1 ? s.compute.interference_factor : 1.0;
+  const double interference = s.network.ranks() > 1 ? s.compute.interference_factor : 1.0;
   const std::size_t classes = compute_clock_s.size();
   for (std::size_t u = 0; u < classes; ++u) {
     double clock = compute_clock_s[u];
     const double comm_until = std::max(intra_free_s[u], inter_free_s[u]);
-    const double forward = stretched_compute_s(forward_s, clock, comm_until, factor);
+    const double f = factor[u];
+    const double forward = stretched_compute_s(f * forward_s, clock, comm_until, interference);
     clock += forward;
     double backward = 0.0;
     double wait = 0.0;
     for (std::size_t b = 0; b < buckets; ++b) {
-      const double segment = stretched_compute_s(bucket_backward_s[b], clock, comm_until, factor);
+      const double segment = stretched_compute_s(f * bucket_backward_s[b], clock, comm_until, interference);
       clock += segment;
       backward += segment;
       // Decent-DP: wait, mix, step. SGP (one bucket, the whole model): step, wait, mix.
       const bool step_first = algorithm == GossipAlgorithm::sgp;
       if (step_first) clock += bucket_step_s[b];
-      const double done = done_s[u * buckets + b];
+      const double done = done_s[b * classes + u];
       if (done > clock) {
         wait += done - clock;
         clock = done;
       }
       clock += bucket_mix_s[b];
       if (!step_first) clock += bucket_step_s[b];
-      launch_s[u * buckets + b] = clock;
+      launch_s[b * classes + u] = clock;
     }
     compute_clock_s[u] = clock;
     if (measure) {
@@ -210,7 +224,7 @@ void GossipPredictor::State::exchange_phase_groups(int step) {
   const std::size_t classes = compute_clock_s.size();
   const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
   for (std::size_t b = 0; b < buckets; ++b) {
-    for (std::size_t u = 0; u < classes; ++u) progress_s[u] = launch_s[u * buckets + b];
+    for (std::size_t u = 0; u < classes; ++u) progress_s[u] = launch_s[b * classes + u];
     // The bucket's rounds run one after the other; each waits for every member of its
     // group to get there and for the stream of the link it uses.
     for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
@@ -228,7 +242,7 @@ void GossipPredictor::State::exchange_phase_groups(int step) {
         for (std::uint32_t m = 0; m < group.count; ++m) progress_s[members[m]] = stream[members[m]] = end;
       }
     }
-    for (std::size_t u = 0; u < classes; ++u) done_s[u * buckets + b] = progress_s[u];
+    for (std::size_t u = 0; u < classes; ++u) done_s[b * classes + u] = progress_s[u];
   }
 }
 
@@ -254,7 +268,7 @@ void GossipPredictor::State::finish_iteration(bool overlap) {
   if (overlap) return;
   const std::size_t classes = compute_clock_s.size();
   for (std::size_t u = 0; u < classes; ++u) {
-    const double all_done = done_s[u * buckets + buckets - 1];
+    const double all_done = done_s[(buckets - 1) * classes + u];
     if (all_done > compute_clock_s[u]) {
       wait_sum_s[u] += all_done - compute_clock_s[u];
       compute_clock_s[u] = all_done;
@@ -273,26 +287,31 @@ void GossipPredictor::State::iterate(const GossipScenario& s, int iteration, dou
   finish_iteration(s.options.overlap);
 }
 
-double GossipPredictor::State::mean_clock_advance() const {
-  double sum = 0.0;
+// Means over ranks are canonical (equal values merged, summed in order), so a class of
+// ranks and the same ranks simulated one by one give the same mean.
+double GossipPredictor::State::mean_clock_advance() {
+  mean.clear();
   for (std::size_t u = 0; u < compute_clock_s.size(); ++u) {
-    sum += schedule->class_size[u] * (compute_clock_s[u] - window_start_s[u]);
+    mean.add(compute_clock_s[u] - window_start_s[u], schedule->class_size[u]);
   }
-  return sum / schedule->ranks;
+  return mean.mean();
 }
 
-void GossipPredictor::State::fill_result(const GossipScenario& s, const ComputeTimes& times, int measured) {
+double GossipPredictor::State::mean_over_ranks(const std::vector<double>& per_class) {
+  mean.clear();
+  for (std::size_t u = 0; u < per_class.size(); ++u) mean.add(per_class[u], schedule->class_size[u]);
+  return mean.mean();
+}
+
+void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) {
   const CompiledSchedule& sc = *schedule;
   IterationResult& r = result.iteration;
   r = IterationResult{};
   const double per_iteration = 1.0 / measured;
   r.iteration_s = mean_clock_advance() * per_iteration;
-  for (std::size_t u = 0; u < compute_clock_s.size(); ++u) {
-    const double weight = sc.class_size[u] / sc.ranks * per_iteration;
-    r.forward_s += weight * forward_sum_s[u];
-    r.backward_s += weight * backward_sum_s[u];
-    r.exposed_comm_s += weight * wait_sum_s[u];
-  }
+  r.forward_s = mean_over_ranks(forward_sum_s) * per_iteration;
+  r.backward_s = mean_over_ranks(backward_sum_s) * per_iteration;
+  r.exposed_comm_s = mean_over_ranks(wait_sum_s) * per_iteration;
   for (std::size_t b = 0; b < buckets; ++b) r.optimizer_s += bucket_step_s[b] + bucket_mix_s[b];
 
   // Busy times from the schedule: what each rank's stream (and crossing NICs) carry,
@@ -319,7 +338,7 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, const ComputeT
   r.nic_utilization = multi_node ? r.inter_bytes_per_node / (s.network.nics_per_node * s.network.nic_line_bytes_per_s *
                                                                r.iteration_s)
                                  : 0.0;
-  r.single_gpu_iteration_s = times.iteration_s();
+  r.single_gpu_iteration_s = single_gpu_s;
   r.throughput_samples_per_s = sc.ranks * s.request.batch_per_gpu / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
   r.buckets = static_cast<int>(buckets);
@@ -328,26 +347,80 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, const ComputeT
   result.rank_classes = sc.classes;
 }
 
+
+void GossipPredictor::State::prepare(const GossipScenario& s) {
+  ComputeTimes times;
+  times.backward_s = backward_s;
+  compute_times(model, s.compute, s.request, times);
+  forward_s = times.forward_s;
+  single_gpu_s = times.iteration_s();
+  make_buckets(s, times);
+  const std::size_t cells = compute_clock_s.size() * buckets;
+  if (done_s.size() != cells) {  // allocates only when the bucket count changes
+    done_s.assign(cells, 0.0);
+    launch_s.assign(cells, 0.0);
+  }
+  price_exchanges(s);
+  account_traffic();
+  reset_clocks();
+}
+
+void GossipPredictor::State::fill_variability(int iterations) {
+  VariabilityOutcome& out = result.variability;
+  out.iteration = result.iteration;
+  out.iteration_p50_s = durations.quantile(0.50);
+  out.iteration_p99_s = durations.quantile(0.99);
+  out.iterations = iterations;
+  const double per_iteration = 1.0 / iterations;
+  for (std::size_t u = 0; u < wait_sum_s.size(); ++u) idle_per_rank_s[u] = wait_sum_s[u] * per_iteration;
+  const auto least = std::min_element(idle_per_rank_s.begin(), idle_per_rank_s.end());
+  out.idle_min_s = *least;
+  out.straggler_rank = static_cast<int>(least - idle_per_rank_s.begin());
+  out.idle_max_s = *std::max_element(idle_per_rank_s.begin(), idle_per_rank_s.end());
+  out.idle_mean_s = result.iteration.exposed_comm_s;
+  out.idle_per_rank_s = idle_per_rank_s;
+}
+
 GossipPredictor::GossipPredictor(const ModelSpec& model, std::shared_ptr<const CompiledSchedule> schedule,
                                  GossipAlgorithm algorithm)
     : state_(std::make_unique<State>(model, std::move(schedule), algorithm)) {}
 
 GossipPredictor::~GossipPredictor() = default;
 
+namespace {
+template <typename T>
+std::size_t bytes_of(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+}  // namespace
+
+std::size_t GossipPredictor::memory_bytes() const {
+  const State& st = *state_;
+  std::size_t total = 0;
+  for (const auto* v : {&st.backward_s, &st.bucket_bytes, &st.bucket_backward_s, &st.bucket_step_s, &st.bucket_mix_s,
+                        &st.cost_s, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
+                        &st.intra_free_s, &st.inter_free_s, &st.progress_s, &st.done_s, &st.launch_s,
+                        &st.window_start_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
+                        &st.previous_clock_s, &st.idle_per_rank_s}) {
+    total += bytes_of(*v);
+  }
+  const CompiledSchedule& sc = *st.schedule;
+  total += bytes_of(sc.class_of_rank) + bytes_of(sc.class_size) + bytes_of(sc.placements) + bytes_of(sc.steps) +
+           bytes_of(sc.rounds) + bytes_of(sc.groups) + bytes_of(sc.group_classes) + bytes_of(sc.counts) +
+           bytes_of(sc.send_to) + bytes_of(sc.receive_from) + bytes_of(sc.send_placement) +
+           bytes_of(sc.receive_placement);
+  return total + 32001 * sizeof(double);  // the duration histogram
+}
+
 const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
   State& st = *state_;
-  ComputeTimes times;
-  times.backward_s = st.backward_s;
-  compute_times(st.model, s.compute, s.request, times);
-  st.make_buckets(s, times);
-  st.price_exchanges(s);
-  st.account_traffic();
-  st.reset_clocks();
+  std::fill(st.factor.begin(), st.factor.end(), 1.0);
+  st.prepare(s);
 
   const int period = st.schedule->period;
   int iteration = 0;
   const int warmup = period * whole_periods(kMinWarmupIterations, period);
-  for (; iteration < warmup; ++iteration) st.iterate(s, iteration, times.forward_s, false);
+  for (; iteration < warmup; ++iteration) st.iterate(s, iteration, st.forward_s, false);
 
   int half = period * whole_periods(kMinHalfWindowIterations, period);
   st.result.steady = false;
@@ -355,15 +428,61 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
   for (int attempt = 0; attempt < kMaxWindows && !st.result.steady; ++attempt, half *= 2) {
     std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.window_start_s.begin());
     for (auto* v : {&st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(v->begin(), v->end(), 0.0);
-    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, times.forward_s, true);
+    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, st.forward_s, true);
     const double first = st.mean_clock_advance();
-    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, times.forward_s, true);
+    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, st.forward_s, true);
     const double second = st.mean_clock_advance() - first;
     measured = 2 * half;
     st.result.steady = std::abs(second - first) <= kSteadyTolerance * std::max(first, second);
   }
-  st.fill_result(s, times, measured);
+  st.fill_result(s, measured);
   st.result.iterations_simulated = iteration;
+  st.result.variable = false;
+  return st.result;
+}
+
+const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Variability& v) {
+  State& st = *state_;
+  const CompiledSchedule& sc = *st.schedule;
+  if (sc.classes != sc.ranks) {
+    throw std::logic_error("variable compute needs a schedule compiled per rank");
+  }
+  // The deterministic run gives the reference for the histogram and how long this
+  // topology takes to settle (a ring: about as many iterations as it has ranks); the
+  // warm-up is at least that long.
+  const GossipResult& deterministic = predict(s);
+  const double reference_s = deterministic.iteration.iteration_s;
+  const int settle_iterations = deterministic.iterations_simulated;
+  st.reset_clocks();
+  if (st.idle_per_rank_s.size() != st.factor.size()) st.idle_per_rank_s.resize(st.factor.size());
+  NoiseStream noise(v, sc.ranks, sc.ranks_per_node);
+
+  const int period = sc.period;
+  int iteration = 0;
+  const int warmup = period * whole_periods(std::max({v.warmup_iterations, settle_iterations, 1}), period);
+  for (; iteration < warmup; ++iteration) {
+    noise.next(st.factor);
+    st.iterate(s, iteration, st.forward_s, false);
+  }
+  std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.window_start_s.begin());
+  std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.previous_clock_s.begin());
+  for (auto* vec : {&st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(vec->begin(), vec->end(), 0.0);
+  st.durations.reset(reference_s);
+  const int measured = period * whole_periods(std::max(v.iterations, 1), period);
+  for (int k = 0; k < measured; ++k, ++iteration) {
+    noise.next(st.factor);
+    st.iterate(s, iteration, st.forward_s, true);
+    for (std::size_t u = 0; u < st.factor.size(); ++u) {
+      st.durations.add(st.compute_clock_s[u] - st.previous_clock_s[u]);
+      st.previous_clock_s[u] = st.compute_clock_s[u];
+    }
+  }
+  st.fill_result(s, measured);
+  st.result.iterations_simulated = iteration;
+  st.result.steady = true;
+  st.result.variable = true;
+  st.fill_variability(measured);
+  std::fill(st.factor.begin(), st.factor.end(), 1.0);
   return st.result;
 }
 

@@ -52,7 +52,7 @@ NoiseStream::NoiseStream(const Variability& v, int ranks, int ranks_per_node)
   log_mu_ = -0.5 * variance;  // so that the lognormal has mean 1
 }
 
-double NoiseStream::uniform() {
+std::uint64_t NoiseStream::bits() {
   // xoshiro256**
   const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
   const std::uint64_t t = state_[1] << 17;
@@ -62,28 +62,64 @@ double NoiseStream::uniform() {
   state_[0] ^= state_[3];
   state_[2] ^= t;
   state_[3] = rotl(state_[3], 45);
-  return (static_cast<double>(result >> 11) + 0.5) * 0x1.0p-53;
+  return result;
 }
 
-double NoiseStream::standard_normal() {
-  // Marsaglia's polar method: two normals per accepted pair.
-  if (have_spare_) {
-    have_spare_ = false;
-    return spare_;
+double NoiseStream::uniform() { return (static_cast<double>(bits() >> 11) + 0.5) * 0x1.0p-53; }
+
+namespace {
+
+// The ziggurat of Marsaglia and Tsang (2000), 256 layers of equal area kArea under
+// f(x) = exp(-x^2 / 2) (unnormalised), the base layer including the tail beyond kRight.
+constexpr int kLayers = 256;
+constexpr double kRight = 3.6541528853610088;
+constexpr double kArea = 4.92867323399e-3;
+
+struct Ziggurat {
+  double x[kLayers + 1];      // x[0] > x[1] = kRight > ... > x[256] = 0
+  double ratio[kLayers];      // x[i+1] / x[i]: the part of layer i surely under f
+  double f[kLayers + 1];      // f(x[i])
+  Ziggurat() {
+    const auto density = [](double v) { return std::exp(-0.5 * v * v); };
+    x[0] = kArea / density(kRight);
+    x[1] = kRight;
+    for (int i = 1; i < kLayers - 1; ++i) x[i + 1] = std::sqrt(-2.0 * std::log(kArea / x[i] + density(x[i])));
+    x[kLayers] = 0.0;
+    for (int i = 0; i < kLayers; ++i) ratio[i] = x[i + 1] / x[i];
+    for (int i = 0; i <= kLayers; ++i) f[i] = density(x[i]);
   }
-  double u = 0.0;
-  double w = 0.0;
-  double s = 0.0;
-  do {
-    u = 2.0 * uniform() - 1.0;
-    w = 2.0 * uniform() - 1.0;
-    s = u * u + w * w;
-  } while (s >= 1.0 || s == 0.0);
-  const double scale = std::sqrt(-2.0 * std::log(s) / s);
-  spare_ = w * scale;
-  have_spare_ = true;
-  return u * scale;
+};
+
+const Ziggurat& ziggurat() {
+  static const Ziggurat table;
+  return table;
 }
+
+}  // namespace
+
+double NoiseStream::standard_normal() {
+  const Ziggurat& z = ziggurat();
+  for (;;) {
+    const std::uint64_t r = bits();
+    const int i = static_cast<int>(r & (kLayers - 1));
+    const double u = 2.0 * ((static_cast<double>(r >> 11) + 0.5) * 0x1.0p-53) - 1.0;  // in (-1, 1)
+    if (std::abs(u) < z.ratio[i]) return u * z.x[i];  // inside the layer's rectangle
+    if (i == 0) {
+      // The tail beyond kRight (Marsaglia's exponential method).
+      double tail = 0.0;
+      double y = 0.0;
+      do {
+        tail = -std::log(uniform()) / kRight;
+        y = -std::log(uniform());
+      } while (y + y < tail * tail);
+      return u > 0.0 ? kRight + tail : -(kRight + tail);
+    }
+    const double candidate = u * z.x[i];
+    if (z.f[i + 1] + uniform() * (z.f[i] - z.f[i + 1]) < std::exp(-0.5 * candidate * candidate)) return candidate;
+  }
+}
+
+double test_standard_normal(NoiseStream& stream) { return stream.standard_normal(); }
 
 double NoiseStream::draw() {
   switch (v_.law) {

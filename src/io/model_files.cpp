@@ -225,6 +225,26 @@ std::vector<std::pair<double, double>> parse_reduction_log(const std::string& te
   return points;
 }
 
+std::vector<double> parse_iteration_times(const std::string& text, const std::string& file) {
+  std::vector<double> times;
+  const std::vector<std::string> lines = split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string line = trim(lines[i]);
+    if (line.empty() || line.front() == '#') continue;
+    const double t = parse_double(line, file, i + 1, "iteration time");
+    if (t <= 0.0) throw InputError(file, line_ref(i + 1), fmt::format("iteration time must be positive, got {}", line));
+    times.push_back(t);
+  }
+  if (times.size() < 2) {
+    throw InputError(file, "", fmt::format("expected at least two measured iteration times, found {}", times.size()));
+  }
+  return times;
+}
+
+std::vector<double> read_iteration_times(const std::string& path) {
+  return parse_iteration_times(read_text_file(path), path);
+}
+
 std::vector<std::pair<double, double>> read_reduction_log(const std::string& path) {
   return parse_reduction_log(read_text_file(path), path);
 }

@@ -17,6 +17,28 @@ Json mixing_json(const MixingQuality& m) {
           {"peers_per_period", m.degree}};
 }
 
+Json variability_json(const VariabilityOutcome& v, std::span<const double> idle_per_rank_s) {
+  Json idle = Json::array();
+  for (const double s : idle_per_rank_s) idle.push_back(s / units::ms);
+  return {{"iterations", v.iterations},
+          {"iteration_p50_ms", v.iteration_p50_s / units::ms},
+          {"iteration_p99_ms", v.iteration_p99_s / units::ms},
+          {"idle_mean_ms", v.idle_mean_s / units::ms},
+          {"idle_min_ms", v.idle_min_s / units::ms},
+          {"idle_max_ms", v.idle_max_s / units::ms},
+          {"straggler_rank", v.straggler_rank},
+          {"idle_per_rank_ms", idle}};
+}
+
+std::string variability_table(const VariabilityOutcome& v) {
+  Table table({{"mean", "ms"}, {"p50", "ms"}, {"p99", "ms"}, {"idle-mean", "ms"}, {"idle-min", "ms"},
+               {"idle-max", "ms"}, {"straggler", "rank"}, {"iterations", ""}});
+  const auto ms = [](double s) { return fixed(s / units::ms, 2); };
+  table.add_row({ms(v.iteration.iteration_s), ms(v.iteration_p50_s), ms(v.iteration_p99_s), ms(v.idle_mean_s),
+                 ms(v.idle_min_s), ms(v.idle_max_s), std::to_string(v.straggler_rank), std::to_string(v.iterations)});
+  return table.render();
+}
+
 Json step_traffic_json(std::span<const StepTraffic> steps) {
   Json out = Json::array();
   for (std::size_t k = 0; k < steps.size(); ++k) {
@@ -41,6 +63,7 @@ Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
     j["rank_classes_simulated"] = o.rank_classes;
   }
   if (o.mixing) j["mixing"] = mixing_json(*o.mixing);
+  if (o.variability) j["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
   return j;
 }
 
@@ -64,19 +87,23 @@ Json advice_json(const Advice& a) {
             {"factors", factors},
             {"break_even_bandwidth", break_even(a.bandwidth, "nic_gbps")},
             {"break_even_nodes", break_even(a.nodes, "nodes")},
+            {"break_even_variability", break_even(a.variability, "compute_cv")},
             {"caveats", a.caveats}};
   if (a.best) j["best"] = scheme_outcome_json(*a.best, t_ar);
   return j;
 }
 
 std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
-  Table table({{"scheme", "", true},
-               {"iteration", "ms"},
-               {"exposed-comm", "ms"},
-               {"speedup", "x"},
-               {"inter/node", "MB"},
-               {"NIC-util", "%"},
-               {"spectral-gap", ""}});
+  const bool variable = outcomes.front().variability.has_value();
+  std::vector<Table::Column> columns = {{"scheme", "", true},
+                                        {"iteration", "ms"},
+                                        {"exposed-comm", "ms"},
+                                        {"speedup", "x"},
+                                        {"inter/node", "MB"},
+                                        {"NIC-util", "%"},
+                                        {"spectral-gap", ""}};
+  if (variable) columns.push_back({"p99", "ms"});
+  Table table(columns);
   const double t_ar = outcomes.front().iteration.iteration_s;
   std::string unavailable;
   for (const auto& o : outcomes) {
@@ -88,9 +115,11 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
     const std::string gap = o.scheme.kind == Scheme::Kind::allreduce ? "1"
                             : o.mixing                                ? fixed(o.mixing->spectral_gap, 4)
                                                                       : "-";
-    table.add_row({o.scheme.name(), fixed(r.iteration_s / units::ms, 2), fixed(r.exposed_comm_s / units::ms, 2),
-                   fixed(t_ar / r.iteration_s, 3), fixed(r.inter_bytes_per_node / units::MB, 1),
-                   percent(r.nic_utilization), gap});
+    std::vector<std::string> row = {o.scheme.name(), fixed(r.iteration_s / units::ms, 2),
+                                    fixed(r.exposed_comm_s / units::ms, 2), fixed(t_ar / r.iteration_s, 3),
+                                    fixed(r.inter_bytes_per_node / units::MB, 1), percent(r.nic_utilization), gap};
+    if (variable) row.push_back(o.variability ? fixed(o.variability->iteration_p99_s / units::ms, 2) : "-");
+    table.add_row(std::move(row));
   }
   return table.render() + unavailable;
 }
@@ -126,6 +155,7 @@ std::string advice_text(const Advice& a) {
   out += "\nbreak-even:\n";
   out += "  bandwidth: " + a.bandwidth.description + "\n";
   out += "  nodes:     " + a.nodes.description + "\n";
+  if (!a.variability.description.empty()) out += "  compute:   " + a.variability.description + "\n";
   if (!a.caveats.empty()) {
     out += "\ncaveats:\n";
     for (const auto& c : a.caveats) out += "  - " + c + "\n";

@@ -28,6 +28,11 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file);
 /// Zoo name, *.log or *.json.
 ModelSpec load_model(const std::string& name_or_path);
 
+/// Measured iteration times, one positive number per line (any unit: only their ratios
+/// to their mean are used), '#' comments and blank lines allowed, at least two values.
+std::vector<double> read_iteration_times(const std::string& path);
+std::vector<double> parse_iteration_times(const std::string& text, const std::string& file);
+
 /// `bytes,seconds` lines, sorted by bytes (the [NET] vector-add cost log).
 std::vector<std::pair<double, double>> read_reduction_log(const std::string& path);
 std::vector<std::pair<double, double>> parse_reduction_log(const std::string& text,

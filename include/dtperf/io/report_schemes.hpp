@@ -11,6 +11,9 @@
 namespace dtperf::io {
 
 Json mixing_json(const MixingQuality& mixing);
+Json variability_json(const VariabilityOutcome& variability, std::span<const double> idle_per_rank_s);
+/// p50, p99 and idle times of one scheme under variable compute.
+std::string variability_table(const VariabilityOutcome& variability);
 Json step_traffic_json(std::span<const StepTraffic> steps);
 Json scheme_outcome_json(const SchemeOutcome& outcome, double allreduce_iteration_s);
 Json advice_json(const Advice& advice);
