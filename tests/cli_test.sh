@@ -98,6 +98,22 @@ expect 2 'cannot be reproduced by scaling compute' compare "${dec[@]}" --measure
 expect 2 'measured-gpus: 6 GPUs do not fill whole nodes of 4' compare "${dec[@]}" --measured-iteration-ms 70 --measured-gpus 6
 expect 2 'excludes' predict --batch-per-gpu 8 --global-batch 64
 
+# --- variable compute and stragglers
+expect 0 'variable compute: normal law, CV 10 %' predict --compute-cv 0.1 --sim-iterations 50
+expect 0 'straggler' predict --slow-rank 3=1.5 --sim-iterations 50
+expect 0 'p99' compare --profile a100x4-ib100 --nodes 2 --compute-cv 0.2 --cv-law lognormal --sim-iterations 50
+printf '# measured\n120.5\n118.0\n131.2\n' >"$work/times.txt"
+expect 0 'factors resampled from 3 measured iteration times' predict --iteration-times "$work/times.txt" --sim-iterations 50
+printf '120.5\nabc\n' >"$work/bad_times.txt"
+expect 2 "bad_times.txt: line 2: iteration time 'abc' is not a number" predict --iteration-times "$work/bad_times.txt"
+printf '120.5\n' >"$work/one_time.txt"
+expect 2 'one_time.txt: expected at least two measured iteration times, found 1' predict --iteration-times "$work/one_time.txt"
+expect 2 '--slow-rank: rank 64 does not exist: the cluster has 64 ranks \(0 to 63\)' predict --slow-rank 64=2
+expect 2 "--slow-node: expected node=FACTOR \(e.g. 3=1.5\), got '2:1.5'" predict --slow-node 2:1.5
+expect 2 '--slow-rank: the factor of rank 1 must be positive, got 0' predict --slow-rank 1=0
+expect 2 'excludes' predict --compute-cv 0.1 --iteration-times "$work/times.txt"
+expect 2 'compute-cv' predict --compute-cv -0.1
+
 # --- dtperf fit: nccl-tests logs and raw calibration files to a profile
 cat >"$work/ar.txt" <<'LOG'
 #  nThread 1 nGpus 1 minBytes 8 maxBytes 8388608 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0

@@ -28,7 +28,7 @@ void AnchorOptions::add_to(CLI::App& app) {
 
 Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const AllReduceOptions& allreduce,
                          const GossipOptions& gossip, const AnchorOptions& anchor,
-                         std::optional<AnchorResult>& anchored) {
+                         const VariabilityCliOptions& variability, std::optional<AnchorResult>& anchored) {
   Setup setup;
   setup.cluster = loaded.profile;
   setup.model = &loaded.model;
@@ -38,7 +38,11 @@ Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const 
   setup.gossip = gossip;
   setup.reduction = loaded.reduction;
   Evaluator evaluator(std::move(setup));
-  if (anchor.given == nullptr || anchor.given->count() == 0) return evaluator;
+  const Variability resolved = variability.resolve(loaded.profile);
+  if (anchor.given == nullptr || anchor.given->count() == 0) {
+    evaluator.set_variability(resolved);
+    return evaluator;
+  }
 
   const auto scheme = parse_scheme(anchor.measured_scheme);
   if (!scheme) {
@@ -58,6 +62,7 @@ Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const 
     return evaluator.fit_compute_scale(*scheme, gpus / per_node, anchor.measured_iteration_ms * units::ms);
   });
   evaluator.set_compute_scale(scale);
+  evaluator.set_variability(resolved);
   anchored = AnchorResult{scale, scheme->name(), gpus, anchor.measured_iteration_ms};
   return evaluator;
 }

@@ -8,6 +8,7 @@
 
 #include "dtperf/evaluator.hpp"
 #include "options.hpp"
+#include "variability_options.hpp"
 
 namespace dtperf::cli {
 
@@ -39,9 +40,11 @@ struct AnchorResult {
 
 /// Builds the evaluator for loaded inputs and applies the anchor if one was given.
 /// Compute-model refusals become input errors naming the model.
+/// The anchor is fitted before variability is switched on: a measured mean iteration
+/// already contains the waiting that variability causes at that scale.
 Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const AllReduceOptions& allreduce,
                          const GossipOptions& gossip, const AnchorOptions& anchor,
-                         std::optional<AnchorResult>& anchored);
+                         const VariabilityCliOptions& variability, std::optional<AnchorResult>& anchored);
 
 /// Runs `f`, turning the compute model's std::invalid_argument into an InputError.
 template <typename F>

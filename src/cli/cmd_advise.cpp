@@ -17,6 +17,7 @@ struct AdviseOptions {
   AllReduceCliOptions allreduce;
   GossipCliOptions gossip;
   AnchorOptions anchor;
+  VariabilityCliOptions variability;
   OutputOptions output;
 };
 
@@ -26,13 +27,14 @@ void run(AdviseOptions& o) {
   o.gossip.resolve();
   const Loaded loaded = load_inputs(o.model);
   std::optional<AnchorResult> anchored;
-  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, anchored);
+  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, o.variability,
+                                       anchored);
   const Advice advice = checked(o.model, [&] { return advise(evaluator); });
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
   io::Json json = run_json("advise", loaded, request, o.model, anchored);
   json["advice"] = io::advice_json(advice);
-  emit_report(o.output, run_header("advise", loaded, request, o.model, anchored) + io::advice_text(advice), json);
+  emit_report(o.output, run_header("advise", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + io::advice_text(advice), json);
 }
 
 }  // namespace
@@ -48,6 +50,7 @@ void add_advise_command(CLI::App& app) {
   options->allreduce.add_to(*cmd);
   options->gossip.add_to(*cmd);
   options->anchor.add_to(*cmd);
+  options->variability.add_to(*cmd);
   options->output.add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }

@@ -18,6 +18,7 @@ struct CompareOptions {
   AllReduceCliOptions allreduce;
   GossipCliOptions gossip;
   AnchorOptions anchor;
+  VariabilityCliOptions variability;
   OutputOptions output;
 };
 
@@ -27,7 +28,8 @@ void run(CompareOptions& o) {
   o.gossip.resolve();
   const Loaded loaded = load_inputs(o.model);
   std::optional<AnchorResult> anchored;
-  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, anchored);
+  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, o.variability,
+                                       anchored);
   const std::vector<SchemeOutcome> outcomes = checked(o.model, [&] { return compare_schemes(evaluator); });
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
@@ -36,7 +38,7 @@ void run(CompareOptions& o) {
   for (const auto& outcome : outcomes) {
     json["schemes"].push_back(io::scheme_outcome_json(outcome, outcomes.front().iteration.iteration_s));
   }
-  const std::string text = run_header("compare", loaded, request, o.model, anchored) + io::compare_table(outcomes);
+  const std::string text = run_header("compare", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + io::compare_table(outcomes);
   emit_report(o.output, text, json);
 }
 
@@ -52,6 +54,7 @@ void add_compare_command(CLI::App& app) {
   options->allreduce.add_to(*cmd);
   options->gossip.add_to(*cmd);
   options->anchor.add_to(*cmd);
+  options->variability.add_to(*cmd);
   options->output.add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }

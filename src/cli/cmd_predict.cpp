@@ -22,6 +22,7 @@ struct PredictOptions {
   AllReduceCliOptions allreduce;
   GossipCliOptions gossip;
   AnchorOptions anchor;
+  VariabilityCliOptions variability;
   OutputOptions output;
   std::string scheme = "all-reduce";
 };
@@ -42,7 +43,8 @@ void run(PredictOptions& o) {
   const Scheme scheme = parse_scheme_option(o.scheme);
   const Loaded loaded = load_inputs(o.model);
   std::optional<AnchorResult> anchored;
-  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, anchored);
+  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, o.variability,
+                                       anchored);
   const SchemeOutcome outcome = checked(o.model, [&] { return evaluator.evaluate(scheme, {}, true); });
   if (!outcome.available) throw InputError("--scheme", "", outcome.unavailable_reason);
 
@@ -60,8 +62,10 @@ void run(PredictOptions& o) {
     json["steps"] = io::step_traffic_json(outcome.steps);
   }
   if (outcome.mixing) json["mixing"] = io::mixing_json(*outcome.mixing);
+  if (outcome.variability) json["variability"] = io::variability_json(*outcome.variability, outcome.idle_per_rank_s);
 
-  std::string text = run_header("predict", loaded, request, o.model, anchored);
+  std::string text = run_header("predict", loaded, request, o.model, anchored) +
+                     variability_header(evaluator.setup().variability);
   text += fmt::format("# scheme: {}", scheme.name());
   if (scheme.kind == Scheme::Kind::allreduce) {
     text += fmt::format(" ({}, {} buckets)", algorithm_name(o.allreduce.options.algorithm),
@@ -71,6 +75,7 @@ void run(PredictOptions& o) {
                         outcome.mixing->exact_average_per_period ? ", exact average every period" : "");
   }
   text += "\n" + io::iteration_tables(outcome.iteration, loaded.model.sample_unit);
+  if (outcome.variability) text += "\n" + io::variability_table(*outcome.variability);
   if (!outcome.steps.empty()) text += "\n" + io::step_traffic_table(outcome.steps);
   emit_report(o.output, text, json);
 }
@@ -89,6 +94,7 @@ void add_predict_command(CLI::App& app) {
   options->allreduce.add_to(*cmd);
   options->gossip.add_to(*cmd);
   options->anchor.add_to(*cmd);
+  options->variability.add_to(*cmd);
   options->output.add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }

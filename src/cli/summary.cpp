@@ -22,6 +22,19 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
   return text + "\n";
 }
 
+std::string variability_header(const Variability& v) {
+  if (!v.any()) return "";
+  std::string text = "# variable compute:";
+  if (v.law == NoiseLaw::empirical) {
+    text += fmt::format(" factors resampled from {} measured iteration times", v.empirical_factors.size());
+  } else if (v.random()) {
+    text += fmt::format(" {} law, CV {:g} %", noise_law_name(v.law), 100.0 * v.cv);
+  }
+  for (const auto& [rank, factor] : v.slow_ranks) text += fmt::format("; rank {} x{:g}", rank, factor);
+  for (const auto& [node, factor] : v.slow_nodes) text += fmt::format("; node {} x{:g}", node, factor);
+  return text + fmt::format("; {} iterations after {} of warm-up, seed {}\n", v.iterations, v.warmup_iterations, v.seed);
+}
+
 io::Json run_json(const char* command, const Loaded& loaded, const ComputeRequest& request,
                   const ModelOptions& options, const std::optional<AnchorResult>& anchored) {
   io::Json json = {

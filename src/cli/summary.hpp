@@ -13,6 +13,9 @@ namespace dtperf::cli {
 std::string run_header(const char* command, const Loaded& loaded, const ComputeRequest& request,
                        const ModelOptions& options, const std::optional<AnchorResult>& anchored);
 
+/// "# variable compute: ..." when compute varies, else "".
+std::string variability_header(const Variability& v);
+
 io::Json run_json(const char* command, const Loaded& loaded, const ComputeRequest& request,
                   const ModelOptions& options, const std::optional<AnchorResult>& anchored);
 
