@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/error.hpp"
 #include "dtperf/io/report.hpp"
 
 namespace dtperf::cli {
@@ -24,15 +25,16 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
 
 std::string variability_header(const Variability& v) {
   if (!v.any()) return "";
-  std::string text = "# variable compute:";
+  std::vector<std::string> parts;
   if (v.law == NoiseLaw::empirical) {
-    text += fmt::format(" factors resampled from {} measured iteration times", v.empirical_factors.size());
+    parts.push_back(fmt::format("factors resampled from {} measured iteration times", v.empirical_factors.size()));
   } else if (v.random()) {
-    text += fmt::format(" {} law, CV {:g} %", noise_law_name(v.law), 100.0 * v.cv);
+    parts.push_back(fmt::format("{} law, CV {:g} %", noise_law_name(v.law), 100.0 * v.cv));
   }
-  for (const auto& [rank, factor] : v.slow_ranks) text += fmt::format("; rank {} x{:g}", rank, factor);
-  for (const auto& [node, factor] : v.slow_nodes) text += fmt::format("; node {} x{:g}", node, factor);
-  return text + fmt::format("; {} iterations after {} of warm-up, seed {}\n", v.iterations, v.warmup_iterations, v.seed);
+  for (const auto& [rank, factor] : v.slow_ranks) parts.push_back(fmt::format("rank {} x{:g}", rank, factor));
+  for (const auto& [node, factor] : v.slow_nodes) parts.push_back(fmt::format("node {} x{:g}", node, factor));
+  parts.push_back(fmt::format("{} iterations after {} of warm-up, seed {}", v.iterations, v.warmup_iterations, v.seed));
+  return "# variable compute: " + join_names(parts) + "\n";
 }
 
 io::Json run_json(const char* command, const Loaded& loaded, const ComputeRequest& request,

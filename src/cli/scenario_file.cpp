@@ -1,0 +1,63 @@
+#include "scenario_file.hpp"
+
+#include <fmt/format.h>
+
+#include "dtperf/error.hpp"
+#include "dtperf/io/json_reader.hpp"
+
+namespace dtperf::cli {
+
+namespace {
+
+std::string value_text(const io::Json& value, const std::string& file, const std::string& pointer) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_integer()) return std::to_string(value.get<long long>());
+  if (value.is_number()) return fmt::format("{}", value.get<double>());
+  throw InputError(file, pointer, "expected a number or a string, got " + io::type_name(value));
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_arguments(const CLI::App& app, const std::string& path) {
+  const io::Json json = io::read_json_file(path);
+  io::ObjectReader r(json, path, "");
+  const std::string schema = r.string("schema");
+  if (schema != "dtperf.scenario/1") {
+    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads 'dtperf.scenario/1'", schema));
+  }
+  r.optional_string("description");
+  const std::vector<std::string> commands = {"predict", "compare", "advise", "fit", "models", "profiles", "topologies"};
+  const std::string command = r.choice("command", commands);
+  const CLI::App* sub = app.get_subcommand(command);
+
+  std::vector<std::string> known;
+  for (const CLI::Option* option : sub->get_options()) {
+    for (const auto& name : option->get_lnames()) known.push_back(name);
+  }
+  std::vector<std::string> args{command};
+  if (auto options = r.optional_object("options")) {
+    const io::Json& object = json.at("options");
+    for (const auto& [name, value] : object.items()) {
+      const std::string pointer = options->pointer_of(name);
+      if (std::find(known.begin(), known.end(), name) == known.end() || name == "help") {
+        throw InputError(path, pointer,
+                         fmt::format("'{}' is not an option of dtperf {}{}", name, command, did_you_mean(name, known)));
+      }
+      if (value.is_boolean()) {
+        if (value.get<bool>()) args.push_back("--" + name);
+      } else if (value.is_array()) {
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          args.push_back("--" + name);
+          args.push_back(value_text(value[i], path, io::pointer_append(pointer, i)));
+        }
+      } else {
+        args.push_back("--" + name);
+        args.push_back(value_text(value, path, pointer));
+      }
+    }
+  }
+  r.finish();
+  return args;
+}
+
+}  // namespace dtperf::cli

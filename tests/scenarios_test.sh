@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every file in scenarios/ runs, prints JSON with --json, and bad scenario files stop with
+# their file and JSON pointer.
+# usage: scenarios_test.sh PATH/TO/dtperf SCENARIOS_DIR
+set -u
+dtperf=$1
+dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+count=0
+for file in "$dir"/*.json; do
+  count=$((count + 1))
+  if ! "$dtperf" run "$file" --json >"$work/out.json" 2>"$work/err"; then
+    fail "$(basename "$file"): $(cat "$work/err")"
+  elif ! python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["schema"] == "dtperf.report/1"' "$work/out.json"; then
+    fail "$(basename "$file"): --json did not print a report"
+  fi
+done
+[ "$count" -ge 5 ] || fail "expected the scenario files in $dir, found $count"
+
+check() {  # check PATTERN JSON: the scenario must fail with exit 2 and a message matching PATTERN
+  printf '%s' "$2" >"$work/bad.json"
+  "$dtperf" run "$work/bad.json" >/dev/null 2>"$work/err"
+  local code=$?
+  if [ "$code" -ne 2 ] || ! grep -Eq -- "$1" "$work/err"; then fail "bad scenario ($2) gave $code: $(cat "$work/err")"; fi
+}
+check "bad.json: at /options/node: 'node' is not an option of dtperf predict \(did you mean 'nodes'\?\)" \
+  '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"node": 4}}'
+check "bad.json: at /command: unknown value 'predicts' \(did you mean 'predict'\?\)" \
+  '{"schema": "dtperf.scenario/1", "command": "predicts"}'
+check 'bad.json: --nodes' '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": -1}}'
+check 'bad.json: at /options/nodes: expected a number or a string, got null' \
+  '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": null}}'
+check 'bad.json: line 1, column' '{"schema": '
+check "bad.json: at /extra: unknown key 'extra'" '{"schema": "dtperf.scenario/1", "command": "models", "extra": 1}'
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures scenario check(s) failed"
+  exit 1
+fi
+echo "all $count scenarios ran; bad scenario files rejected"
