@@ -42,13 +42,6 @@ double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double
                   optimizer_passes(optimizer) * param_elements * param_bytes / params.memory_bytes_per_s);
 }
 
-double stretched_compute_s(double work_s, double start_s, double comm_busy_until_s, double factor) {
-  if (factor == 1.0 || comm_busy_until_s <= start_s) return work_s;
-  const double busy_window = comm_busy_until_s - start_s;
-  if (work_s * factor <= busy_window) return work_s * factor;
-  return busy_window + (work_s - busy_window / factor);
-}
-
 double gemm_efficiency_at(const ComputeParams& params, double flops) {
   if (flops <= 0.0) return params.gemm_efficiency;
   const auto& curve = params.efficiency_curve;

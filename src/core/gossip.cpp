@@ -224,7 +224,26 @@ void GossipPredictor::State::exchange_phase_groups(int step) {
   const std::size_t classes = compute_clock_s.size();
   const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
   for (std::size_t b = 0; b < buckets; ++b) {
-    for (std::size_t u = 0; u < classes; ++u) progress_s[u] = launch_s[b * classes + u];
+    const double* launch = launch_s.data() + b * classes;
+    double* done = done_s.data() + b * classes;
+    if (st.round_count == 1) {
+      // One round (most topologies): start when every member has launched and its
+      // stream is free; no progress to carry between rounds.
+      const CompiledRound& round = sc.rounds[st.first_round];
+      for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
+        const ClassGroup& group = sc.groups[g];
+        double* stream = sc.placements[group.placement].nodes > 1 ? inter_free_s.data() : intra_free_s.data();
+        const std::uint32_t* members = sc.group_classes.data() + group.first;
+        double start = 0.0;
+        for (std::uint32_t m = 0; m < group.count; ++m) {
+          start = std::max(start, std::max(launch[members[m]], stream[members[m]]));
+        }
+        const double end = start + cost_s[group.placement * buckets + b];
+        for (std::uint32_t m = 0; m < group.count; ++m) done[members[m]] = stream[members[m]] = end;
+      }
+      continue;
+    }
+    for (std::size_t u = 0; u < classes; ++u) progress_s[u] = launch[u];
     // The bucket's rounds run one after the other; each waits for every member of its
     // group to get there and for the stream of the link it uses.
     for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
@@ -242,7 +261,7 @@ void GossipPredictor::State::exchange_phase_groups(int step) {
         for (std::uint32_t m = 0; m < group.count; ++m) progress_s[members[m]] = stream[members[m]] = end;
       }
     }
-    for (std::size_t u = 0; u < classes; ++u) done_s[b * classes + u] = progress_s[u];
+    for (std::size_t u = 0; u < classes; ++u) done[u] = progress_s[u];
   }
 }
 
