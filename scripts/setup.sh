@@ -11,6 +11,8 @@ packages=(meson ninja-build g++ pkg-config python3 libeigen3-dev libcli11-dev nl
           libfmt-dev catch2)
 # The emulated-network calibration test builds hosts with network namespaces.
 packages+=(iproute2)
+# ... and emulates their links in user space on an NFQUEUE (tests/calibration/linkemu.cpp).
+packages+=(iptables libnetfilter-queue-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -82,7 +82,7 @@ TEST_CASE("unknown keys are refused with a suggestion", "[calibration_json][erro
   point(j, 0, 1)["corect"] = true;
   CHECK(error_of(j) ==
         "raw.json: at /collectives/0/points/1/corect: unknown key 'corect' (did you mean 'correct'?); expected one of: "
-        "bytes, count, time_us, time_us_min, time_us_max, algbw_GB_per_s, busbw_GB_per_s, correct");
+        "bytes, count, time_us, time_us_min, time_us_max, time_us_median, algbw_GB_per_s, busbw_GB_per_s, correct");
   j = good();
   j["budget"] = 1;
   CHECK(error_of(j) ==

@@ -182,7 +182,8 @@ std::vector<MeasuredSeries> collect_series(const FitInputs& in) {
   for (const auto& [file, raw] : in.raws) {
     for (const auto& c : raw.collectives) {
       MeasuredSeries s{file, c.pointer, c.collective, c.group, c.ranks, c.nodes, c.concurrent_per_node, {}};
-      for (const auto& p : c.points) s.points.push_back({p.bytes, p.time_us * units::us});
+      // The median per call where calls were timed one by one: robust to a busy host.
+      for (const auto& p : c.points) s.points.push_back({p.bytes, p.time_us_median.value_or(p.time_us) * units::us});
       out.push_back(std::move(s));
     }
   }

@@ -17,6 +17,7 @@ const std::vector<std::string> kRootKeys = {
     "schema",    "tool",      "backend",   "created",     "arguments", "environment", "versions", "world",
     "budget_s",  "elapsed_s", "truncated", "collectives", "gemm",      "copy",        "iteration_spread"};
 const std::vector<std::string> kPointKeys = {"bytes",          "count",          "time_us", "time_us_min", "time_us_max",
+                                             "time_us_median",
                                              "algbw_GB_per_s", "busbw_GB_per_s", "correct"};
 const std::vector<std::string> kCollectives = {"all_reduce", "sendrecv", "all_gather", "reduce_scatter"};
 const std::vector<std::string> kGroups = {"world", "node", "one_per_node", "pair_intra", "pair_inter", "two_nodes"};
@@ -127,6 +128,7 @@ CalibrationPoint read_point(const Json& json, const std::string& file, const std
   p.time_us = r.number("time_us", Range::positive);
   p.time_us_min = r.number("time_us_min", Range::positive);
   p.time_us_max = r.number("time_us_max", Range::positive);
+  p.time_us_median = r.optional_number("time_us_median", Range::positive);
   p.algbw_GB_per_s = r.number("algbw_GB_per_s", Range::positive);
   p.busbw_GB_per_s = r.number("busbw_GB_per_s", Range::positive);
   const bool correct = boolean(json, "correct", file, pointer);

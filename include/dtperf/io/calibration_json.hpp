@@ -53,6 +53,7 @@ struct CalibrationPoint {
   double time_us = 0.0;
   double time_us_min = 0.0;
   double time_us_max = 0.0;
+  std::optional<double> time_us_median;  // the slowest rank's median per call, if timed per call
   double algbw_GB_per_s = 0.0;
   double busbw_GB_per_s = 0.0;
 };

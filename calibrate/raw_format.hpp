@@ -1,0 +1,95 @@
+#pragma once
+// The raw calibration file, `dtperf.calibration/1` (calibrate/FORMAT.md): measurements only,
+// units in the key names, GB = 1e9 bytes. Rank 0 fills a RawRun and writes it atomically
+// (a temporary file in the same folder, then rename), so a reader never sees half a file.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan.hpp"
+#include "sweep.hpp"
+#include "topology.hpp"
+
+namespace dtperf::calibrate {
+
+inline constexpr const char* kRawSchema = "dtperf.calibration/1";
+inline constexpr const char* kToolName = "dtperf-calibrate 0.1.0";
+
+struct RawPoint {
+  std::uint64_t bytes = 0;
+  std::uint64_t count = 0;  // float32 elements
+  double time_us = 0.0, time_us_min = 0.0, time_us_max = 0.0;
+  double algbw_GB_per_s = 0.0, busbw_GB_per_s = 0.0;
+  bool correct = false;
+  double time_us_median = -1.0;  // negative: not timed per call, not written
+};
+
+struct RawCollective {
+  std::string collective, group;
+  int ranks = 0, nodes = 0, concurrent_per_node = 1;
+  std::string dtype = "float32";
+  int warmup_iterations = 0, iterations = 0;
+  std::vector<RawPoint> points;
+};
+
+struct RawGemm {
+  std::string dtype;
+  std::int64_t m = 0, n = 0, k = 0;
+  double flops = 0.0, time_us = 0.0, tflops = 0.0;
+};
+
+struct RawCopy {
+  std::uint64_t bytes = 0;
+  double time_us = 0.0, GB_per_s = 0.0;  // GB_per_s counts bytes read + written
+};
+
+struct RawSpread {
+  int rank = 0, iterations = 0;
+  double mean_us = 0.0, stddev_us = 0.0, cv = 0.0;
+};
+
+struct RawRun {
+  std::string backend;  // "nccl" or "host"
+  std::string created;  // UTC, ISO 8601
+  std::vector<std::string> arguments;
+  std::map<std::string, std::string> environment;
+  std::map<std::string, std::string> versions;
+  std::vector<RankPlace> placement;  // index = rank
+  std::vector<std::string> hosts;    // one per node, in node order
+  int nodes = 0, ranks_per_node = 0;
+  double budget_s = 0.0, elapsed_s = 0.0;
+  bool truncated = false;
+  std::vector<RawCollective> collectives;
+  std::vector<RawGemm> gemm;
+  std::vector<RawCopy> copy;
+  std::vector<RawSpread> iteration_spread;
+};
+
+/// The point of a collective entry: time in us, algbw = bytes / time, busbw = algbw *
+/// busbw_factor (nccl-tests). `result` must be measured.
+RawPoint make_raw_point(const PlanEntry& entry, std::size_t point, const PointResult& result);
+
+/// The measured points of a collective entry (unmeasured points are left out).
+RawCollective make_raw_collective(const PlanEntry& entry, const std::vector<PointResult>& results,
+                                  const SweepCounts& counts);
+
+/// Mean, standard deviation (population) and CV of per-iteration times.
+RawSpread make_raw_spread(int rank, const std::vector<double>& samples_s);
+
+/// Fills the run's world description from the topology.
+void set_world(RawRun& run, const Topology& topology);
+
+nlohmann::ordered_json to_json(const RawRun& run);
+
+/// Writes `json` to `path` atomically ("-" writes to stdout); throws CalibrationError.
+void write_json_file(const nlohmann::ordered_json& json, const std::string& path);
+
+/// Now in UTC as "2026-11-21T10:00:00Z".
+std::string utc_now_iso();
+
+/// The variables worth recording: NCCL_*, CUDA_*, OMPI_*, PMI_*, PMIX_*, SLURM_*, DTPERF_*.
+std::map<std::string, std::string> captured_environment();
+
+}  // namespace dtperf::calibrate
