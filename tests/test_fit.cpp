@@ -92,6 +92,7 @@ TEST_CASE("segments keep alpha >= 0 and beta > 0", "[fit][constraints]") {
   for (const auto& s : f.fit.segments) {
     CHECK(s.bus_bytes_per_s == Approx(1e15));
     CHECK(s.alpha_s > 11.6e-6);
+    CHECK(latency_only(s, f.bus_factor));
   }
   // Pure bandwidth with a superlinear tail: the free line would cross zero below 0;
   // alpha is held at 0 and beta = sum(b/t) / sum((b/t)^2).
@@ -104,6 +105,7 @@ TEST_CASE("segments keep alpha >= 0 and beta > 0", "[fit][constraints]") {
     sxx += (p.bytes / p.time_s) * (p.bytes / p.time_s);
   }
   CHECK(g.fit.segments[0].bus_bytes_per_s == Approx(sxx / sx).epsilon(1e-9));
+  CHECK_FALSE(latency_only(g.fit.segments[0], g.bus_factor));
 }
 
 TEST_CASE("a slow outlier is left out of the fit and listed", "[fit][outliers]") {

@@ -95,6 +95,10 @@ CollectiveFit fit_collective(const std::string& collective, int ranks, int nodes
 /// The fitted time of `bytes` (see Prediction above).
 double fit_time_s(const AlphaBetaFit& fit, double bytes);
 
+/// Whether `segment` of a fit with `bus_factor` is pinned at the beta bound: its time does
+/// not grow with the size, and its bus bandwidth is the bound's placeholder.
+bool latency_only(const AlphaBetaSegment& segment, double bus_factor, const FitOptions& options = {});
+
 /// How well a fit predicts measured points of at least `min_bytes`.
 struct PredictionErrors {
   int points = 0;

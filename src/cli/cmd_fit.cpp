@@ -78,7 +78,8 @@ io::Json fits_json(const io::FitOutcome& out) {
       segments.push_back({{"min_bytes", seg.min_bytes},
                           {"max_bytes", seg.max_bytes},
                           {"alpha_us", seg.alpha_s / units::us},
-                          {"busbw_GB_per_s", seg.bus_bytes_per_s / units::GB}});
+                          {"busbw_GB_per_s", seg.bus_bytes_per_s / units::GB},
+                          {"latency_only", latency_only(seg, f.bus_factor)}});
     }
     io::Json worst = io::Json::array();
     for (const auto& w : f.worst) worst.push_back({{"bytes", w.bytes}, {"relative_error", w.relative_error}});
@@ -100,24 +101,35 @@ io::Json fits_json(const io::FitOutcome& out) {
   return fits;
 }
 
+// Two decimals, or three significant digits below 1 GB/s (small-size segments of slow links).
+std::string busbw_text(double gb_per_s) {
+  return gb_per_s >= 1.0 ? io::fixed(gb_per_s, 2) : fmt::format("{:.3g}", gb_per_s);
+}
+
 std::string fits_table(const io::FitOutcome& out) {
   io::Table table({{"collective", "", true}, {"group", "", true}, {"ranks", ""}, {"nodes", ""}, {"conc", ""}, {"seg", ""},
                    {"from", "", true}, {"to", "", true}, {"alpha", "us"}, {"busbw", "GB/s"}, {"rms", "%"},
                    {"worst", "%"}});
+  bool any_latency_only = false;
   for (std::size_t i = 0; i < out.series.size(); ++i) {
     const auto& s = out.series[i];
     const auto& f = out.fits[i];
     const double worst = f.worst.empty() ? 0.0 : std::abs(f.worst.front().relative_error);
     for (std::size_t k = 0; k < f.fit.segments.size(); ++k) {
       const auto& seg = f.fit.segments[k];
+      const bool flat = latency_only(seg, f.bus_factor);
+      any_latency_only = any_latency_only || flat;
       table.add_row({s.collective, s.group, std::to_string(s.ranks), std::to_string(s.nodes),
                      std::to_string(s.concurrent_per_node), std::to_string(k + 1),
                      io::format_bytes(seg.min_bytes), io::format_bytes(seg.max_bytes), io::fixed(seg.alpha_s / units::us, 2),
-                     io::fixed(seg.bus_bytes_per_s / units::GB, 2), io::percent(f.fit.rms_relative_error),
+                     flat ? "-" : busbw_text(seg.bus_bytes_per_s / units::GB),
+                     io::percent(f.fit.rms_relative_error),
                      io::percent(worst)});
     }
   }
-  return table.render();
+  std::string text = table.render();
+  if (any_latency_only) text += "# busbw '-': the segment's time does not grow with its size (latency only).\n";
+  return text;
 }
 
 void run(const FitCliOptions& o) {

@@ -222,6 +222,11 @@ double fit_time_s(const AlphaBetaFit& fit, double bytes) {
   return segment_time_s(s.back(), *factor, bytes);
 }
 
+bool latency_only(const AlphaBetaSegment& segment, double bus_factor, const FitOptions& options) {
+  const double seconds_per_byte = bus_factor / segment.bus_bytes_per_s;
+  return seconds_per_byte <= options.min_seconds_per_byte * (1.0 + 1e-6);
+}
+
 PredictionErrors prediction_errors(const AlphaBetaFit& fit, std::span<const SizeTime> points, double min_bytes) {
   PredictionErrors e;
   double sum_log = 0.0;
