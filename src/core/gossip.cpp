@@ -52,13 +52,15 @@ struct GossipPredictor::State {
   std::vector<double> compute_clock_s;
   std::vector<double> intra_free_s;
   std::vector<double> inter_free_s;
-  std::vector<double> progress_s;
   std::vector<double> done_s;
   std::vector<double> launch_s;
   std::vector<double> window_start_s;
   std::vector<double> forward_sum_s;
   std::vector<double> backward_sum_s;
   std::vector<double> wait_sum_s;
+  std::vector<double> comm_until_s;          // per class, within compute_phase
+  std::vector<double> backward_iteration_s;  // per class, within compute_phase
+  std::vector<double> wait_iteration_s;      // per class, within compute_phase
   std::vector<double> factor;          // per class: this iteration's compute factor
   std::vector<double> previous_clock_s;  // per class: end of the previous iteration
   std::vector<StepTraffic> traffic;
@@ -80,8 +82,9 @@ struct GossipPredictor::State {
     cost_s.resize(cells);
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
-    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &progress_s, &window_start_s, &forward_sum_s,
-                    &backward_sum_s, &wait_sum_s, &previous_clock_s}) {
+    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &window_start_s, &forward_sum_s,
+                    &backward_sum_s, &wait_sum_s, &previous_clock_s, &comm_until_s, &backward_iteration_s,
+                    &wait_iteration_s}) {
       v->resize(classes);
     }
     factor.assign(classes, 1.0);
@@ -94,8 +97,8 @@ struct GossipPredictor::State {
   void price_exchanges(const GossipScenario& s);
   void account_traffic();
   void reset_clocks();
-  void iterate(const GossipScenario& s, int iteration, double forward_s, bool measure);
-  void compute_phase(const GossipScenario& s, double forward_s, bool measure);
+  void iterate(const GossipScenario& s, int iteration, bool measure);
+  void compute_phase(const GossipScenario& s, bool measure);
   void exchange_phase_groups(int step);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
@@ -103,7 +106,7 @@ struct GossipPredictor::State {
   double mean_over_ranks(const std::vector<double>& per_class);
   void prepare(const GossipScenario& s);
   void fill_variability(int iterations);
-  double forward_s = 0.0;
+  double forward_s = 0.0;     // one forward pass at compute factor 1 (set by prepare)
   double single_gpu_s = 0.0;
   void fill_result(const GossipScenario& s, int measured_iterations);
 };
@@ -183,85 +186,91 @@ void GossipPredictor::State::reset_clocks() {
   std::fill(launch_s.begin(), launch_s.end(), 0.0);
 }
 
-void GossipPredictor::State::compute_phase(const GossipScenario& s, double forward_s, bool measure) {
+// Bucket by bucket, every class in turn: a class's own arithmetic is the same as rank by
+// rank (so the values are too), but consecutive classes are independent, which keeps the
+// processor busy instead of waiting on one class's chain of additions, and every array is
+// walked in order.
+void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure) {
   const double interference = s.network.ranks() > 1 ? s.compute.interference_factor : 1.0;
   const std::size_t classes = compute_clock_s.size();
+  double* clock = compute_clock_s.data();
+  double* comm_until = comm_until_s.data();
+  double* backward = backward_iteration_s.data();
+  double* wait = wait_iteration_s.data();
+  const double* f = factor.data();
   for (std::size_t u = 0; u < classes; ++u) {
-    double clock = compute_clock_s[u];
-    const double comm_until = std::max(intra_free_s[u], inter_free_s[u]);
-    const double f = factor[u];
-    const double forward = stretched_compute_s(f * forward_s, clock, comm_until, interference);
-    clock += forward;
-    double backward = 0.0;
-    double wait = 0.0;
-    for (std::size_t b = 0; b < buckets; ++b) {
-      const double segment = stretched_compute_s(f * bucket_backward_s[b], clock, comm_until, interference);
-      clock += segment;
-      backward += segment;
-      // Decent-DP: wait, mix, step. SGP (one bucket, the whole model): step, wait, mix.
-      const bool step_first = algorithm == GossipAlgorithm::sgp;
-      if (step_first) clock += bucket_step_s[b];
-      const double done = done_s[b * classes + u];
-      if (done > clock) {
-        wait += done - clock;
-        clock = done;
-      }
-      clock += bucket_mix_s[b];
-      if (!step_first) clock += bucket_step_s[b];
-      launch_s[b * classes + u] = clock;
+    comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
+    const double forward = stretched_compute_s(f[u] * forward_s, clock[u], comm_until[u], interference);
+    clock[u] += forward;
+    if (measure) forward_sum_s[u] += forward;
+    backward[u] = 0.0;
+    wait[u] = 0.0;
+  }
+  // Decent-DP: wait, mix, step. SGP (one bucket, the whole model): step, wait, mix.
+  const bool step_first = algorithm == GossipAlgorithm::sgp;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const double work_s = bucket_backward_s[b];
+    const double before_wait_s = step_first ? bucket_step_s[b] : 0.0;
+    const double after_wait_s = bucket_mix_s[b];
+    const double after_mix_s = step_first ? 0.0 : bucket_step_s[b];
+    const double* done = done_s.data() + b * classes;
+    double* launch = launch_s.data() + b * classes;
+    for (std::size_t u = 0; u < classes; ++u) {
+      const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], interference);
+      double c = clock[u] + segment;
+      backward[u] += segment;
+      if (step_first) c += before_wait_s;
+      // Branch-free (whether a rank waits is random under variable compute); the same
+      // values as `if (done > c) { wait += done - c; c = done; }`.
+      const double resumed = std::max(c, done[u]);
+      wait[u] += resumed - c;
+      c = resumed + after_wait_s;
+      if (!step_first) c += after_mix_s;
+      clock[u] = launch[u] = c;
     }
-    compute_clock_s[u] = clock;
-    if (measure) {
-      forward_sum_s[u] += forward;
-      backward_sum_s[u] += backward;
-      wait_sum_s[u] += wait;
-    }
+  }
+  if (!measure) return;
+  for (std::size_t u = 0; u < classes; ++u) {
+    backward_sum_s[u] += backward[u];
+    wait_sum_s[u] += wait[u];
   }
 }
 
+// Per bucket, the step's rounds run one after the other; a group starts when every member
+// has got there (launched the bucket, or finished its previous round: its progress, kept in
+// `done`) and the stream of the link it uses is free. Groups of one round are disjoint.
 void GossipPredictor::State::exchange_phase_groups(int step) {
   const CompiledSchedule& sc = *schedule;
   const std::size_t classes = compute_clock_s.size();
   const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
+  const ClassGroup* groups = sc.groups.data();
+  const std::uint32_t* group_classes = sc.group_classes.data();
   for (std::size_t b = 0; b < buckets; ++b) {
     const double* launch = launch_s.data() + b * classes;
-    double* done = done_s.data() + b * classes;
-    if (st.round_count == 1) {
-      // One round (most topologies): start when every member has launched and its
-      // stream is free; no progress to carry between rounds.
-      const CompiledRound& round = sc.rounds[st.first_round];
-      for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
-        const ClassGroup& group = sc.groups[g];
-        double* stream = sc.placements[group.placement].nodes > 1 ? inter_free_s.data() : intra_free_s.data();
-        const std::uint32_t* members = sc.group_classes.data() + group.first;
-        double start = 0.0;
-        for (std::uint32_t m = 0; m < group.count; ++m) {
-          start = std::max(start, std::max(launch[members[m]], stream[members[m]]));
-        }
-        const double end = start + cost_s[group.placement * buckets + b];
-        for (std::uint32_t m = 0; m < group.count; ++m) done[members[m]] = stream[members[m]] = end;
-      }
-      continue;
-    }
-    for (std::size_t u = 0; u < classes; ++u) progress_s[u] = launch[u];
-    // The bucket's rounds run one after the other; each waits for every member of its
-    // group to get there and for the stream of the link it uses.
+    double* progress = done_s.data() + b * classes;
+    std::copy(launch, launch + classes, progress);
     for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
       const CompiledRound& round = sc.rounds[r];
       for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
-        const ClassGroup& group = sc.groups[g];
-        const bool crosses = sc.placements[group.placement].nodes > 1;
-        std::vector<double>& stream = crosses ? inter_free_s : intra_free_s;
-        const std::uint32_t* members = sc.group_classes.data() + group.first;
+        const ClassGroup& group = groups[g];
+        double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
+        const std::uint32_t* members = group_classes + group.first;
+        const double cost = cost_s[group.placement * buckets + b];
+        if (group.count == 2) {  // pairs: most groups of most topologies
+          const std::uint32_t x = members[0];
+          const std::uint32_t y = members[1];
+          const double end = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y])) + cost;
+          progress[x] = stream[x] = progress[y] = stream[y] = end;
+          continue;
+        }
         double start = 0.0;
         for (std::uint32_t m = 0; m < group.count; ++m) {
-          start = std::max({start, progress_s[members[m]], stream[members[m]]});
+          start = std::max({start, progress[members[m]], stream[members[m]]});
         }
-        const double end = start + cost_s[group.placement * buckets + b];
-        for (std::uint32_t m = 0; m < group.count; ++m) progress_s[members[m]] = stream[members[m]] = end;
+        const double end = start + cost;
+        for (std::uint32_t m = 0; m < group.count; ++m) progress[members[m]] = stream[members[m]] = end;
       }
     }
-    for (std::size_t u = 0; u < classes; ++u) done[u] = progress_s[u];
   }
 }
 
@@ -295,9 +304,9 @@ void GossipPredictor::State::finish_iteration(bool overlap) {
   }
 }
 
-void GossipPredictor::State::iterate(const GossipScenario& s, int iteration, double forward_s, bool measure) {
+void GossipPredictor::State::iterate(const GossipScenario& s, int iteration, bool measure) {
   const int step = iteration % schedule->period;
-  compute_phase(s, forward_s, measure);
+  compute_phase(s, measure);
   if (schedule->directed) {
     exchange_phase_directed(step);
   } else {
@@ -418,9 +427,10 @@ std::size_t GossipPredictor::memory_bytes() const {
   std::size_t total = 0;
   for (const auto* v : {&st.backward_s, &st.bucket_bytes, &st.bucket_backward_s, &st.bucket_step_s, &st.bucket_mix_s,
                         &st.cost_s, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
-                        &st.intra_free_s, &st.inter_free_s, &st.progress_s, &st.done_s, &st.launch_s,
+                        &st.intra_free_s, &st.inter_free_s, &st.done_s, &st.launch_s,
                         &st.window_start_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
-                        &st.previous_clock_s, &st.idle_per_rank_s}) {
+                        &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.backward_iteration_s,
+                        &st.wait_iteration_s}) {
     total += bytes_of(*v);
   }
   const CompiledSchedule& sc = *st.schedule;
@@ -439,7 +449,7 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
   const int period = st.schedule->period;
   int iteration = 0;
   const int warmup = period * whole_periods(kMinWarmupIterations, period);
-  for (; iteration < warmup; ++iteration) st.iterate(s, iteration, st.forward_s, false);
+  for (; iteration < warmup; ++iteration) st.iterate(s, iteration, false);
 
   int half = period * whole_periods(kMinHalfWindowIterations, period);
   st.result.steady = false;
@@ -447,9 +457,9 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
   for (int attempt = 0; attempt < kMaxWindows && !st.result.steady; ++attempt, half *= 2) {
     std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.window_start_s.begin());
     for (auto* v : {&st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(v->begin(), v->end(), 0.0);
-    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, st.forward_s, true);
+    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, true);
     const double first = st.mean_clock_advance();
-    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, st.forward_s, true);
+    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, true);
     const double second = st.mean_clock_advance() - first;
     measured = 2 * half;
     st.result.steady = std::abs(second - first) <= kSteadyTolerance * std::max(first, second);
@@ -481,7 +491,7 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Vari
   const int warmup = period * whole_periods(std::max({v.warmup_iterations, settle_iterations, 1}), period);
   for (; iteration < warmup; ++iteration) {
     noise.next(st.factor);
-    st.iterate(s, iteration, st.forward_s, false);
+    st.iterate(s, iteration, false);
   }
   std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.window_start_s.begin());
   std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.previous_clock_s.begin());
@@ -490,7 +500,7 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Vari
   const int measured = period * whole_periods(std::max(v.iterations, 1), period);
   for (int k = 0; k < measured; ++k, ++iteration) {
     noise.next(st.factor);
-    st.iterate(s, iteration, st.forward_s, true);
+    st.iterate(s, iteration, true);
     for (std::size_t u = 0; u < st.factor.size(); ++u) {
       st.durations.add(st.compute_clock_s[u] - st.previous_clock_s[u]);
       st.previous_clock_s[u] = st.compute_clock_s[u];

@@ -166,7 +166,8 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
         std::sort(members.begin(), members.end());
         members.erase(std::unique(members.begin(), members.end()), members.end());
         ClassGroup cg{f.placement_of_group[static_cast<std::size_t>(g)], static_cast<std::uint32_t>(s->group_classes.size()),
-                      static_cast<std::uint32_t>(members.size())};
+                      static_cast<std::uint32_t>(members.size()),
+                      s->placements[f.placement_of_group[static_cast<std::size_t>(g)]].nodes > 1 ? 1u : 0u};
         for (const auto m : members) {
           done[m] = true;
           s->group_classes.push_back(m);

@@ -25,6 +25,7 @@ struct ClassGroup {
   std::uint32_t placement = 0;
   std::uint32_t first = 0;  // into CompiledSchedule::group_classes
   std::uint32_t count = 0;
+  std::uint32_t crosses_nodes = 0;  // placements[placement].nodes > 1 (uses the inter-node stream)
 };
 
 struct CompiledRound {
