@@ -210,22 +210,21 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
   const bool step_first = algorithm == GossipAlgorithm::sgp;
   for (std::size_t b = 0; b < buckets; ++b) {
     const double work_s = bucket_backward_s[b];
-    const double before_wait_s = step_first ? bucket_step_s[b] : 0.0;
-    const double after_wait_s = bucket_mix_s[b];
-    const double after_mix_s = step_first ? 0.0 : bucket_step_s[b];
+    const double step_s = bucket_step_s[b];
+    const double mix_s = bucket_mix_s[b];
     const double* done = done_s.data() + b * classes;
     double* launch = launch_s.data() + b * classes;
     for (std::size_t u = 0; u < classes; ++u) {
       const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], interference);
       double c = clock[u] + segment;
       backward[u] += segment;
-      if (step_first) c += before_wait_s;
+      if (step_first) c += step_s;
       // Branch-free (whether a rank waits is random under variable compute); the same
       // values as `if (done > c) { wait += done - c; c = done; }`.
       const double resumed = std::max(c, done[u]);
       wait[u] += resumed - c;
-      c = resumed + after_wait_s;
-      if (!step_first) c += after_mix_s;
+      c = resumed + mix_s;
+      if (!step_first) c += step_s;
       clock[u] = launch[u] = c;
     }
   }
