@@ -26,16 +26,29 @@ void AnchorOptions::add_to(CLI::App& app) {
       ->type_name("GPUS")->check(CLI::PositiveNumber)->group(group);
 }
 
-Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const AllReduceOptions& allreduce,
-                         const GossipOptions& gossip, const AnchorOptions& anchor,
-                         const VariabilityCliOptions& variability, std::optional<AnchorResult>& anchored) {
+void AnalysisCliOptions::add_to(CLI::App& app) {
+  model.add_to(app);
+  allreduce.add_to(app);
+  gossip.add_to(app);
+  anchor.add_to(app);
+  variability.add_to(app);
+  output.add_to(app);
+}
+
+void AnalysisCliOptions::resolve() {
+  model.resolve();
+  allreduce.resolve();
+  gossip.resolve();
+}
+
+Evaluator AnalysisCliOptions::make_evaluator(const Loaded& loaded, std::optional<AnchorResult>& anchored) const {
   Setup setup;
   setup.cluster = loaded.profile;
   setup.model = &loaded.model;
   setup.dtype = loaded.dtype;
   setup.workload = model.workload;
-  setup.allreduce = allreduce;
-  setup.gossip = gossip;
+  setup.allreduce = allreduce.options;
+  setup.gossip = gossip.options;
   setup.reduction = loaded.reduction;
   Evaluator evaluator(std::move(setup));
   const Variability resolved = variability.resolve(loaded.profile);

@@ -38,13 +38,25 @@ struct AnchorResult {
   double measured_iteration_ms = 0.0;
 };
 
-/// Builds the evaluator for loaded inputs and applies the anchor if one was given.
-/// Compute-model refusals become input errors naming the model.
-/// The anchor is fitted before variability is switched on: a measured mean iteration
-/// already contains the waiting that variability causes at that scale.
-Evaluator make_evaluator(const Loaded& loaded, const ModelOptions& model, const AllReduceOptions& allreduce,
-                         const GossipOptions& gossip, const AnchorOptions& anchor,
-                         const VariabilityCliOptions& variability, std::optional<AnchorResult>& anchored);
+/// The options of predict, compare and advise, and the evaluator they build.
+struct AnalysisCliOptions {
+  ModelOptions model;
+  AllReduceCliOptions allreduce;
+  GossipCliOptions gossip;
+  AnchorOptions anchor;
+  VariabilityCliOptions variability;
+  OutputOptions output;
+
+  /// Adds every option group, in the order --help lists them.
+  void add_to(CLI::App& app);
+  /// Turns the parsed strings into typed options (after parsing, before loading).
+  void resolve();
+  /// Builds the evaluator for loaded inputs and applies the anchor if one was given.
+  /// Compute-model refusals become input errors naming the model. The anchor is fitted
+  /// before variability is switched on: a measured mean iteration already contains the
+  /// waiting that variability causes at that scale.
+  Evaluator make_evaluator(const Loaded& loaded, std::optional<AnchorResult>& anchored) const;
+};
 
 /// Runs `f`, turning the compute model's std::invalid_argument into an InputError.
 template <typename F>

@@ -12,23 +12,11 @@ namespace dtperf::cli {
 
 namespace {
 
-struct AdviseOptions {
-  ModelOptions model;
-  AllReduceCliOptions allreduce;
-  GossipCliOptions gossip;
-  AnchorOptions anchor;
-  VariabilityCliOptions variability;
-  OutputOptions output;
-};
-
-void run(AdviseOptions& o) {
-  o.model.resolve();
-  o.allreduce.resolve();
-  o.gossip.resolve();
+void run(AnalysisCliOptions& o) {
+  o.resolve();
   const Loaded loaded = load_inputs(o.model);
   std::optional<AnchorResult> anchored;
-  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, o.variability,
-                                       anchored);
+  Evaluator evaluator = o.make_evaluator(loaded, anchored);
   const Advice advice = checked(o.model, [&] { return advise(evaluator); });
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
@@ -40,18 +28,13 @@ void run(AdviseOptions& o) {
 }  // namespace
 
 void add_advise_command(CLI::App& app) {
-  auto options = std::make_shared<AdviseOptions>();
+  auto options = std::make_shared<AnalysisCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "advise",
       "Should I decentralize? The best gossip topology and its speedup over All-Reduce, how much of the gain\n"
       "comes from overlap, heterogeneous links and variable compute, the break-even bandwidth and node count,\n"
       "and the caveats (consensus, accumulation).");
-  options->model.add_to(*cmd);
-  options->allreduce.add_to(*cmd);
-  options->gossip.add_to(*cmd);
-  options->anchor.add_to(*cmd);
-  options->variability.add_to(*cmd);
-  options->output.add_to(*cmd);
+  options->add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }
 

@@ -13,23 +13,11 @@ namespace dtperf::cli {
 
 namespace {
 
-struct CompareOptions {
-  ModelOptions model;
-  AllReduceCliOptions allreduce;
-  GossipCliOptions gossip;
-  AnchorOptions anchor;
-  VariabilityCliOptions variability;
-  OutputOptions output;
-};
-
-void run(CompareOptions& o) {
-  o.model.resolve();
-  o.allreduce.resolve();
-  o.gossip.resolve();
+void run(AnalysisCliOptions& o) {
+  o.resolve();
   const Loaded loaded = load_inputs(o.model);
   std::optional<AnchorResult> anchored;
-  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, o.variability,
-                                       anchored);
+  Evaluator evaluator = o.make_evaluator(loaded, anchored);
   const std::vector<SchemeOutcome> outcomes = checked(o.model, [&] { return compare_schemes(evaluator); });
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
@@ -45,17 +33,12 @@ void run(CompareOptions& o) {
 }  // namespace
 
 void add_compare_command(CLI::App& app) {
-  auto options = std::make_shared<CompareOptions>();
+  auto options = std::make_shared<AnalysisCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "All-Reduce against every gossip topology (Decent-DP) and SGP: iteration time, exposed communication,\n"
       "speedup, inter-node bytes, NIC utilization and spectral gap. Topologies that do not fit are listed with why.");
-  options->model.add_to(*cmd);
-  options->allreduce.add_to(*cmd);
-  options->gossip.add_to(*cmd);
-  options->anchor.add_to(*cmd);
-  options->variability.add_to(*cmd);
-  options->output.add_to(*cmd);
+  options->add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }
 

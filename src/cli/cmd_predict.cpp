@@ -17,13 +17,7 @@ namespace dtperf::cli {
 
 namespace {
 
-struct PredictOptions {
-  ModelOptions model;
-  AllReduceCliOptions allreduce;
-  GossipCliOptions gossip;
-  AnchorOptions anchor;
-  VariabilityCliOptions variability;
-  OutputOptions output;
+struct PredictOptions : AnalysisCliOptions {
   std::string scheme = "all-reduce";
 };
 
@@ -37,14 +31,11 @@ Scheme parse_scheme_option(const std::string& name) {
 }
 
 void run(PredictOptions& o) {
-  o.model.resolve();
-  o.allreduce.resolve();
-  o.gossip.resolve();
+  o.resolve();
   const Scheme scheme = parse_scheme_option(o.scheme);
   const Loaded loaded = load_inputs(o.model);
   std::optional<AnchorResult> anchored;
-  Evaluator evaluator = make_evaluator(loaded, o.model, o.allreduce.options, o.gossip.options, o.anchor, o.variability,
-                                       anchored);
+  Evaluator evaluator = o.make_evaluator(loaded, anchored);
   const SchemeOutcome outcome = checked(o.model, [&] { return evaluator.evaluate(scheme, {}, true); });
   if (!outcome.available) throw InputError("--scheme", "", outcome.unavailable_reason);
 
@@ -90,12 +81,7 @@ void add_predict_command(CLI::App& app) {
       "utilization, for All-Reduce (default), a gossip topology or SGP. Defaults: resnet50 on p3dn-24xlarge.");
   cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, or a gossip topology (dtperf topologies)")
       ->type_name("SCHEME")->capture_default_str();
-  options->model.add_to(*cmd);
-  options->allreduce.add_to(*cmd);
-  options->gossip.add_to(*cmd);
-  options->anchor.add_to(*cmd);
-  options->variability.add_to(*cmd);
-  options->output.add_to(*cmd);
+  options->add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }
 
