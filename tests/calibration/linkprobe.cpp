@@ -8,6 +8,8 @@
 //       N one-byte round trips; prints `one_way_us=X` (median round trip / 2)
 //
 // Exit code 2 for bad usage, 1 for a network failure.
+// It shares no code with dtperf-calibrate's TCP transport on purpose: it is the reference
+// the calibration is checked against, so a fault there cannot hide in both.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
