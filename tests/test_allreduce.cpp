@@ -26,7 +26,8 @@ ModelSpec four_tensors() {
 }
 
 // Two nodes of one GPU, one NIC of 80 Gbit/s = 10 GB/s, no latency: all-reducing S bytes
-// over the pair costs 2(2-1)/2 x S / 10 GB/s = S / 10 GB/s (10 MB: 1 ms).
+// over the pair costs 2(2-1)/2 x S / 10 GB/s = S / 10 GB/s (10 MB: 1 ms). The framework's
+// bucket copies are off here (their own test below switches them on).
 AllReduceScenario two_ranks() {
   AllReduceScenario s;
   s.network.nodes = 2;
@@ -39,6 +40,7 @@ AllReduceScenario two_ranks() {
   s.request.batch_per_gpu = 32;
   s.request.optimizer = Optimizer::sgd_momentum;
   s.options.algorithm = Algorithm::ring;
+  s.options.framework_copies = false;
   return s;
 }
 
@@ -122,6 +124,61 @@ TEST_CASE("interference slows compute only while communication runs", "[allreduc
   // One GPU has no communication and no interference.
   s.network.nodes = 1;
   CHECK_THAT(predictor.predict(s).backward_s, WithinRel(40e-3, 1e-12));
+}
+
+TEST_CASE("communication runs slower while backward runs beside it", "[allreduce][contention]") {
+  const ModelSpec m = four_tensors();
+  AllReduceScenario s = two_ranks();
+  s.compute.comm_interference_factor = 2.0;
+  AllReducePredictor predictor(m);
+  const IterationResult r = predictor.predict(s);
+  // Bucket 1 (10 MB, 1 ms of work) starts at 10 ms while 30 ms of backward remain: at half
+  // speed it takes 2 ms (10-12 ms). Bucket 2 (30 MB, 3 ms) starts at 40 ms when backward
+  // has ended: full speed, 40-43 ms. The exposed tail stays 3 ms; the stream is busy 5 ms.
+  CHECK_THAT(r.comm_busy_s, WithinRel(4e-3, 1e-9));  // the work, not the stretched time
+  CHECK_THAT(r.exposed_comm_s, WithinRel(3e-3, 1e-9));
+  // A slow first bucket that outlasts backward: 0.5 GB/s makes 10 MB 20 ms of work. At
+  // half speed for the 30 ms of remaining backward it does 15 ms of work (10-40 ms), then
+  // 5 ms at full speed (40-45 ms); bucket 2 (60 ms of work) runs 45-105 ms alone.
+  s.network.nic_line_bytes_per_s = 0.5e9;
+  CHECK_THAT(predictor.predict(s).exposed_comm_s, WithinRel(105e-3 - 40e-3, 1e-9));
+}
+
+TEST_CASE("no contention gives exactly the uncontended timeline", "[allreduce][contention]") {
+  const ModelSpec m = four_tensors();
+  AllReduceScenario s = two_ranks();
+  AllReducePredictor predictor(m);
+  const IterationResult plain = predictor.predict(s);
+  s.compute.interference_factor = 1.0;
+  s.compute.comm_interference_factor = 1.0;
+  s.compute.iteration_overhead_s = 0.0;
+  const IterationResult same = predictor.predict(s);
+  CHECK(same.iteration_s == plain.iteration_s);
+  CHECK(same.exposed_comm_s == plain.exposed_comm_s);
+}
+
+TEST_CASE("the framework copies each bucket in and out; a fixed overhead adds to every iteration",
+          "[allreduce][overheads]") {
+  const ModelSpec m = four_tensors();
+  AllReduceScenario s = two_ranks();
+  s.options.framework_copies = true;
+  s.compute.iteration_overhead_s = 5e-3;
+  AllReducePredictor predictor(m);
+  const IterationResult r = predictor.predict(s);
+  // Copies: 2 passes over the bucket at 1 TB/s: 10 MB -> 20 us, 30 MB -> 60 us.
+  // From the start of backward: bucket 1 ready at 10.02 ms, all-reduce 1 ms + copy out
+  // 0.02 ms -> 11.04 ms.
+  // Backward: 40 ms + 0.02 + 0.06 ms of copies in = 40.08 ms; bucket 2 ready at 60.08 ms
+  // (after a 20 ms forward), stream 60.08 + 3 + 0.06 = 63.14 ms: exposed 3.06 ms.
+  CHECK_THAT(r.backward_s, WithinRel(40.08e-3, 1e-9));
+  CHECK_THAT(r.exposed_comm_s, WithinRel(3.06e-3, 1e-9));
+  CHECK_THAT(r.overhead_s, WithinRel(5e-3, 1e-12));
+  CHECK_THAT(r.iteration_s, WithinRel(20e-3 + 40.08e-3 + 3.06e-3 + 0.2e-3 + 5e-3, 1e-9));
+  // One GPU is not distributed: no copies, no overhead, scaling factor one.
+  s.network.nodes = 1;
+  const IterationResult one = predictor.predict(s);
+  CHECK(one.overhead_s == 0.0);
+  CHECK(one.scaling_factor == 1.0);
 }
 
 TEST_CASE("one GPU has no communication and a scaling factor of one", "[allreduce]") {

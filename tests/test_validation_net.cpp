@@ -58,6 +58,8 @@ AllReduceScenario net_scenario(double gbps, const ModelSpec& model, double singl
   s.request = compute_request(model, w, 64);
   s.options.algorithm = Algorithm::ring;
   s.options.bucketing = Bucketing::horovod;
+  s.options.framework_copies = false;       // their simulator charges none
+  s.compute.interference_factor = 1.0;      // nor contention
   return s;
 }
 

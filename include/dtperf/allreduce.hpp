@@ -6,6 +6,14 @@
 // overlap communication. Every all-reduce is a barrier over all ranks.
 //
 //   iteration = forward + max(backward end, last all-reduce end) + optimizer step
+//               + fixed iteration overhead (distributed runs only, fitted from runs)
+//
+// Framework work on the critical path (`framework_copies`, on by default): DDP and
+// Horovod copy each bucket's gradients into one flat buffer before the all-reduce and back
+// out after it (2 memory passes each way over the bucket's bytes). The copy in runs on the
+// compute stream once the bucket is ready, the copy out on the communication stream after
+// the bucket's all-reduce. A single process (one GPU) has neither. Contention between
+// overlapped compute and communication is documented in compute.hpp.
 //
 // Bucketing follows the two frameworks:
 //   ddp      PyTorch DDP: a bucket closes once it holds >= cap bytes (25 MiB; the
@@ -40,6 +48,7 @@ struct AllReduceOptions {
   double first_bucket_cap_bytes = 1024.0 * 1024;
   double fusion_cycle_s = 5e-3;
   double fusion_buffer_bytes = 64.0 * 1024 * 1024;
+  bool framework_copies = true;  // off: the [NET] simulator's semantics
 };
 
 /// One bucket: the index of its last tensor (it is ready when that gradient is) and
@@ -100,6 +109,11 @@ class AllReducePredictor {
   std::vector<double> cost_s_;
   std::vector<double> intra_bytes_;
   std::vector<double> inter_bytes_;
+  std::vector<double> copy_in_s_;      // per bucket, compute stream
+  std::vector<double> copy_out_s_;     // per bucket, communication stream
+  std::vector<double> remaining_s_;    // per bucket: backward work (and copies) after it
+  double comm_factor_ = 1.0;
+  double overhead_s_ = 0.0;
   double forward_s_ = 0.0;
   double optimizer_s_ = 0.0;
   double single_gpu_s_ = 0.0;

@@ -90,7 +90,9 @@ struct ClusterProfile {
     double half_efficiency_flops = 1e9;  // GEMM FLOPs at which efficiency is half of it
     double memory_efficiency = 0.8;      // achieved / datasheet memory bandwidth
     double kernel_overhead_s = 5e-6;     // fixed cost per layer and pass
-    double interference_factor = 1.0;    // compute slow-down beside communication
+    double interference_factor = 1.0;    // compute slow-down beside communication (1 + kappa)
+    double comm_interference_factor = 1.0;  // communication slow-down beside compute
+    double iteration_overhead_s = 0.0;   // fixed time per distributed iteration
     std::optional<double> compute_cv;    // measured iteration-time spread, if calibrated
   } compute;
 

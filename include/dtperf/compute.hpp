@@ -35,8 +35,15 @@ struct ComputeParams {
   std::span<const std::pair<double, double>> efficiency_curve;  // calibrated, overrides
   double memory_bytes_per_s = 1e12;       // achieved memory bandwidth
   double kernel_overhead_s = 5e-6;        // dispatch floor per tensor and pass
-  double interference_factor = 1.0;       // applied by the schemes to overlapped compute
+  // Contention while compute and communication overlap (see contention below):
+  double interference_factor = 1.0;       // compute runs x this while communication runs
+  double comm_interference_factor = 1.0;  // communication runs x this while compute runs
+  // Fixed time per distributed iteration outside the modelled kernels (framework and
+  // launcher work: Python, hooks, data loading that is not hidden), fitted from runs.
+  double iteration_overhead_s = 0.0;
   double compute_scale = 1.0;             // multiplies forward and backward (anchoring)
+  double forward_scale = 1.0;             // multiplies forward only (a fit with a breakdown)
+  double backward_scale = 1.0;            // multiplies backward only
 };
 
 struct ComputeRequest {
@@ -79,13 +86,27 @@ double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double
 /// Bytes moved per parameter byte by one optimizer step (3, 5 or 7 passes).
 double optimizer_passes(Optimizer optimizer);
 
-/// Duration of `work_s` of compute that starts at `start_s` while the communication
-/// stream is busy until `comm_busy_until_s`: it runs slower by `factor` during the
-/// overlap ([NET] measured up to ~15 %), at full speed afterwards. (Inline: the
-/// simulators call it for every rank, bucket and iteration.)
-inline double stretched_compute_s(double work_s, double start_s, double comm_busy_until_s, double factor) {
-  if (factor == 1.0 || comm_busy_until_s <= start_s) return work_s;
-  const double busy_window = comm_busy_until_s - start_s;
+/// Contention. While compute kernels and communication overlap they slow each other down:
+/// NCCL kernels occupy SMs and memory bandwidth, a host (CPU) transport takes the cores the
+/// framework runs on. The engines model it with two factors, 1 + kappa each:
+///   compute work w that starts at t0 while the stream is busy until t1 takes
+///     w * f_compute                        if w * f_compute <= t1 - t0,
+///     (t1 - t0) + (w - (t1 - t0) / f_compute)  otherwise;
+///   communication of cost c that starts at t0 while compute runs until t1 takes the same
+///   with f_comm (`stretched_compute_s` is that one function for both).
+/// [NET] measured compute up to ~15 % slower beside Horovod/NCCL (f_compute ~ 1.15);
+/// NCCL's own documentation warns that its kernels compete with compute for SMs. With both
+/// factors 1 every engine gives exactly what it gives without contention (a tested rule).
+/// The compute end a communication overlaps is estimated from the unstretched remaining
+/// work (All-Reduce: the rest of backward; gossip: the rest of this iteration and the next
+/// one), which keeps each engine a single pass.
+///
+/// Duration of `work_s` that starts at `start_s` while the other resource is busy until
+/// `busy_until_s`: it runs slower by `factor` during the overlap, at full speed afterwards.
+/// (Inline: the simulators call it for every rank, bucket and iteration.)
+inline double stretched_compute_s(double work_s, double start_s, double busy_until_s, double factor) {
+  if (factor == 1.0 || busy_until_s <= start_s) return work_s;
+  const double busy_window = busy_until_s - start_s;
   if (work_s * factor <= busy_window) return work_s * factor;
   return busy_window + (work_s - busy_window / factor);
 }

@@ -28,6 +28,8 @@ struct ClusterOverrides {
   std::optional<double> intra_efficiency;
   std::optional<DType> dtype;
   std::optional<double> interference_factor;
+  std::optional<double> comm_interference_factor;
+  std::optional<double> iteration_overhead_s;
 };
 
 struct WorkloadOptions {

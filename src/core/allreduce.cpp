@@ -48,7 +48,10 @@ AllReducePredictor::AllReducePredictor(const ModelSpec& model)
       segment_s_(model.tensors.size()),
       cost_s_(model.tensors.size()),
       intra_bytes_(model.tensors.size()),
-      inter_bytes_(model.tensors.size()) {}
+      inter_bytes_(model.tensors.size()),
+      copy_in_s_(model.tensors.size()),
+      copy_out_s_(model.tensors.size()),
+      remaining_s_(model.tensors.size()) {}
 
 // Compute times, buckets and the cost of each bucket's all-reduce.
 void AllReducePredictor::prepare(const AllReduceScenario& s) {
@@ -62,6 +65,9 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   const NetworkParams& net = s.network;
   distributed_ = net.ranks() > 1;
   interference_ = distributed_ ? s.compute.interference_factor : 1.0;
+  comm_factor_ = distributed_ ? s.compute.comm_interference_factor : 1.0;
+  overhead_s_ = distributed_ ? s.compute.iteration_overhead_s : 0.0;
+  const bool copies = distributed_ && s.options.framework_copies;
   const GroupShape world{net.nodes, net.gpus_per_node, net.gpus_per_node};
   std::size_t tensor = 0;
   for (std::size_t b = 0; b < bucket_count_; ++b) {
@@ -74,6 +80,15 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
     cost_s_[b] = cost.time_s;
     intra_bytes_[b] = cost.intra_bytes_per_rank;
     inter_bytes_[b] = cost.inter_bytes_per_node;
+    // 2 passes (read + write) over the bucket into the flat buffer, and 2 back out.
+    const double copy_s = copies ? 2.0 * buckets_[b].bytes / s.compute.memory_bytes_per_s : 0.0;
+    copy_in_s_[b] = copy_s;
+    copy_out_s_[b] = copy_s;
+  }
+  double after = 0.0;
+  for (std::size_t b = bucket_count_; b-- > 0;) {
+    remaining_s_[b] = after;
+    after += segment_s_[b] + copy_in_s_[b];
   }
 }
 
@@ -87,17 +102,22 @@ AllReducePredictor::Iteration AllReducePredictor::run_iteration(std::span<const 
   double comm_free = 0.0;
   for (std::size_t b = 0; b < bucket_count_; ++b) {
     double ready = 0.0;
+    double compute_until = 0.0;  // when the slowest rank's remaining backward would end
     for (std::size_t r = 0; r < ranks; ++r) {
       double& clock = compute_end_s[r];
-      clock += stretched_compute_s(factors[r] * segment_s_[b], clock, comm_free, interference_);
+      clock += stretched_compute_s(factors[r] * segment_s_[b], clock, comm_free, interference_) + copy_in_s_[b];
       ready = std::max(ready, clock);
+      compute_until = std::max(compute_until, clock + factors[r] * remaining_s_[b]);
     }
-    if (distributed_) comm_free = std::max(ready, comm_free) + cost_s_[b];
+    if (distributed_) {
+      const double start = std::max(ready, comm_free);
+      comm_free = start + stretched_compute_s(cost_s_[b] + copy_out_s_[b], start, compute_until, comm_factor_);
+    }
   }
   Iteration it;
   for (std::size_t r = 0; r < ranks; ++r) it.compute_end_max_s = std::max(it.compute_end_max_s, compute_end_s[r]);
   it.comm_end_s = comm_free;
-  it.end_s = std::max(it.compute_end_max_s, comm_free) + optimizer_s_;
+  it.end_s = std::max(it.compute_end_max_s, comm_free) + optimizer_s_ + overhead_s_;
   return it;
 }
 
@@ -112,10 +132,11 @@ IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
   r.forward_s = forward_s_;
   r.backward_s = it.compute_end_max_s - forward_s_;
   r.optimizer_s = optimizer_s_;
+  r.overhead_s = overhead_s_;
   r.iteration_s = it.end_s;
   r.exposed_comm_s = std::max(0.0, it.comm_end_s - it.compute_end_max_s);
   for (std::size_t b = 0; b < bucket_count_ && distributed_; ++b) {
-    r.comm_busy_s += cost_s_[b];
+    r.comm_busy_s += cost_s_[b] + copy_out_s_[b];
     r.intra_bytes_per_gpu += intra_bytes_[b];
     r.inter_bytes_per_node += inter_bytes_[b];
     if (inter_bytes_[b] > 0.0) r.nic_busy_s += cost_s_[b];
@@ -178,7 +199,7 @@ const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s
       const double own_forward = factors_[r] * forward_s_;
       forward.add(own_forward);
       backward.add(compute_end_s_[r] - own_forward);
-      idle_sum_s_[r] += it.end_s - compute_end_s_[r] - optimizer_s_;
+      idle_sum_s_[r] += it.end_s - compute_end_s_[r] - optimizer_s_ - overhead_s_;
     }
   }
 
@@ -188,7 +209,7 @@ const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s
   r.iteration_s = iteration.mean();
   r.forward_s = forward.mean();
   r.backward_s = backward.mean();
-  r.exposed_comm_s = r.iteration_s - r.forward_s - r.backward_s - r.optimizer_s;
+  r.exposed_comm_s = r.iteration_s - r.forward_s - r.backward_s - r.optimizer_s - r.overhead_s;
   r.nic_utilization = deterministic.nic_utilization * deterministic.iteration_s / r.iteration_s;
   r.throughput_samples_per_s = deterministic.throughput_samples_per_s * deterministic.iteration_s / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;

@@ -190,10 +190,12 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
     }
   }
 
-  if (p.compute_scale != 1.0) {
-    for (std::size_t i = 0; i < n; ++i) out.backward_s[i] *= p.compute_scale;
-    out.forward_s *= p.compute_scale;
-    out.backward_total_s *= p.compute_scale;
+  const double forward_scale = p.compute_scale * p.forward_scale;
+  const double backward_scale = p.compute_scale * p.backward_scale;
+  if (forward_scale != 1.0) out.forward_s *= forward_scale;
+  if (backward_scale != 1.0) {
+    for (std::size_t i = 0; i < n; ++i) out.backward_s[i] *= backward_scale;
+    out.backward_total_s *= backward_scale;
   }
 }
 

@@ -107,6 +107,14 @@ struct GossipPredictor::State {
   void prepare(const GossipScenario& s);
   void fill_variability(int iterations);
   double forward_s = 0.0;     // one forward pass at compute factor 1 (set by prepare)
+  double compute_work_s = 0.0;  // one iteration's compute at factor 1 (set by prepare)
+  double comm_factor = 1.0;     // contention: exchanges beside compute run x this
+  double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
+  /// How long an exchange of cost `cost` starting at `start` takes when the compute of
+  /// the members ends its current iteration at `clock_end` and then runs one more.
+  double exchange_s(double cost, double start, double clock_end) const {
+    return stretched_compute_s(cost, start, clock_end + compute_work_s, comm_factor);
+  }
   double single_gpu_s = 0.0;
   void fill_result(const GossipScenario& s, int measured_iterations);
 };
@@ -228,6 +236,9 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
       clock[u] = launch[u] = c;
     }
   }
+  if (overhead_s > 0.0) {
+    for (std::size_t u = 0; u < classes; ++u) clock[u] += overhead_s;
+  }
   if (!measure) return;
   for (std::size_t u = 0; u < classes; ++u) {
     backward_sum_s[u] += backward[u];
@@ -244,6 +255,7 @@ void GossipPredictor::State::exchange_phase_groups(int step) {
   const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
   const ClassGroup* groups = sc.groups.data();
   const std::uint32_t* group_classes = sc.group_classes.data();
+  const double* clock = compute_clock_s.data();
   for (std::size_t b = 0; b < buckets; ++b) {
     const double* launch = launch_s.data() + b * classes;
     double* progress = done_s.data() + b * classes;
@@ -258,15 +270,19 @@ void GossipPredictor::State::exchange_phase_groups(int step) {
         if (group.count == 2) {  // pairs: most groups of most topologies
           const std::uint32_t x = members[0];
           const std::uint32_t y = members[1];
-          const double end = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y])) + cost;
+          const double start = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y]));
+          const double end =
+              start + (comm_factor == 1.0 ? cost : exchange_s(cost, start, std::max(clock[x], clock[y])));
           progress[x] = stream[x] = progress[y] = stream[y] = end;
           continue;
         }
         double start = 0.0;
+        double clock_end = 0.0;
         for (std::uint32_t m = 0; m < group.count; ++m) {
           start = std::max({start, progress[members[m]], stream[members[m]]});
+          clock_end = std::max(clock_end, clock[members[m]]);
         }
-        const double end = start + cost;
+        const double end = start + (comm_factor == 1.0 ? cost : exchange_s(cost, start, clock_end));
         for (std::uint32_t m = 0; m < group.count; ++m) progress[members[m]] = stream[members[m]] = end;
       }
     }
@@ -282,8 +298,13 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
     const auto from = static_cast<std::size_t>(sc.receive_from[row + u]);
     // A transfer starts once the sender has launched it and the receiver has posted its
     // receive (at its own launch); send and receive run at once (full duplex).
-    const double sent = std::max(launch_s[u], launch_s[to]) + cost_s[sc.send_placement[row + u] * buckets];
-    const double received = std::max(launch_s[from], launch_s[u]) + cost_s[sc.receive_placement[row + u] * buckets];
+    const double send_start = std::max(launch_s[u], launch_s[to]);
+    const double receive_start = std::max(launch_s[from], launch_s[u]);
+    const double send_cost = cost_s[sc.send_placement[row + u] * buckets];
+    const double receive_cost = cost_s[sc.receive_placement[row + u] * buckets];
+    const double sent = send_start + exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]));
+    const double received =
+        receive_start + exchange_s(receive_cost, receive_start, std::max(compute_clock_s[from], compute_clock_s[u]));
     done_s[u] = std::max(sent, received);
     inter_free_s[u] = done_s[u];
   }
@@ -339,6 +360,7 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
   r.forward_s = mean_over_ranks(forward_sum_s) * per_iteration;
   r.backward_s = mean_over_ranks(backward_sum_s) * per_iteration;
   r.exposed_comm_s = mean_over_ranks(wait_sum_s) * per_iteration;
+  r.overhead_s = overhead_s;
   for (std::size_t b = 0; b < buckets; ++b) r.optimizer_s += bucket_step_s[b] + bucket_mix_s[b];
 
   // Busy times from the schedule: what each rank's stream (and crossing NICs) carry,
@@ -382,6 +404,11 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   forward_s = times.forward_s;
   single_gpu_s = times.iteration_s();
   make_buckets(s, times);
+  const bool distributed = s.network.ranks() > 1;
+  comm_factor = distributed ? s.compute.comm_interference_factor : 1.0;
+  overhead_s = distributed ? s.compute.iteration_overhead_s : 0.0;
+  compute_work_s = times.forward_s;
+  for (std::size_t b = 0; b < buckets; ++b) compute_work_s += bucket_backward_s[b] + bucket_step_s[b] + bucket_mix_s[b];
   const std::size_t cells = compute_clock_s.size() * buckets;
   if (done_s.size() != cells) {  // allocates only when the bucket count changes
     done_s.assign(cells, 0.0);

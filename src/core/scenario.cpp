@@ -16,6 +16,8 @@ ClusterProfile apply_overrides(ClusterProfile p, const ClusterOverrides& o) {
   if (o.intra_efficiency) p.intra.efficiency = *o.intra_efficiency;
   if (o.dtype) p.compute.dtype = *o.dtype;
   if (o.interference_factor) p.compute.interference_factor = *o.interference_factor;
+  if (o.comm_interference_factor) p.compute.comm_interference_factor = *o.comm_interference_factor;
+  if (o.iteration_overhead_s) p.compute.iteration_overhead_s = *o.iteration_overhead_s;
   return p;
 }
 
@@ -55,6 +57,8 @@ ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
   if (p.calibration.copy_bytes_per_s) c.memory_bytes_per_s = *p.calibration.copy_bytes_per_s;
   c.kernel_overhead_s = p.compute.kernel_overhead_s;
   c.interference_factor = p.compute.interference_factor;
+  c.comm_interference_factor = p.compute.comm_interference_factor;
+  c.iteration_overhead_s = p.compute.iteration_overhead_s;
   return c;
 }
 

@@ -76,6 +76,11 @@ void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
       units::us;
   c.interference_factor =
       r.optional_number("interference_factor", Range::at_least_one).value_or(c.interference_factor);
+  c.comm_interference_factor =
+      r.optional_number("comm_interference_factor", Range::at_least_one).value_or(c.comm_interference_factor);
+  c.iteration_overhead_s =
+      r.optional_number("iteration_overhead_us", Range::non_negative).value_or(c.iteration_overhead_s / units::us) *
+      units::us;
   c.compute_cv = r.optional_number("iteration_cv", Range::non_negative);
   r.finish();
 }
@@ -215,6 +220,12 @@ Json profile_to_json(const ClusterProfile& p) {
   };
   if (p.gpu.memory_gib > 0.0) j["gpu"]["memory_GiB"] = p.gpu.memory_gib;
   if (p.compute.compute_cv) j["compute"]["iteration_cv"] = *p.compute.compute_cv;
+  if (p.compute.comm_interference_factor != 1.0) {
+    j["compute"]["comm_interference_factor"] = p.compute.comm_interference_factor;
+  }
+  if (p.compute.iteration_overhead_s > 0.0) {
+    j["compute"]["iteration_overhead_us"] = p.compute.iteration_overhead_s / units::us;
+  }
   const auto& cal = p.calibration;
   if (!cal.tables.empty() || !cal.fits.empty() || !cal.gemm.empty() || cal.copy_bytes_per_s) {
     Json c = Json::object();

@@ -23,6 +23,8 @@ Json cluster_json(const ClusterProfile& c, DType dtype) {
       {"transport_efficiency", c.inter.transport_efficiency},
       {"inter_latency_us", c.inter.latency_s / units::us},
       {"interference_factor", c.compute.interference_factor},
+      {"comm_interference_factor", c.compute.comm_interference_factor},
+      {"iteration_overhead_ms", c.compute.iteration_overhead_s / units::ms},
   };
 }
 
@@ -58,6 +60,7 @@ Json iteration_json(const IterationResult& r) {
       {"backward_ms", r.backward_s / units::ms},
       {"exposed_comm_ms", r.exposed_comm_s / units::ms},
       {"optimizer_ms", r.optimizer_s / units::ms},
+      {"overhead_ms", r.overhead_s / units::ms},
       {"comm_busy_ms", r.comm_busy_s / units::ms},
       {"nic_busy_ms", r.nic_busy_s / units::ms},
       {"intra_bytes_per_gpu", r.intra_bytes_per_gpu},
@@ -84,10 +87,11 @@ std::string iteration_tables(const IterationResult& r, const std::string& sample
               {"backward", "ms"},
               {"exposed-comm", "ms"},
               {"optimizer", "ms"},
+              {"overhead", "ms"},
               {"comm-busy", "ms"},
               {"NIC-busy", "ms"}});
   time.add_row({ms(r.iteration_s), ms(r.forward_s), ms(r.backward_s), ms(r.exposed_comm_s), ms(r.optimizer_s),
-                ms(r.comm_busy_s), ms(r.nic_busy_s)});
+                ms(r.overhead_s), ms(r.comm_busy_s), ms(r.nic_busy_s)});
   Table rates({{"intra/GPU", "MB"},
                {"inter/node", "MB"},
                {"NIC-util", "%"},
