@@ -103,6 +103,20 @@ struct ClusterProfile {
     std::optional<double> copy_bytes_per_s;
   } calibration;
 
+  /// What a fit to measured training runs found for one model (`dtperf fit --runs`): the
+  /// compute scales apply to that model only; the link, contention and overhead values it
+  /// fitted are in the sections above.
+  struct RunsFit {
+    std::string model;
+    double forward_scale = 1.0;
+    double backward_scale = 1.0;
+    int runs = 0;
+    double rms_error = 0.0;                   // of ln(predicted / measured)
+    std::optional<double> loo_median_abs_error;
+    std::optional<double> loo_max_abs_error;
+  };
+  std::optional<RunsFit> runs_fit;
+
   Provenance provenance;
 
   int ranks() const { return nodes * gpus_per_node; }

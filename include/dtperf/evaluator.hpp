@@ -88,6 +88,11 @@ class Evaluator {
   /// scale in [1e-3, 1e3] reaches the measurement.
   double fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s);
   void set_compute_scale(double scale) { setup_.workload.compute_scale = scale; }
+  /// Separate forward and backward scales (on top of the compute scale), from a fit.
+  void set_compute_scales(double forward, double backward) {
+    setup_.workload.forward_scale = forward;
+    setup_.workload.backward_scale = backward;
+  }
   void set_variability(const Variability& variability) { setup_.variability = variability; }
 
  private:

@@ -41,6 +41,8 @@ struct WorkloadOptions {
   std::optional<double> measured_batch_per_gpu;
   double compression_ratio = 1.0;
   double compute_scale = 1.0;
+  double forward_scale = 1.0;   // a fit with a forward/backward breakdown
+  double backward_scale = 1.0;
 };
 
 /// The profile with the overrides applied (what the report shows as the cluster).

@@ -1,5 +1,7 @@
 #include "analysis_options.hpp"
 
+#include <iostream>
+
 #include <fmt/format.h>
 
 #include "dtperf/error.hpp"
@@ -51,6 +53,16 @@ Evaluator AnalysisCliOptions::make_evaluator(const Loaded& loaded, std::optional
   setup.gossip = gossip.options;
   setup.reduction = loaded.reduction;
   Evaluator evaluator(std::move(setup));
+  if (const auto& fit = loaded.profile.runs_fit) {
+    if (fit->model == loaded.model.name) {
+      evaluator.set_compute_scales(fit->forward_scale, fit->backward_scale);
+    } else {
+      std::cerr << fmt::format(
+          "dtperf: warning: profile '{}' was fitted to runs of '{}'; its compute scales (forward x{:.4g}, backward "
+          "x{:.4g}) are not applied to '{}'\n",
+          loaded.profile.name, fit->model, fit->forward_scale, fit->backward_scale, loaded.model.name);
+    }
+  }
   const Variability resolved = variability.resolve(loaded.profile);
   if (anchor.given == nullptr || anchor.given->count() == 0) {
     evaluator.set_variability(resolved);

@@ -1,9 +1,11 @@
-// dtperf fit: raw calibration files and nccl-tests logs -> a calibrated cluster profile.
+// dtperf fit: raw calibration files and nccl-tests logs -> a calibrated cluster profile;
+// with --runs, measured training runs -> the model's parameters (cmd_fit_runs.cpp).
 #include <chrono>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "cmd_fit_runs.hpp"
 #include "commands.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
@@ -29,6 +31,7 @@ struct FitCliOptions {
   int nodes = 0;
   std::string collective;
   bool json = false;
+  FitRunsCliOptions runs;
   CLI::Option *o_nic{}, *o_nics{}, *o_ranks{}, *o_nodes{};
 };
 
@@ -132,7 +135,26 @@ std::string fits_table(const io::FitOutcome& out) {
   return text;
 }
 
-void run(const FitCliOptions& o) {
+void run(FitCliOptions& o) {
+  if (!o.created.empty() && !is_date(o.created)) {
+    throw InputError("--created", "", fmt::format("expected a date YYYY-MM-DD, got '{}'", o.created));
+  }
+  if (given(o.runs.given)) {
+    for (const auto& [option, name] : {std::pair{o.o_nic, "--nic-gbps"}, {o.o_nics, "--nics-per-node"},
+                                       {o.o_ranks, "--ranks"}, {o.o_nodes, "--nodes"}}) {
+      if (given(option)) throw InputError(name, "", "is for calibration inputs; a runs file gives each run's cluster");
+    }
+    if (!o.inputs.empty()) {
+      throw InputError(o.inputs.front(), "", "calibration inputs and --runs are fitted separately: give one or the other");
+    }
+    o.runs.name = o.name;
+    run_fit_runs(o.runs, o.output, o.created.empty() ? today_utc() : o.created, o.json);
+    return;
+  }
+  if (o.inputs.empty()) {
+    throw InputError("dtperf fit", "", "nothing to fit: give calibration files or nccl-tests logs, or --runs FILE");
+  }
+  if (o.output.empty()) throw InputError("--output", "", "fitting calibration inputs needs -o PROFILE.json");
   io::NcclTestsOptions log_options;
   if (given(o.o_ranks)) log_options.ranks = o.ranks;
   if (given(o.o_nodes)) log_options.nodes = o.nodes;
@@ -152,9 +174,6 @@ void run(const FitCliOptions& o) {
   settings.name = o.name;
   if (given(o.o_nic)) settings.nic_gbps = o.nic_gbps;
   if (given(o.o_nics)) settings.nics_per_node = o.nics_per_node;
-  if (!o.created.empty() && !is_date(o.created)) {
-    throw InputError("--created", "", fmt::format("expected a date YYYY-MM-DD, got '{}'", o.created));
-  }
   settings.created = !inputs.raws.empty() ? inputs.raws.front().second.created_date()
                      : !o.created.empty() ? o.created
                                           : today_utc();
@@ -189,10 +208,10 @@ void add_fit_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "fit",
       "Fit a cluster profile to measurements: raw calibration files (dtperf-calibrate) and/or nccl-tests logs "
-      "(text or -J JSON, told apart by content).");
-  cmd->add_option("inputs", o->inputs, "Raw calibration JSON files and nccl-tests logs")->required()->type_name("INPUT");
-  cmd->add_option("-o,--output", o->output, "Where to write the profile (written whole or not at all)")
-      ->required()
+      "(text or -J JSON, told apart by content); or, with --runs, fit the model to measured training runs.");
+  cmd->add_option("inputs", o->inputs, "Raw calibration JSON files and nccl-tests logs")->type_name("INPUT");
+  cmd->add_option("-o,--output", o->output,
+                  "Where to write the profile (written whole or not at all; required for calibration inputs)")
       ->type_name("PROFILE.json");
   cmd->add_option("--base", o->base, "Profile for what was not measured (GPU peaks, link rates): a built-in name or a file")
       ->type_name("PROFILE");
@@ -217,6 +236,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--created", o->created, "Date of the profile when no raw calibration file gives one (default: today)")
       ->type_name("YYYY-MM-DD");
   cmd->add_flag("--json", o->json, "Print the fits as JSON instead of a table");
+  add_fit_runs_options(*cmd, o->runs);
   cmd->callback([o] { run(*o); });
 }
 

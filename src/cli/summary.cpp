@@ -16,6 +16,10 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
   if (options.workload.compression_ratio != 1.0) {
     text += fmt::format("; gradients compressed {:g}x", options.workload.compression_ratio);
   }
+  if (const auto& fit = loaded.profile.runs_fit; fit && fit->model == loaded.model.name) {
+    text += fmt::format("; compute x{:.4g} forward, x{:.4g} backward, fitted to {} measured runs", fit->forward_scale,
+                        fit->backward_scale, fit->runs);
+  }
   if (anchored) {
     text += fmt::format("; compute scaled x{:.4g} to reproduce {:g} ms measured with {} on {} GPUs",
                         anchored->compute_scale, anchored->measured_iteration_ms, anchored->scheme, anchored->gpus);

@@ -74,6 +74,8 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   const NetworkParams net = network_params(cluster, setup_.workload.compression_ratio, setup_.reduction);
   ComputeParams compute = compute_params(cluster, setup_.dtype);
   compute.compute_scale = setup_.workload.compute_scale;
+  compute.forward_scale = setup_.workload.forward_scale;
+  compute.backward_scale = setup_.workload.backward_scale;
   const ComputeRequest request = compute_request(model, setup_.workload, cluster.ranks());
   const int ranks = cluster.ranks();
   const int per_node = cluster.gpus_per_node;

@@ -85,6 +85,17 @@ void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
   r.finish();
 }
 
+void read_runs_fit(ObjectReader r, ClusterProfile::RunsFit& f) {
+  f.model = r.string("model");
+  f.forward_scale = r.number("forward_scale", Range::positive);
+  f.backward_scale = r.number("backward_scale", Range::positive);
+  f.runs = static_cast<int>(r.integer("runs", 1));
+  f.rms_error = r.number("rms_error", Range::non_negative);
+  f.loo_median_abs_error = r.optional_number("loo_median_abs_error", Range::non_negative);
+  f.loo_max_abs_error = r.optional_number("loo_max_abs_error", Range::non_negative);
+  r.finish();
+}
+
 void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
   if (const Json* tables = r.optional_array("collectives")) {
     for (std::size_t i = 0; i < tables->size(); ++i) {
@@ -185,6 +196,10 @@ ClusterProfile parse_profile(const Json& json, const std::string& file) {
                                  dtype_name(p.compute.dtype)));
   }
   if (auto calibration = r.optional_object("calibration")) read_calibration(*calibration, p.calibration);
+  if (auto runs_fit = r.optional_object("runs_fit")) {
+    p.runs_fit.emplace();
+    read_runs_fit(*runs_fit, *p.runs_fit);
+  }
   read_provenance(r.object("provenance"), p.provenance);
   r.finish();
   return p;
@@ -265,6 +280,16 @@ Json profile_to_json(const ClusterProfile& p) {
     }
     if (cal.copy_bytes_per_s) c["copy_bandwidth_GB_per_s"] = *cal.copy_bytes_per_s / units::GB;
     j["calibration"] = c;
+  }
+  if (p.runs_fit) {
+    const auto& f = *p.runs_fit;
+    j["runs_fit"] = {{"model", f.model},
+                     {"forward_scale", f.forward_scale},
+                     {"backward_scale", f.backward_scale},
+                     {"runs", f.runs},
+                     {"rms_error", f.rms_error}};
+    if (f.loo_median_abs_error) j["runs_fit"]["loo_median_abs_error"] = *f.loo_median_abs_error;
+    if (f.loo_max_abs_error) j["runs_fit"]["loo_max_abs_error"] = *f.loo_max_abs_error;
   }
   Json prov = {{"source", p.provenance.source}};
   if (!p.provenance.created.empty()) prov["created"] = p.provenance.created;

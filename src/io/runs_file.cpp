@@ -1,0 +1,193 @@
+#include "dtperf/io/runs_file.hpp"
+
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "dtperf/error.hpp"
+#include "dtperf/io/json_reader.hpp"
+#include "dtperf/topology.hpp"
+#include "dtperf/units.hpp"
+
+namespace dtperf::io {
+
+namespace {
+
+// Node and GPU counts beyond this are not a cluster anyone measured on.
+constexpr std::int64_t kMaxCount = 1'000'000;
+
+int count(ObjectReader& r, const std::string& key) {
+  const std::int64_t n = r.integer(key, 1);
+  if (n > kMaxCount) r.fail(key, fmt::format("{} is more than {} (not a measured cluster)", n, kMaxCount));
+  return static_cast<int>(n);
+}
+
+std::optional<int> optional_count(ObjectReader& r, const std::string& key) {
+  if (!r.has(key)) return std::nullopt;
+  return count(r, key);
+}
+
+Scheme read_scheme(ObjectReader& r) {
+  const std::string name = r.string("scheme");
+  if (const auto scheme = parse_scheme(name)) return *scheme;
+  std::vector<std::string> names = {"all-reduce", "sgp"};
+  for (const auto& t : topologies()) names.emplace_back(t.name);
+  r.fail("scheme", fmt::format("unknown scheme '{}'{}; expected one of: {}", name, did_you_mean(name, names),
+                               join_names(names)));
+}
+
+// "iteration_ms" is the median as a number, or {"median", "p10", "p90"}.
+void read_measurement(ObjectReader& r, const Json& run, RunMeasurement& m) {
+  if (!r.has("iteration_ms")) r.fail("iteration_ms", "missing: the measured iteration time (ms) is required");
+  if (run.at("iteration_ms").is_object()) {
+    ObjectReader object = r.object("iteration_ms");
+    m.iteration_s = object.number("median", Range::positive) * units::ms;
+    if (auto p10 = object.optional_number("p10", Range::positive)) m.p10_s = *p10 * units::ms;
+    if (auto p90 = object.optional_number("p90", Range::positive)) m.p90_s = *p90 * units::ms;
+    if (m.p10_s && *m.p10_s > m.iteration_s) object.fail("p10", "p10 is above the median");
+    if (m.p90_s && *m.p90_s < m.iteration_s) object.fail("p90", "p90 is below the median");
+    object.finish();
+  } else {
+    m.iteration_s = r.number("iteration_ms", Range::positive) * units::ms;
+  }
+  if (auto b = r.optional_object("breakdown_ms")) {
+    if (auto x = b->optional_number("forward", Range::positive)) m.forward_s = *x * units::ms;
+    if (auto x = b->optional_number("backward", Range::positive)) m.backward_s = *x * units::ms;
+    if (auto x = b->optional_number("exposed_comm", Range::non_negative)) m.exposed_comm_s = *x * units::ms;
+    if (auto x = b->optional_number("optimizer", Range::non_negative)) m.optimizer_s = *x * units::ms;
+    const double parts = m.forward_s.value_or(0) + m.backward_s.value_or(0) + m.exposed_comm_s.value_or(0) +
+                         m.optimizer_s.value_or(0);
+    if (parts > 1.5 * m.iteration_s) {
+      throw InputError(b->file(), b->pointer(), fmt::format("the parts add up to {:.3f} ms, far more than the iteration ({:.3f} ms)",
+                              parts / units::ms, m.iteration_s / units::ms));
+    }
+    b->finish();
+  }
+}
+
+MeasuredRun read_run(const Json& json, const std::string& file, const std::string& pointer, std::size_t index) {
+  ObjectReader r(json, file, pointer);
+  MeasuredRun run;
+  run.label = r.optional_string("label").value_or(fmt::format("run {}", index + 1));
+  run.where = pointer.empty() ? file : fmt::format("{} {}", file, pointer);
+  run.source = r.optional_string("source").value_or("");
+  RunConfig& c = run.config;
+  c.scheme = read_scheme(r);
+
+  ClusterOverrides& o = c.cluster;
+  o.nodes = count(r, "nodes");
+  o.gpus_per_node = optional_count(r, "gpus_per_node");
+  o.nics_per_node = optional_count(r, "nics_per_node");
+  o.nic_gbps = r.optional_number("nic_gbps", Range::positive);
+  if (auto x = r.optional_number("inter_latency_us", Range::non_negative)) o.inter_latency_s = *x * units::us;
+  o.transport_efficiency = r.optional_number("transport_efficiency", Range::fraction);
+  if (auto x = r.optional_number("intra_gb_per_s", Range::positive)) o.intra_bandwidth_bytes_per_s = *x * units::GB;
+  if (auto x = r.optional_number("intra_latency_us", Range::non_negative)) o.intra_latency_s = *x * units::us;
+  o.intra_efficiency = r.optional_number("intra_efficiency", Range::fraction);
+  if (r.has("dtype")) o.dtype = parse_dtype(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16"}));
+
+  WorkloadOptions& w = c.workload;
+  w.batch_per_gpu = r.optional_number("batch_per_gpu", Range::positive);
+  w.global_batch = r.optional_number("global_batch", Range::positive);
+  if (w.batch_per_gpu && w.global_batch) r.fail("global_batch", "give batch_per_gpu or global_batch, not both");
+  if (r.has("optimizer")) w.optimizer = parse_optimizer(r.choice("optimizer", {"sgd", "sgd-momentum", "adam"}));
+  if (r.has("compute_source")) {
+    w.compute_source = *parse_compute_source(
+        r.choice("compute_source", {"auto", "measured-layers", "measured-iteration", "flops"}));
+  }
+  if (auto x = r.optional_number("single_gpu_iteration_ms", Range::positive)) w.single_gpu_iteration_s = *x * units::ms;
+  w.measured_batch_per_gpu = r.optional_number("measured_batch_per_gpu", Range::positive);
+  w.compression_ratio = r.optional_number("compression", Range::at_least_one).value_or(1.0);
+
+  AllReduceOptions& a = c.allreduce;
+  if (r.has("algorithm")) a.algorithm = *parse_algorithm(r.choice("algorithm", {"auto", "ring", "tree", "hierarchical"}));
+  if (r.has("bucketing")) a.bucketing = *parse_bucketing(r.choice("bucketing", {"ddp", "horovod"}));
+  if (auto x = r.optional_number("bucket_cap_mib", Range::positive)) a.bucket_cap_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("first_bucket_mib", Range::positive)) a.first_bucket_cap_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("fusion_cycle_ms", Range::positive)) a.fusion_cycle_s = *x * units::ms;
+  if (auto x = r.optional_number("fusion_buffer_mib", Range::positive)) a.fusion_buffer_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("gossip_bucket_mib", Range::positive)) c.gossip.bucket_cap_bytes = *x * units::MiB;
+
+  read_measurement(r, json, run.measured);
+  r.finish();
+  return run;
+}
+
+void check_schema(ObjectReader& r) {
+  const std::string schema = r.string("schema");
+  if (schema != kRunsSchema) {
+    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", schema, kRunsSchema));
+  }
+  r.optional_string("description");
+}
+
+// JSON lines: a first line that is a whole JSON object, and more non-empty lines.
+bool is_json_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int non_empty = 0;
+  while (std::getline(in, line) && non_empty < 2) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) ++non_empty;
+  }
+  if (non_empty < 2) return false;
+  in.clear();
+  in.str(text);
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const Json first = Json::parse(line, nullptr, false);
+    return !first.is_discarded() && first.is_object() && first.contains("schema");
+  }
+  return false;
+}
+
+void check_labels(const std::vector<MeasuredRun>& runs, const std::string& file) {
+  std::set<std::string> seen;
+  for (const MeasuredRun& run : runs) {
+    if (!seen.insert(run.label).second) {
+      throw InputError(run.where, "/label", fmt::format("label '{}' is used by an earlier run of {}", run.label, file));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> parse_runs(const std::string& text, const std::string& file) {
+  std::vector<MeasuredRun> runs;
+  if (is_json_lines(text)) {
+    std::istringstream in(text);
+    std::string line;
+    std::size_t number = 0;
+    bool header = true;
+    while (std::getline(in, line)) {
+      ++number;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const std::string where = fmt::format("{}:{}", file, number);
+      const Json json = parse_json_text(line, where);
+      if (header) {
+        ObjectReader r(json, where, "");
+        check_schema(r);
+        r.finish();
+        header = false;
+        continue;
+      }
+      runs.push_back(read_run(json, where, "", runs.size()));
+    }
+  } else {
+    const Json json = parse_json_text(text, file);
+    ObjectReader r(json, file, "");
+    check_schema(r);
+    const Json& list = r.array("runs");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      runs.push_back(read_run(list[i], file, pointer_append(r.pointer_of("runs"), i), i));
+    }
+    r.finish();
+  }
+  if (runs.empty()) throw InputError(file, "", "no runs: a runs file needs at least one measured run");
+  check_labels(runs, file);
+  return runs;
+}
+
+std::vector<MeasuredRun> read_runs_file(const std::string& path) { return parse_runs(read_text_file(path), path); }
+
+}  // namespace dtperf::io
