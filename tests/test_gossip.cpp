@@ -71,6 +71,27 @@ TEST_CASE("a communication-bound gossip iteration is paced by the exchange", "[g
   CHECK_THAT(r.iteration.exposed_comm_s, WithinRel(5e-3, 1e-9));
 }
 
+TEST_CASE("an exchange beside compute runs slower; none gives exactly the plain timeline",
+          "[gossip][contention]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));
+  GossipScenario s = two_ranks(0.5e9);
+  s.compute.comm_interference_factor = 1.0;
+  s.compute.interference_factor = 1.0;
+  CHECK(p.predict(s).iteration.iteration_s == p.predict(two_ranks(0.5e9)).iteration.iteration_s);
+  // Communication at half speed while compute runs. The exchange (20 ms of work) starts at
+  // launch L; compute runs on for one iteration's work, F + B + mix + step = 15.12 ms, in
+  // which the exchange does 7.56 ms; the other 12.44 ms run at full speed: it ends at
+  // L + 27.56 ms. The hook waits for it, then mixes and steps: T = 27.56 + 0.12 ms.
+  s.compute.comm_interference_factor = 2.0;
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(27.68e-3, 1e-9));
+  // A fixed overhead adds to every iteration of a distributed run: 5 + 10 + 0.12 + 2 ms.
+  GossipScenario t = two_ranks(10e9);
+  t.compute.iteration_overhead_s = 2e-3;
+  CHECK_THAT(p.predict(t).iteration.iteration_s, WithinRel(17.12e-3, 1e-9));
+  CHECK_THAT(p.predict(t).iteration.overhead_s, WithinRel(2e-3, 1e-12));
+}
+
 TEST_CASE("without overlap the exchange adds to the iteration", "[gossip][factors]") {
   const ModelSpec m = one_tensor();
   GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));

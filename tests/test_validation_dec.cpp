@@ -10,55 +10,86 @@
 //   AER               61.7     45.8     43.7
 //   SGP               69.4     53.0     50.7
 //
-// Anchored on the All-Reduce 8-GPU value only (the compute term is scaled to reproduce
-// it), dtperf must predict the other eleven within 10 % each.
+// Protocol: `dtperf fit --runs` on the three All-Reduce cells only (the datasheet profile
+// as priors); the fitted profile then predicts the nine decentralized cells, which the fit
+// never saw. Bounds, fixed before the result was known: median |error| <= 3 %, max <= 8 %,
+// and advise's verdict right at every scale (AER is 18-20 % faster than All-Reduce in
+// every column: "decentralize").
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
-#include "dtperf/evaluator.hpp"
+#include "dtperf/advice.hpp"
+#include "dtperf/fit_runs.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"
 
 using namespace dtperf;
 
-TEST_CASE("the [DEC] per-iteration times are predicted within 10 % from one anchor", "[validation][dec]") {
+namespace {
+
+MeasuredRun dec_run(Scheme scheme, int nodes, double measured_ms) {
+  MeasuredRun r;
+  r.label = scheme.name() + "-" + std::to_string(4 * nodes);
+  r.where = r.label;
+  r.config.scheme = std::move(scheme);
+  r.config.cluster.nodes = nodes;
+  r.config.workload.global_batch = 25000;
+  r.measured.iteration_s = measured_ms * 1e-3;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("[DEC]: fitted on the All-Reduce runs, the decentralized runs are predicted", "[validation][dec]") {
   const ModelSpec model = *zoo_model("transformer-base");
   Setup setup;
   setup.cluster = io::load_profile("a100x4-ib100");
   setup.model = &model;
   setup.dtype = DType::fp16;
-  setup.workload.global_batch = 25000;
-  Evaluator e(setup);
-  e.set_compute_scale(e.fit_compute_scale(Scheme::allreduce(), 2, 73.0e-3));
+
+  const double allreduce_ms[3] = {73.0, 54.8, 51.5};
+  std::vector<MeasuredRun> fitted_on;
+  for (int i = 0; i < 3; ++i) fitted_on.push_back(dec_run(Scheme::allreduce(), 2 << i, allreduce_ms[i]));
+  const RunsFit fit = fit_runs(setup, fitted_on);
 
   const struct {
     Scheme scheme;
     double measured_ms[3];
-  } rows[] = {{Scheme::allreduce(), {73.0, 54.8, 51.5}},
-              {Scheme::gossip("one-peer-exp"), {63.4, 46.8, 44.7}},
+  } rows[] = {{Scheme::gossip("one-peer-exp"), {63.4, 46.8, 44.7}},
               {Scheme::gossip("alternating-exp-ring"), {61.7, 45.8, 43.7}},
               {Scheme::sgp(), {69.4, 53.0, 50.7}}};
-  double worst = 0.0;
-  for (int i = 0; i < 3; ++i) {
-    ClusterProfile cluster = e.setup().cluster;
-    cluster.nodes = 2 << i;  // 8, 16, 32 GPUs
-    double allreduce_ms = 0.0;
-    double aer_ms = 0.0;
-    for (const auto& row : rows) {
-      const SchemeOutcome o = e.evaluate_on(cluster, row.scheme);
-      REQUIRE(o.available);
-      const double predicted = o.iteration.iteration_s * 1e3;
-      const double error = predicted / row.measured_ms[i] - 1.0;
-      INFO(row.scheme.name() << " on " << cluster.ranks() << " GPUs: predicted " << predicted << " ms, measured "
-                             << row.measured_ms[i] << " ms, error " << 100 * error << " %");
-      CHECK(std::abs(error) <= 0.10);
-      if (!(row.scheme.kind == Scheme::Kind::allreduce && i == 0)) worst = std::max(worst, std::abs(error));
-      if (row.scheme.kind == Scheme::Kind::allreduce) allreduce_ms = predicted;
-      if (row.scheme.name() == "alternating-exp-ring") aer_ms = predicted;
+  std::vector<double> errors;
+  std::string table = "[DEC] held-out cells (fitted on All-Reduce at 8/16/32 GPUs):\n";
+  for (const auto& row : rows) {
+    for (int i = 0; i < 3; ++i) {
+      const MeasuredRun cell = dec_run(row.scheme, 2 << i, row.measured_ms[i]);
+      const double predicted_ms = predict_run(setup, fit.fitted, cell).iteration_s * 1e3;
+      const double error = predicted_ms / row.measured_ms[i] - 1.0;
+      errors.push_back(std::abs(error));
+      table += "  " + cell.label + ": measured " + std::to_string(row.measured_ms[i]) + " ms, predicted " +
+               std::to_string(predicted_ms) + " ms, error " + std::to_string(100 * error) + " %\n";
     }
-    // The winner is right at every scale: AER beats All-Reduce by 16-18 % in the paper.
-    CHECK(aer_ms < allreduce_ms);
   }
-  WARN("[DEC] validation: worst error over the eleven predictions " << 100 * worst << " %");
+  std::sort(errors.begin(), errors.end());
+  const double median = errors[errors.size() / 2];
+  const double worst = errors.back();
+  INFO(table);
+  WARN(table << "median |error| " << 100 * median << " %, max " << 100 * worst << " %");
+  CHECK(median <= 0.03);
+  CHECK(worst <= 0.08);
+
+  // advise with the fitted profile picks decentralization at every scale.
+  for (int i = 0; i < 3; ++i) {
+    Setup s = setup;
+    s.cluster = fit.fitted.profile;
+    s.cluster.nodes = 2 << i;
+    s.workload.global_batch = 25000;
+    Evaluator e(s);
+    e.set_compute_scales(fit.fitted.forward_scale, fit.fitted.backward_scale);
+    const Advice a = advise(e);
+    INFO("advise at " << 4 * s.cluster.nodes << " GPUs: " << a.verdict << ", speedup " << a.speedup);
+    CHECK(a.verdict == "decentralize");
+  }
 }

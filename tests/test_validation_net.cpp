@@ -46,6 +46,7 @@ AllReduceScenario net_scenario(double gbps, const ModelSpec& model, double singl
   o.nic_gbps = gbps;
   o.nics_per_node = 1;
   o.transport_efficiency = 1.0;
+  o.host_gbps = 0.0;  // their simulator runs at line rate
   o.inter_latency_s = 0.0;
   o.intra_latency_s = 0.0;
   static ClusterProfile profile;

@@ -82,6 +82,7 @@ struct ClusterProfile {
     double nic_gbps = 0.0;               // line rate of one NIC
     double latency_s = 0.0;              // per hop between nodes
     double transport_efficiency = 1.0;   // achieved / line rate
+    double host_gbps = 0.0;              // host-driven transport ceiling per node (0: none)
   } inter;
 
   struct Compute {

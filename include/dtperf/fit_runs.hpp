@@ -9,6 +9,8 @@
 //                     recorded a forward/backward breakdown
 //   inter_efficiency  achieved / line rate between nodes (the profile's
 //                     transport_efficiency)
+//   inter_host        ceiling of a host-driven transport per node (TCP: CPU time per
+//                     byte), only where the profile declares one
 //   inter_latency     per inter-node hop
 //   intra_efficiency  achieved / link rate inside a node
 //   kappa_compute     compute beside communication runs x (1 + kappa_compute)
@@ -32,6 +34,10 @@
 // a run compute cannot explain (faster than the network allows) frees the network term
 // instead of failing, and the fit says so.
 //
+// Models with max() in them have flat directions (communication fully hidden behind
+// compute has no gradient), so the iteration starts from the best point of a coarse scan
+// of each parameter over its range, not from the prior alone.
+//
 // Leave-one-out: every run is predicted by a fit to the others (same procedure), the
 // honest estimate of how far to trust a prediction for a configuration not measured.
 #include <optional>
@@ -49,6 +55,7 @@ enum class RunParameter : std::uint8_t {
   forward_scale,
   backward_scale,
   inter_efficiency,
+  inter_host,
   inter_latency,
   intra_efficiency,
   kappa_compute,

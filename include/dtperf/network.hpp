@@ -36,6 +36,12 @@ struct NetworkParams {
   int nics_per_node = 1;
   double nic_line_bytes_per_s = 1.0;    // one NIC, line rate
   double transport_efficiency = 1.0;
+  // Ceiling of a host-driven transport (TCP sockets: the CPU copies and checksums every
+  // byte), per node; 0 for none (RDMA). It acts as a time per byte added to the wire's:
+  //   achieved = 1 / (1 / (K x line x efficiency) + 1 / host)
+  // so a slow link is wire-bound and a fast one CPU-bound, as [NET] measured: TCP used
+  // 9-31 % of 100 Gbit/s but nearly all of 1-10 Gbit/s.
+  double host_bytes_per_s = 0.0;
   double inter_latency_s = 0.0;
   double compression_ratio = 1.0;       // wire bytes = bytes / ratio
   ReductionCost reduction;              // empty: reductions hide inside the copies
@@ -44,7 +50,8 @@ struct NetworkParams {
   int ranks() const { return nodes * gpus_per_node; }
   /// Achieved bytes/s of all NICs of one node, per direction.
   double node_nic_bytes_per_s() const {
-    return nics_per_node * nic_line_bytes_per_s * transport_efficiency;
+    const double wire = nics_per_node * nic_line_bytes_per_s * transport_efficiency;
+    return host_bytes_per_s > 0.0 ? 1.0 / (1.0 / wire + 1.0 / host_bytes_per_s) : wire;
   }
   /// Most one rank can push across nodes: a GPU uses the NICs of its own rail
   /// (K/G of them when K >= G), or a whole NIC when NICs are fewer than GPUs.

@@ -23,6 +23,7 @@ struct ClusterOverrides {
   std::optional<double> nic_gbps;
   std::optional<double> inter_latency_s;
   std::optional<double> transport_efficiency;
+  std::optional<double> host_gbps;  // 0: no host ceiling
   std::optional<double> intra_bandwidth_bytes_per_s;  // link rate, before efficiency
   std::optional<double> intra_latency_s;
   std::optional<double> intra_efficiency;

@@ -33,6 +33,7 @@ Shown shown(RunParameter p) {
   switch (p) {
     case RunParameter::inter_latency: return {1.0 / units::us, "us"};
     case RunParameter::overhead: return {1.0 / units::ms, "ms"};
+    case RunParameter::inter_host: return {1.0, "Gbit/s"};
     case RunParameter::compute_scale:
     case RunParameter::forward_scale:
     case RunParameter::backward_scale: return {1.0, "x"};
@@ -46,6 +47,7 @@ const char* meaning(RunParameter p) {
     case RunParameter::forward_scale: return "forward x this";
     case RunParameter::backward_scale: return "backward x this";
     case RunParameter::inter_efficiency: return "achieved / line rate between nodes";
+    case RunParameter::inter_host: return "host-driven transport ceiling per node";
     case RunParameter::inter_latency: return "latency per inter-node hop";
     case RunParameter::intra_efficiency: return "achieved / link rate inside a node";
     case RunParameter::kappa_compute: return "compute beside communication runs x (1 + this)";

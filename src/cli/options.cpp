@@ -12,7 +12,7 @@ namespace dtperf::cli {
 // Plain values bound to CLI11; `resolve()` keeps only those the user gave.
 struct ModelOptions::Raw {
   int nodes = 0, gpus_per_node = 0, nics_per_node = 0;
-  double nic_gbps = 0, inter_latency_us = 0, transport_efficiency = 0;
+  double nic_gbps = 0, inter_latency_us = 0, transport_efficiency = 0, host_gbps = 0;
   double intra_gb_per_s = 0, intra_latency_us = 0, intra_efficiency = 0;
   std::string dtype;
   double interference = 0, comm_interference = 0, overhead_ms = 0;
@@ -21,7 +21,7 @@ struct ModelOptions::Raw {
   double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
   double compression = 1.0, compute_scale = 1.0;
   std::vector<CLI::Option*> given;
-  CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_inter_lat{}, *o_eff{}, *o_intra{},
+  CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_inter_lat{}, *o_eff{}, *o_host{}, *o_intra{},
       *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_comm_interf{}, *o_overhead{}, *o_batch{}, *o_global{}, *o_opt{}, *o_iter{},
       *o_mbatch{};
 };
@@ -42,6 +42,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_nic = app.add_option("--nic-gbps", r.nic_gbps, "Line rate of one NIC")->type_name("GBIT/S")->check(CLI::PositiveNumber)->group(cluster_group);
   r.o_inter_lat = app.add_option("--inter-latency-us", r.inter_latency_us, "Latency per inter-node hop")->type_name("US")->check(CLI::NonNegativeNumber)->group(cluster_group);
   r.o_eff = app.add_option("--transport-efficiency", r.transport_efficiency, "Achieved / line rate between nodes")->type_name("FRACTION")->check(CLI::Range(1e-6, 1.0))->group(cluster_group);
+  r.o_host = app.add_option("--host-gbps", r.host_gbps, "Ceiling of a host-driven (TCP) transport per node; 0: none")->type_name("GBIT/S")->check(CLI::NonNegativeNumber)->group(cluster_group);
   r.o_intra = app.add_option("--intra-gb-per-s", r.intra_gb_per_s, "Intra-node link rate per GPU and direction")->type_name("GB/S")->check(CLI::PositiveNumber)->group(cluster_group);
   r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(CLI::NonNegativeNumber)->group(cluster_group);
   r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(CLI::Range(1e-6, 1.0))->group(cluster_group);
@@ -70,6 +71,7 @@ void ModelOptions::resolve() {
   if (given(r.o_nic)) cluster.nic_gbps = r.nic_gbps;
   if (given(r.o_inter_lat)) cluster.inter_latency_s = r.inter_latency_us * units::us;
   if (given(r.o_eff)) cluster.transport_efficiency = r.transport_efficiency;
+  if (given(r.o_host)) cluster.host_gbps = r.host_gbps;
   if (given(r.o_intra)) cluster.intra_bandwidth_bytes_per_s = r.intra_gb_per_s * units::GB;
   if (given(r.o_intra_lat)) cluster.intra_latency_s = r.intra_latency_us * units::us;
   if (given(r.o_intra_eff)) cluster.intra_efficiency = r.intra_efficiency;

@@ -18,6 +18,7 @@ const char* run_parameter_name(RunParameter p) {
     case RunParameter::forward_scale: return "forward_scale";
     case RunParameter::backward_scale: return "backward_scale";
     case RunParameter::inter_efficiency: return "inter_efficiency";
+    case RunParameter::inter_host: return "inter_host_gbps";
     case RunParameter::inter_latency: return "inter_latency";
     case RunParameter::intra_efficiency: return "intra_efficiency";
     case RunParameter::kappa_compute: return "kappa_compute";
@@ -66,6 +67,7 @@ RunsModel apply_parameters(const Setup& base, const std::vector<Spec>& specs, co
       case RunParameter::forward_scale: m.forward_scale = x; break;
       case RunParameter::backward_scale: m.backward_scale = x; break;
       case RunParameter::inter_efficiency: m.profile.inter.transport_efficiency = x; break;
+      case RunParameter::inter_host: m.profile.inter.host_gbps = x; break;
       case RunParameter::inter_latency: m.profile.inter.latency_s = x; break;
       case RunParameter::intra_efficiency: m.profile.intra.efficiency = x; break;
       case RunParameter::kappa_compute: m.profile.compute.interference_factor = 1.0 + x; break;
@@ -158,6 +160,28 @@ class Problem {
     return J;
   }
 
+  /// Coordinate scan: each free parameter in turn over 13 points of its range (the others
+  /// held), keeping the best; two sweeps. A start for the local iteration that is not
+  /// stuck where a parameter has no gradient.
+  Eigen::VectorXd scan(Eigen::VectorXd u, const std::vector<int>& free) {
+    double best = residuals(u, free).squaredNorm();
+    for (int sweep = 0; sweep < 2; ++sweep) {
+      for (const int j : free) {
+        const Spec& s = specs_[static_cast<std::size_t>(j)];
+        for (int k = 0; k <= 12; ++k) {
+          Eigen::VectorXd v = u;
+          v[j] = s.low_u + (s.high_u - s.low_u) * k / 12.0;
+          const double cost = residuals(v, free).squaredNorm();
+          if (std::isfinite(cost) && cost < best) {
+            best = cost;
+            u = v;
+          }
+        }
+      }
+    }
+    return u;
+  }
+
   /// Projected Levenberg-Marquardt over the free parameters, from `u`.
   Eigen::VectorXd solve(Eigen::VectorXd u, const std::vector<int>& free) {
     if (free.empty()) return u;
@@ -226,11 +250,16 @@ bool is_distributed(const Setup& base, const MeasuredRun& run) {
 
 std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRun> runs, double reference_s,
                                    const RunsFitOptions& options) {
+  bool measured_compute = true;
   bool breakdown = false, multi_node = false, free_efficiency = false, multi_gpu_node = false,
        distributed = false;
   for (const MeasuredRun& run : runs) {
     const RunConfig& c = run.config;
     breakdown = breakdown || (run.measured.forward_s && run.measured.backward_s);
+    ComputeRequest request;
+    request.source = c.workload.compute_source;
+    request.single_gpu_iteration_s = c.workload.single_gpu_iteration_s;
+    measured_compute = measured_compute && resolve_compute_source(*base.model, request) != ComputeSource::flops;
     const int nodes = c.cluster.nodes.value_or(base.cluster.nodes);
     const int per_node = c.cluster.gpus_per_node.value_or(base.cluster.gpus_per_node);
     multi_node = multi_node || nodes > 1;
@@ -250,17 +279,27 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
     s.prior_u = std::clamp(s.prior_u, s.low_u, s.high_u);
     specs.push_back(s);
   };
-  // Compute: FLOPs rooflines are 2-9x off, so the prior is wide (a factor of 10).
+  // Compute: FLOPs rooflines are 2-9x off, so their prior is wide (a factor of 10); a
+  // measured compute source (per-layer log, single-GPU iteration) is known to ~10 %, and
+  // what distributed runs add to it belongs to contention and overhead.
+  const double compute_width = measured_compute ? std::log(1.1) : ln10;
   if (breakdown) {
-    add({RunParameter::forward_scale, true, 0.0, ln10, std::log(1e-2), std::log(1e2), 1.0});
-    add({RunParameter::backward_scale, true, 0.0, ln10, std::log(1e-2), std::log(1e2), 1.0});
+    add({RunParameter::forward_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
+    add({RunParameter::backward_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
   } else {
-    add({RunParameter::compute_scale, true, 0.0, ln10, std::log(1e-2), std::log(1e2), 1.0});
+    add({RunParameter::compute_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
   }
   // Links: transport efficiencies of real stacks span 0.09-0.9 ([NET]): a factor of 3.
+  // A host-driven transport's wire efficiency is well known (headers: ~5 %); its CPU
+  // ceiling is what varies between stacks and machines.
+  const bool host = p.inter.host_gbps > 0.0;
   if (multi_node && free_efficiency) {
-    add({RunParameter::inter_efficiency, true, std::log(p.inter.transport_efficiency), std::log(3.0), std::log(1e-3),
-         0.0, 1.0});
+    add({RunParameter::inter_efficiency, true, std::log(p.inter.transport_efficiency),
+         std::log(host ? 1.25 : 3.0), std::log(1e-3), 0.0, 1.0});
+  }
+  if (multi_node && host) {
+    add({RunParameter::inter_host, true, std::log(p.inter.host_gbps), std::log(3.0), std::log(0.01), std::log(1e5),
+         1.0});
   }
   if (multi_node) {
     add({RunParameter::inter_latency, true, std::log(std::max(p.inter.latency_s, 1e-7)), ln10, std::log(1e-7),
@@ -297,7 +336,7 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
 
   std::vector<int> all;
   for (Eigen::Index j = 0; j < n; ++j) all.push_back(static_cast<int>(j));
-  const Eigen::VectorXd u_all = problem.solve(prior, all);
+  const Eigen::VectorXd u_all = problem.solve(problem.scan(prior, all), all);
   const Eigen::VectorXd se_all = problem.standard_errors(u_all, all);
 
   std::vector<int> identified;
@@ -306,7 +345,7 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
   }
   // Without anything identified, the compute term is what a single measurement anchors.
   if (identified.empty()) identified.push_back(0);
-  const Eigen::VectorXd u = problem.solve(prior, identified);
+  const Eigen::VectorXd u = problem.solve(problem.scan(prior, identified), identified);
   const Eigen::VectorXd se = problem.standard_errors(u, identified);
 
   FitCore out;

@@ -38,8 +38,9 @@ double ReductionCost::time_s(double bytes) const {
 double NetworkParams::rank_nic_cap_bytes_per_s() const {
   const double nics_per_rank =
       std::max(1.0, static_cast<double>(nics_per_node) / std::max(1, gpus_per_node));
-  return std::min(nics_per_rank, static_cast<double>(nics_per_node)) * nic_line_bytes_per_s *
-         transport_efficiency;
+  const double wire =
+      std::min(nics_per_rank, static_cast<double>(nics_per_node)) * nic_line_bytes_per_s * transport_efficiency;
+  return host_bytes_per_s > 0.0 ? std::min(wire, node_nic_bytes_per_s()) : wire;
 }
 
 namespace {

@@ -11,6 +11,7 @@ ClusterProfile apply_overrides(ClusterProfile p, const ClusterOverrides& o) {
   if (o.nic_gbps) p.inter.nic_gbps = *o.nic_gbps;
   if (o.inter_latency_s) p.inter.latency_s = *o.inter_latency_s;
   if (o.transport_efficiency) p.inter.transport_efficiency = *o.transport_efficiency;
+  if (o.host_gbps) p.inter.host_gbps = *o.host_gbps;
   if (o.intra_bandwidth_bytes_per_s) p.intra.bandwidth_bytes_per_s = *o.intra_bandwidth_bytes_per_s;
   if (o.intra_latency_s) p.intra.latency_s = *o.intra_latency_s;
   if (o.intra_efficiency) p.intra.efficiency = *o.intra_efficiency;
@@ -31,6 +32,7 @@ NetworkParams network_params(const ClusterProfile& p, double compression_ratio,
   n.nics_per_node = p.inter.nics_per_node;
   n.nic_line_bytes_per_s = units::gbps_to_bytes_per_s(p.inter.nic_gbps);
   n.transport_efficiency = p.inter.transport_efficiency;
+  n.host_bytes_per_s = units::gbps_to_bytes_per_s(p.inter.host_gbps);
   n.inter_latency_s = p.inter.latency_s;
   n.compression_ratio = compression_ratio;
   n.reduction = ReductionCost{reduction};

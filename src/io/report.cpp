@@ -21,6 +21,7 @@ Json cluster_json(const ClusterProfile& c, DType dtype) {
       {"nics_per_node", c.inter.nics_per_node},
       {"nic_gbps", c.inter.nic_gbps},
       {"transport_efficiency", c.inter.transport_efficiency},
+      {"host_gbps", c.inter.host_gbps},
       {"inter_latency_us", c.inter.latency_s / units::us},
       {"interference_factor", c.compute.interference_factor},
       {"comm_interference_factor", c.compute.comm_interference_factor},

@@ -82,6 +82,7 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   o.nic_gbps = r.optional_number("nic_gbps", Range::positive);
   if (auto x = r.optional_number("inter_latency_us", Range::non_negative)) o.inter_latency_s = *x * units::us;
   o.transport_efficiency = r.optional_number("transport_efficiency", Range::fraction);
+  o.host_gbps = r.optional_number("host_gbps", Range::non_negative);
   if (auto x = r.optional_number("intra_gb_per_s", Range::positive)) o.intra_bandwidth_bytes_per_s = *x * units::GB;
   if (auto x = r.optional_number("intra_latency_us", Range::non_negative)) o.intra_latency_s = *x * units::us;
   o.intra_efficiency = r.optional_number("intra_efficiency", Range::fraction);

@@ -1,0 +1,93 @@
+// Measured runs files (dtperf.runs/1): both forms, every key, and the messages for bad
+// input (file, line or JSON pointer, reason).
+#include <catch2/catch.hpp>
+
+#include "dtperf/error.hpp"
+#include "dtperf/io/runs_file.hpp"
+
+using namespace dtperf;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    io::parse_runs(text, "runs.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a runs file as one JSON object", "[runs]") {
+  const auto runs = io::parse_runs(R"({"schema": "dtperf.runs/1", "description": "two runs", "runs": [
+      {"label": "ar-8", "scheme": "all-reduce", "nodes": 2, "gpus_per_node": 4, "global_batch": 25000,
+       "bucket_cap_mib": 50, "algorithm": "ring", "nic_gbps": 25, "dtype": "fp16",
+       "iteration_ms": {"median": 73.0, "p10": 72.0, "p90": 75.0},
+       "breakdown_ms": {"forward": 20, "backward": 40, "exposed_comm": 10, "optimizer": 2}},
+      {"scheme": "alternating-exp-ring", "nodes": 4, "gossip_bucket_mib": 100, "iteration_ms": 45.8}]})",
+                                   "runs.json");
+  REQUIRE(runs.size() == 2);
+  const MeasuredRun& a = runs[0];
+  CHECK(a.label == "ar-8");
+  CHECK(a.config.scheme.kind == Scheme::Kind::allreduce);
+  CHECK(*a.config.cluster.nodes == 2);
+  CHECK(*a.config.cluster.gpus_per_node == 4);
+  CHECK(*a.config.cluster.nic_gbps == 25.0);
+  CHECK(*a.config.cluster.dtype == DType::fp16);
+  CHECK(*a.config.workload.global_batch == 25000.0);
+  CHECK(a.config.allreduce.bucket_cap_bytes == 50.0 * 1024 * 1024);
+  CHECK(a.config.allreduce.algorithm == Algorithm::ring);
+  CHECK(a.measured.iteration_s == Approx(73e-3));
+  CHECK(*a.measured.p10_s == Approx(72e-3));
+  CHECK(*a.measured.p90_s == Approx(75e-3));
+  CHECK(*a.measured.exposed_comm_s == Approx(10e-3));
+  CHECK(a.measured.has_breakdown());
+  const MeasuredRun& b = runs[1];
+  CHECK(b.label == "run 2");  // unlabelled runs are numbered
+  CHECK(b.config.scheme.topology == "alternating-exp-ring");
+  CHECK(b.config.gossip.bucket_cap_bytes == 100.0 * 1024 * 1024);
+  CHECK(b.measured.iteration_s == Approx(45.8e-3));
+  CHECK(!b.measured.has_breakdown());
+}
+
+TEST_CASE("a runs file as JSON lines: a header, then a run per line", "[runs]") {
+  const auto runs = io::parse_runs(
+      "{\"schema\": \"dtperf.runs/1\"}\n"
+      "{\"label\": \"a\", \"scheme\": \"all-reduce\", \"nodes\": 1, \"iteration_ms\": 10}\n"
+      "\n"
+      "{\"label\": \"b\", \"scheme\": \"sgp\", \"nodes\": 2, \"iteration_ms\": 12}\n",
+      "runs.jsonl");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].where == "runs.jsonl:4");
+  CHECK(runs[1].config.scheme.kind == Scheme::Kind::sgp);
+}
+
+TEST_CASE("bad runs files name the place and the reason", "[runs][errors]") {
+  const std::string head = R"({"schema": "dtperf.runs/1", "runs": [)";
+  CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodez": 2, "iteration_ms": 1}]})"),
+             Contains("/runs/0") && Contains("nodez") && Contains("nodes"));
+  CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodes": 2}]})"),
+             Contains("/runs/0/iteration_ms") && Contains("required"));
+  CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodes": 0, "iteration_ms": 1}]})"),
+             Contains("/runs/0/nodes"));
+  CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodes": 1, "iteration_ms": -3}]})"),
+             Contains("/runs/0/iteration_ms"));
+  CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodes": 1, "iteration_ms": {"median": 5, "p10": 6}}]})"),
+             Contains("/runs/0/iteration_ms/p10") && Contains("above the median"));
+  CHECK_THAT(error_of(head + R"({"scheme": "all-reduc", "nodes": 1, "iteration_ms": 1}]})"),
+             Contains("/runs/0/scheme") && Contains("all-reduce"));
+  CHECK_THAT(error_of(head + R"({"scheme": "sgp", "nodes": 1, "batch_per_gpu": 8, "global_batch": 64, "iteration_ms": 1}]})"),
+             Contains("not both"));
+  CHECK_THAT(error_of(head + R"({"label": "x", "scheme": "sgp", "nodes": 1, "iteration_ms": 1},
+                                {"label": "x", "scheme": "sgp", "nodes": 1, "iteration_ms": 1}]})"),
+             Contains("/runs/1") && Contains("label 'x'"));
+  CHECK_THAT(error_of(head + "]}"), Contains("no runs"));
+  CHECK_THAT(error_of(R"({"schema": "dtperf.runs/2", "runs": []})"), Contains("/schema"));
+  CHECK_THAT(error_of(head + R"({"scheme": "sgp", "nodes": 4294967296, "iteration_ms": 1}]})"),
+             Contains("/runs/0/nodes"));
+  CHECK_THAT(error_of("{\"schema\": \"dtperf.runs/1\"}\n{\"scheme\": \"sgp\", \"nodes\": 1, \"iteration_ms\": 1\n"),
+             Contains("runs.json:2"));
+}
