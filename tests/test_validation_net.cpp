@@ -10,11 +10,14 @@
 // match a plain re-implementation of their loop to rounding error for all three logs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "dtperf/allreduce.hpp"
+#include "dtperf/fit_runs.hpp"
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/scenario.hpp"
@@ -129,4 +132,59 @@ TEST_CASE("the engine matches the [NET] simulator loop for every log and rate", 
             Approx(log.single_gpu_iteration_s / (log.single_gpu_iteration_s + overhead)).epsilon(1e-9));
     }
   }
+}
+
+// Measured scaling, [NET] Fig. 1 and Fig. 3 (shared/data/training-bottleneck/README.md):
+// ResNet-50, batch 32 per GPU, Horovod 0.18.2 with NCCL 2.4.8 over TCP on p3dn.24xlarge.
+// Protocol: `dtperf fit --runs` on the 8- and 16-GPU runs at 100 Gbit/s only (the p3dn
+// profile as priors, the measured single-GPU iteration of 128.09 ms, Horovod fusion, NCCL's
+// own algorithm choice as the runs did not set one); the fitted profile predicts every
+// other cell. Bound, fixed before the result was known: within 5 percentage points of the
+// measured scaling factor (128.09 ms / iteration), each cell.
+//
+// Known gap (why this case may fail): the two 100 Gbit/s runs cannot tell the transport's
+// ceiling from anything else that makes two nodes slower than one (20 ms here), so the
+// fit lowers the ceiling to explain it; the model then under-predicts 10-40 Gbit/s, where
+// the measurements are nearly wire-bound. The 2-node runs at 1 Gbit/s also need about S
+// bytes per node (a tree or hierarchical volume), not the ring's 2(p-1)/p S that NCCL's
+// modern tuning picks at two nodes.
+TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scaling factors are predicted",
+          "[validation][net][!mayfail]") {
+  if (!have_data()) return;
+  const ModelSpec model = io::read_timing_log(kData + "resnet50.bk.log");
+  Setup setup;
+  setup.cluster = io::load_profile("p3dn-24xlarge");
+  setup.model = &model;
+  setup.dtype = DType::fp32;
+  constexpr double kSingleGpuMs = 128.09;
+  const auto net_run = [&](int gpus, double gbps, double percent) {
+    MeasuredRun r;
+    r.label = std::to_string(gpus) + " GPUs at " + std::to_string(static_cast<int>(gbps)) + " Gbit/s";
+    r.where = r.label;
+    r.config.cluster.nodes = gpus / 8;
+    r.config.cluster.nic_gbps = gbps;
+    r.config.allreduce.bucketing = Bucketing::horovod;
+    r.config.workload.single_gpu_iteration_s = kSingleGpuMs * 1e-3;
+    r.measured.iteration_s = kSingleGpuMs * 1e-3 / (percent / 100.0);
+    return r;
+  };
+  const RunsFit fit = fit_runs(setup, std::vector<MeasuredRun>{net_run(8, 100, 85), net_run(16, 100, 75)});
+  const struct {
+    int gpus;
+    double gbps;
+    double percent;
+  } cells[] = {{16, 1, 13},  {16, 10, 68},  {16, 25, 75},  {16, 40, 75},  {32, 1, 8},   {32, 10, 50},
+               {32, 25, 73}, {32, 40, 74},  {32, 100, 74}, {64, 1, 7.5}, {64, 10, 47}, {64, 25, 69},
+               {64, 40, 71}, {64, 100, 71}};
+  std::string table = "[NET] held-out cells (fitted on 8 and 16 GPUs at 100 Gbit/s), scaling factor %:\n";
+  double worst = 0.0;
+  for (const auto& c : cells) {
+    const MeasuredRun cell = net_run(c.gpus, c.gbps, c.percent);
+    const double predicted = 100.0 * kSingleGpuMs * 1e-3 / predict_run(setup, fit.fitted, cell).iteration_s;
+    worst = std::max(worst, std::abs(predicted - c.percent));
+    table += "  " + cell.label + ": measured " + std::to_string(c.percent) + ", predicted " + std::to_string(predicted) +
+             "\n";
+  }
+  WARN(table << "worst difference " << worst << " points");
+  CHECK(worst <= 5.0);
 }

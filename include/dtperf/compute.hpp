@@ -41,6 +41,9 @@ struct ComputeParams {
   // Fixed time per distributed iteration outside the modelled kernels (framework and
   // launcher work: Python, hooks, data loading that is not hidden), fitted from runs.
   double iteration_overhead_s = 0.0;
+  // Compute runs on the host CPU (CPU training): a host-driven transport's CPU time per
+  // byte then takes cores from it (NetworkParams::host_cpu_share).
+  bool runs_on_host = false;
   double compute_scale = 1.0;             // multiplies forward and backward (anchoring)
   double forward_scale = 1.0;             // multiplies forward only (a fit with a breakdown)
   double backward_scale = 1.0;            // multiplies backward only
@@ -97,6 +100,11 @@ double optimizer_passes(Optimizer optimizer);
 /// [NET] measured compute up to ~15 % slower beside Horovod/NCCL (f_compute ~ 1.15);
 /// NCCL's own documentation warns that its kernels compete with compute for SMs. With both
 /// factors 1 every engine gives exactly what it gives without contention (a tested rule).
+/// When compute itself runs on the host CPU (CPU training), a host-driven transport (TCP)
+/// adds its CPU share to f_compute while it carries traffic across nodes
+/// (NetworkParams::host_cpu_share). GPU compute does not pay it per byte: [NET] measured the
+/// same ~13 % compute slow-down at 16, 32 and 64 GPUs (Fig. 2), not one growing with the
+/// bytes per node, which is f_compute's shape.
 /// The compute end a communication overlaps is estimated from the unstretched remaining
 /// work (All-Reduce: the rest of backward; gossip: the rest of this iteration and the next
 /// one), which keeps each engine a single pass.

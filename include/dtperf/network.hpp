@@ -53,6 +53,14 @@ struct NetworkParams {
     const double wire = nics_per_node * nic_line_bytes_per_s * transport_efficiency;
     return host_bytes_per_s > 0.0 ? 1.0 / (1.0 / wire + 1.0 / host_bytes_per_s) : wire;
   }
+  /// Host-driven transports spend CPU time on every byte: 1 / host seconds per byte, on
+  /// the cores the framework's compute (kernel launches, Python) runs on. While a transfer
+  /// at the achieved rate R runs beside compute, compute loses R / host of its time to it:
+  /// the contention factor adds this share (0 for RDMA transports). [NET] measured compute
+  /// 97 -> 109-110 ms per iteration once ResNet-50 trained across p3dn nodes over TCP.
+  double host_cpu_share() const {
+    return host_bytes_per_s > 0.0 ? node_nic_bytes_per_s() / host_bytes_per_s : 0.0;
+  }
   /// Most one rank can push across nodes: a GPU uses the NICs of its own rail
   /// (K/G of them when K >= G), or a whole NIC when NICs are fewer than GPUs.
   double rank_nic_cap_bytes_per_s() const;

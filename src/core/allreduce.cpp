@@ -64,7 +64,11 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   single_gpu_s_ = times.iteration_s();
   const NetworkParams& net = s.network;
   distributed_ = net.ranks() > 1;
-  interference_ = distributed_ ? s.compute.interference_factor : 1.0;
+  // Every bucket of a multi-node all-reduce crosses nodes: a host transport's CPU share
+  // adds to the contention while it runs (network.hpp).
+  interference_ = distributed_ ? s.compute.interference_factor +
+                                     (net.nodes > 1 && s.compute.runs_on_host ? net.host_cpu_share() : 0.0)
+                               : 1.0;
   comm_factor_ = distributed_ ? s.compute.comm_interference_factor : 1.0;
   overhead_s_ = distributed_ ? s.compute.iteration_overhead_s : 0.0;
   const bool copies = distributed_ && s.options.framework_copies;

@@ -200,6 +200,8 @@ void GossipPredictor::State::reset_clocks() {
 // walked in order.
 void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure) {
   const double interference = s.network.ranks() > 1 ? s.compute.interference_factor : 1.0;
+  // Exchanges across nodes over a host transport also take CPU time from compute.
+  const double host_share = s.compute.runs_on_host ? s.network.host_cpu_share() : 0.0;
   const std::size_t classes = compute_clock_s.size();
   double* clock = compute_clock_s.data();
   double* comm_until = comm_until_s.data();
@@ -208,7 +210,8 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
   const double* f = factor.data();
   for (std::size_t u = 0; u < classes; ++u) {
     comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
-    const double forward = stretched_compute_s(f[u] * forward_s, clock[u], comm_until[u], interference);
+    const double factor_u = inter_free_s[u] > clock[u] ? interference + host_share : interference;
+    const double forward = stretched_compute_s(f[u] * forward_s, clock[u], comm_until[u], factor_u);
     clock[u] += forward;
     if (measure) forward_sum_s[u] += forward;
     backward[u] = 0.0;
@@ -223,7 +226,8 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
     const double* done = done_s.data() + b * classes;
     double* launch = launch_s.data() + b * classes;
     for (std::size_t u = 0; u < classes; ++u) {
-      const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], interference);
+      const double factor_u = inter_free_s[u] > clock[u] ? interference + host_share : interference;
+      const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], factor_u);
       double c = clock[u] + segment;
       backward[u] += segment;
       if (step_first) c += step_s;

@@ -61,6 +61,7 @@ ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
   c.interference_factor = p.compute.interference_factor;
   c.comm_interference_factor = p.compute.comm_interference_factor;
   c.iteration_overhead_s = p.compute.iteration_overhead_s;
+  c.runs_on_host = p.compute.runs_on_host;
   return c;
 }
 

@@ -208,6 +208,12 @@ std::string ObjectReader::string(const std::string& key) {
   return value.get<std::string>();
 }
 
+bool ObjectReader::boolean(const std::string& key) {
+  const Json& value = get(key);
+  if (!value.is_boolean()) fail(key, "expected true or false, got " + type_name(value));
+  return value.get<bool>();
+}
+
 std::optional<std::string> ObjectReader::optional_string(const std::string& key) {
   if (!has(key)) {
     mark(key);

@@ -82,6 +82,7 @@ void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
   c.iteration_overhead_s =
       r.optional_number("iteration_overhead_us", Range::non_negative).value_or(c.iteration_overhead_s / units::us) *
       units::us;
+  if (r.has("runs_on_host")) c.runs_on_host = r.boolean("runs_on_host");
   c.compute_cv = r.optional_number("iteration_cv", Range::non_negative);
   r.finish();
 }
@@ -240,6 +241,7 @@ Json profile_to_json(const ClusterProfile& p) {
   if (p.compute.comm_interference_factor != 1.0) {
     j["compute"]["comm_interference_factor"] = p.compute.comm_interference_factor;
   }
+  if (p.compute.runs_on_host) j["compute"]["runs_on_host"] = true;
   if (p.compute.iteration_overhead_s > 0.0) {
     j["compute"]["iteration_overhead_us"] = p.compute.iteration_overhead_s / units::us;
   }

@@ -46,6 +46,7 @@ class ObjectReader {
   std::int64_t integer(const std::string& key, std::int64_t min_value);
   std::optional<std::int64_t> optional_integer(const std::string& key, std::int64_t min_value);
   std::string string(const std::string& key);
+  bool boolean(const std::string& key);
   std::optional<std::string> optional_string(const std::string& key);
   /// A string that must be one of `choices`.
   std::string choice(const std::string& key, const std::vector<std::string>& choices);
