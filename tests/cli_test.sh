@@ -145,6 +145,35 @@ expect 2 'truncated.txt: line 13: ' fit "$work/truncated.txt" --collective all_r
 expect 2 "unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" fit "$work/ar.txt" --collective all_reduce --base dgx-a10 --nodes 2 -o "$work/never.json"
 [ -e "$work/never.json" ] && fail "a failed fit left $work/never.json"
 
+# --- dtperf fit --runs: measured training runs to a fitted profile
+cat >"$work/runs.json" <<'RUNS'
+{"schema": "dtperf.runs/1", "runs": [
+  {"label": "ar-8",  "scheme": "all-reduce", "nodes": 2, "global_batch": 25000, "iteration_ms": 73.0},
+  {"label": "ar-16", "scheme": "all-reduce", "nodes": 4, "global_batch": 25000, "iteration_ms": {"median": 54.8, "p10": 54.0, "p90": 56.1}},
+  {"label": "ar-32", "scheme": "all-reduce", "nodes": 8, "global_batch": 25000, "iteration_ms": 51.5}]}
+RUNS
+expect 0 'compute_scale .* fitted' fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 -o "$work/runs-fitted.json"
+expect 0 'leave-one-out median' fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --dtype fp16
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["runs_fit"]["model"]=="transformer-base"; assert p["runs_fit"]["forward_scale"]>1' \
+  "$work/runs-fitted.json" || fail "the runs-fitted profile lacks its runs_fit block"
+expect 0 'fitted to 3 measured runs' predict --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
+expect 0 'alternating-exp-ring' compare --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
+"$dtperf" fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 --json >"$work/fit.json" \
+  || fail "fit --runs --json failed"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r["fit"]["runs"])==3; assert "leave_one_out_error" in r["fit"]["runs"][0]' \
+  "$work/fit.json" || fail "fit --runs --json lacks the runs"
+"$dtperf" predict --profile "$work/runs-fitted.json" --model resnet50 2>"$work/warn" >/dev/null || fail "predict with another model failed"
+grep -q "fitted to runs of 'transformer-base'" "$work/warn" || fail "no warning for a profile fitted to another model"
+sed 's/"nodes": 4,/"nodez": 4,/' "$work/runs.json" >"$work/bad-runs.json"
+expect 2 "bad-runs.json: at /runs/1/nodes: missing required field 'nodes' \\(is 'nodez' a typo\\?\\)" fit --runs "$work/bad-runs.json" --profile a100x4-ib100 --model transformer-base -o "$work/never.json"
+[ -e "$work/never.json" ] && fail "a failed runs fit left $work/never.json"
+sed 's/"scheme": "all-reduce", "nodes": 8/"scheme": "one-peer-exp", "nodes": 3/' "$work/runs.json" >"$work/odd-runs.json"
+expect 2 'odd-runs.json: at /runs/2: one-peer-exp needs a power-of-two' fit --runs "$work/odd-runs.json" --profile a100x4-ib100 --model transformer-base -o "$work/never.json"
+[ -e "$work/never.json" ] && fail "a failed runs fit left $work/never.json"
+expect 2 'needs --model' fit --runs "$work/runs.json" --profile a100x4-ib100
+expect 2 'is for calibration inputs' fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --nodes 2
+expect 2 'nothing to fit' fit
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

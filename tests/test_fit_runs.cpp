@@ -27,7 +27,7 @@ struct Fixture {
 MeasuredRun run(const std::string& label, Scheme scheme, int nodes, double nic_gbps) {
   MeasuredRun r;
   r.label = label;
-  r.where = label;
+  r.file = label;
   r.config.scheme = std::move(scheme);
   r.config.cluster.nodes = nodes;
   r.config.cluster.nic_gbps = nic_gbps;

@@ -61,7 +61,7 @@ TEST_CASE("a runs file as JSON lines: a header, then a run per line", "[runs]") 
       "{\"label\": \"b\", \"scheme\": \"sgp\", \"nodes\": 2, \"iteration_ms\": 12}\n",
       "runs.jsonl");
   REQUIRE(runs.size() == 2);
-  CHECK(runs[1].where == "runs.jsonl:4");
+  CHECK(runs[1].file == "runs.jsonl:4");
   CHECK(runs[1].config.scheme.kind == Scheme::Kind::sgp);
 }
 

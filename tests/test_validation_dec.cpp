@@ -33,7 +33,7 @@ namespace {
 MeasuredRun dec_run(Scheme scheme, int nodes, double measured_ms) {
   MeasuredRun r;
   r.label = scheme.name() + "-" + std::to_string(4 * nodes);
-  r.where = r.label;
+  r.file = r.label;
   r.config.scheme = std::move(scheme);
   r.config.cluster.nodes = nodes;
   r.config.workload.global_batch = 25000;

@@ -160,7 +160,7 @@ TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scal
   const auto net_run = [&](int gpus, double gbps, double percent) {
     MeasuredRun r;
     r.label = std::to_string(gpus) + " GPUs at " + std::to_string(static_cast<int>(gbps)) + " Gbit/s";
-    r.where = r.label;
+    r.file = r.label;
     r.config.cluster.nodes = gpus / 8;
     r.config.cluster.nic_gbps = gbps;
     r.config.allreduce.bucketing = Bucketing::horovod;

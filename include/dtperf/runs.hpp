@@ -37,7 +37,8 @@ struct RunMeasurement {
 
 struct MeasuredRun {
   std::string label;   // for tables ("ar-8"), unique in a file
-  std::string where;   // file and place, for messages ("runs.jsonl:3")
+  std::string file;     // for messages: the file ("runs.jsonl:3" for JSON lines)
+  std::string pointer;  // and the run's JSON pointer in it ("/runs/2"; empty for a line)
   std::string source;  // where the measurement comes from (free text), if given
   RunConfig config;
   RunMeasurement measured;

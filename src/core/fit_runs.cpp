@@ -104,9 +104,9 @@ class Problem {
     try {
       o = e.evaluate_on(cluster, run.config.scheme);
     } catch (const std::invalid_argument& error) {
-      throw InputError(run.where, "", error.what());
+      throw InputError(run.file, run.pointer, error.what());
     }
-    if (!o.available) throw InputError(run.where, "", o.unavailable_reason);
+    if (!o.available) throw InputError(run.file, run.pointer, o.unavailable_reason);
     return o.iteration;
   }
 

@@ -70,7 +70,8 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   ObjectReader r(json, file, pointer);
   MeasuredRun run;
   run.label = r.optional_string("label").value_or(fmt::format("run {}", index + 1));
-  run.where = pointer.empty() ? file : fmt::format("{} {}", file, pointer);
+  run.file = file;
+  run.pointer = pointer;
   run.source = r.optional_string("source").value_or("");
   RunConfig& c = run.config;
   c.scheme = read_scheme(r);
@@ -146,7 +147,8 @@ void check_labels(const std::vector<MeasuredRun>& runs, const std::string& file)
   std::set<std::string> seen;
   for (const MeasuredRun& run : runs) {
     if (!seen.insert(run.label).second) {
-      throw InputError(run.where, "/label", fmt::format("label '{}' is used by an earlier run of {}", run.label, file));
+      throw InputError(run.file, pointer_append(run.pointer, "label"),
+                       fmt::format("label '{}' is used by an earlier run of {}", run.label, file));
     }
   }
 }
