@@ -13,6 +13,8 @@ packages=(meson ninja-build g++ pkg-config python3 libeigen3-dev libcli11-dev nl
 packages+=(iproute2)
 # ... and emulates their links in user space on an NFQUEUE (tests/calibration/linkemu.cpp).
 packages+=(iptables libnetfilter-queue-dev)
+# The PyTorch collector (collect/) and its tests: real training on the CPU.
+packages+=(python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -11,6 +11,9 @@
 // The dispatch floor (`kernel_overhead_s`, per tensor and pass) is the host time to issue
 // a layer's kernels: in eager frameworks the GPU runs ahead of it on large layers and
 // waits for it on small ones, which is why small per-GPU batches stop getting faster.
+// A model measured by the collector also carries its forward pass and optimizer step;
+// with measured layers they replace the derived forward (iteration - backward - step, or
+// half the backward) and the memory-bound step estimate.
 // Batch law for measured sources: a time t0 measured at batch b0 becomes
 // t(b) = max(min(floor, t0), t0 * b / b0). The flops source scales with the batch by
 // construction (GEMMs grow, and so does their efficiency).

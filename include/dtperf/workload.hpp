@@ -45,6 +45,8 @@ struct ModelSpec {
   // Measurements that came with the model, if any.
   std::optional<double> measured_iteration_s;  // single-GPU iteration time
   std::optional<double> measured_batch_per_gpu;  // batch the measurements were taken at
+  std::optional<double> measured_forward_s;      // measured forward pass (a collector's)
+  std::optional<double> measured_optimizer_s;    // measured optimizer step
 
   std::int64_t total_params() const;
   double total_bytes() const;  // params x param_bytes

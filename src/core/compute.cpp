@@ -141,7 +141,9 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
         backward += out.backward_s[i];
       }
       double forward0 = measured_backward / 2.0;  // backward is about twice forward
-      if (measured_iteration) {
+      if (model.measured_forward_s) {
+        forward0 = *model.measured_forward_s;
+      } else if (measured_iteration) {
         const double optimizer0 = optimizer_step_s(
             p, request.optimizer, static_cast<double>(model.total_params()), model.param_bytes);
         forward0 = *measured_iteration - measured_backward - optimizer0;
@@ -154,6 +156,11 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
       }
       out.backward_total_s = backward;
       out.forward_s = scale_to_batch(forward0, p.kernel_overhead_s * n, ratio);
+      // A measured optimizer step (with the optimizer it was measured with) replaces the
+      // memory-bound estimate; it does not grow with the batch.
+      if (model.measured_optimizer_s && request.optimizer == model.default_optimizer) {
+        out.optimizer_s = *model.measured_optimizer_s;
+      }
       break;
     }
 

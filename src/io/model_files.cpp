@@ -163,6 +163,16 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
     model.measured_iteration_s = measured->optional_number("single_gpu_iteration_ms", Range::positive);
     if (model.measured_iteration_s) *model.measured_iteration_s *= 1e-3;
     model.measured_batch_per_gpu = measured->optional_number("batch_per_gpu", Range::positive);
+    if (auto ms = measured->optional_number("forward_ms", Range::positive)) model.measured_forward_s = *ms * 1e-3;
+    if (auto ms = measured->optional_number("optimizer_ms", Range::non_negative)) model.measured_optimizer_s = *ms * 1e-3;
+    // What a collector records beside them, for the reader (checked, not used).
+    measured->optional_number("backward_ms", Range::non_negative);
+    const auto p10 = measured->optional_number("iteration_p10_ms", Range::positive);
+    const auto p90 = measured->optional_number("iteration_p90_ms", Range::positive);
+    if (p10 && p90 && *p10 > *p90) measured->fail("iteration_p10_ms", "p10 is above p90");
+    measured->optional_integer("iterations", 1);
+    measured->optional_string("device");
+    measured->optional_string("tool");
     measured->finish();
   }
   const Json& layers = r.array("layers");
@@ -180,6 +190,9 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
     const std::string kind = l.has("kind") ? l.choice("kind", {"gemm", "elementwise"}) : "gemm";
     t.forward_gemm_flops_per_sample = kind == "gemm" ? t.forward_flops_per_sample : 0.0;
     if (const auto us = l.optional_number("backward_us", Range::non_negative)) t.measured_backward_s = *us * 1e-6;
+    // A collector's record of the tensor's dtype and the DDP bucket PyTorch assigns it.
+    l.optional_string("dtype");
+    l.optional_integer("ddp_bucket", 0);
     l.finish();
     if (i > 0 && t.measured_backward_s.has_value() != model.tensors.front().measured_backward_s.has_value()) {
       throw InputError(file, l.pointer_of("backward_us"),

@@ -1,0 +1,216 @@
+"""Per-tensor backward timing of a PyTorch model, as a dtperf.model/1 layer file."""
+
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+
+SCHEMA = "dtperf.model/1"
+# PyTorch DDP's bucket caps: the first bucket 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), then
+# bucket_cap_mb (25 MiB by default).
+FIRST_BUCKET_BYTES = 1024 * 1024
+
+
+class _Clock:
+    """Timestamps in milliseconds that mean the same on CPU and CUDA: on CUDA an event is
+    recorded on the current stream (when the work queued so far is done), on CPU the
+    wall clock is read (the work is done when the call returns)."""
+
+    def __init__(self, device):
+        self.cuda = device.type == "cuda"
+
+    def mark(self):
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
+    def elapsed_ms(self, start, end):
+        if self.cuda:
+            return start.elapsed_time(end)
+        return (end - start) * 1e3
+
+    def sync(self):
+        if self.cuda:
+            torch.cuda.synchronize()
+
+
+def _default_loss(output, target):
+    if target.dtype in (torch.int64, torch.int32):
+        return torch.nn.functional.cross_entropy(output, target)
+    return torch.nn.functional.mse_loss(output, target)
+
+
+def _make_optimizer(name, params, lr):
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    if name == "sgd-momentum":
+        return torch.optim.SGD(params, lr=lr, momentum=0.9)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    raise ValueError(f"unknown optimizer '{name}': expected sgd, sgd-momentum or adam")
+
+
+def ddp_buckets(named_params, bucket_cap_mb=25.0):
+    """The bucket index PyTorch DDP gives each parameter (0: the first all-reduced), by
+    PyTorch's own assignment function with DDP's caps; None where torch.distributed is not
+    built in."""
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return None
+    tensors = [p for _, p in named_params]
+    caps = [FIRST_BUCKET_BYTES, int(bucket_cap_mb * 1024 * 1024)]
+    indices, _ = dist._compute_bucket_assignment_by_size(tensors, caps, [False] * len(tensors))
+    # DDP hands the reducer the buckets reversed: the last parameters' bucket goes first.
+    buckets = list(reversed(indices))
+    owner = {}
+    for b, members in enumerate(buckets):
+        for i in members:
+            owner[named_params[i][0]] = b
+    return owner
+
+
+def _median(values):
+    return statistics.median(values)
+
+
+def _quantile(values, q):
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", optimizer="sgd-momentum",
+            lr=1e-3, loss_fn=None, name=None, sample_unit="sample", bucket_cap_mb=25.0):
+    """Measures `model` training on batches from `batch_fn(batch) -> (inputs, target)`.
+
+    Returns the dtperf.model/1 document: layers in gradient-ready order with their measured
+    backward time (the median over `iters` iterations of the wait since the previous
+    gradient was ready), and a `measured` block with the single-device iteration, forward,
+    backward and optimizer medians and the iteration p10/p90.
+    """
+    if iters < 3:
+        raise ValueError("iters must be at least 3 (medians and quantiles need a few samples)")
+    if batch <= 0:
+        raise ValueError("batch must be positive")
+    device = torch.device(device)
+    model = model.to(device)
+    model.train()
+    loss_fn = loss_fn or _default_loss
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if not named:
+        raise ValueError("the model has no trainable parameters")
+    opt = _make_optimizer(optimizer, [p for _, p in named], lr)
+    clock = _Clock(device)
+
+    ready = {}  # name -> timestamp of this iteration's gradient
+
+    def hook_for(param_name):
+        def hook(grad):
+            ready[param_name] = clock.mark()
+            return grad
+        return hook
+
+    handles = [p.register_hook(hook_for(n)) for n, p in named]
+    samples = {"iteration": [], "forward": [], "backward": [], "optimizer": []}
+    offsets = {n: [] for n, _ in named}
+    try:
+        for step in range(warmup + iters):
+            inputs, target = batch_fn(batch)
+            inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
+            inputs = tuple(x.to(device) for x in inputs)
+            target = target.to(device)
+            ready.clear()
+            clock.sync()
+            t0 = clock.mark()
+            opt.zero_grad(set_to_none=True)
+            output = model(*inputs)
+            loss = loss_fn(output, target)
+            t_forward = clock.mark()
+            loss.backward()
+            t_backward = clock.mark()
+            opt.step()
+            t_end = clock.mark()
+            clock.sync()
+            if step < warmup:
+                continue
+            samples["iteration"].append(clock.elapsed_ms(t0, t_end))
+            samples["forward"].append(clock.elapsed_ms(t0, t_forward))
+            samples["backward"].append(clock.elapsed_ms(t_forward, t_backward))
+            samples["optimizer"].append(clock.elapsed_ms(t_backward, t_end))
+            for n, _ in named:
+                if n in ready:
+                    offsets[n].append(clock.elapsed_ms(t_forward, ready[n]))
+    finally:
+        for h in handles:
+            h.remove()
+
+    unused = [n for n, _ in named if not offsets[n]]
+    if unused:
+        raise ValueError(f"no gradient reached {', '.join(unused[:5])}: unused parameters cannot be timed")
+    # Gradient-ready order: by median time since backward started.
+    order = sorted(named, key=lambda item: _median(offsets[item[0]]))
+    owner = ddp_buckets(named, bucket_cap_mb)
+    layers = []
+    previous = 0.0
+    for n, p in order:
+        at = _median(offsets[n])
+        layer = {
+            "name": n,
+            "params": p.numel(),
+            "backward_us": round(max(0.0, at - previous) * 1e3, 3),
+            "dtype": str(p.dtype).replace("torch.", ""),
+        }
+        if owner is not None:
+            layer["ddp_bucket"] = owner[n]
+        layers.append(layer)
+        previous = max(previous, at)
+    element_bytes = {p.element_size() for _, p in named}
+    if len(element_bytes) != 1:
+        raise ValueError(f"parameters of mixed element sizes {sorted(element_bytes)} bytes; dtperf takes one")
+    iteration = samples["iteration"]
+    return {
+        "schema": SCHEMA,
+        "name": name or type(model).__name__,
+        "description": f"{type(model).__name__} measured by dtperf_collect on {device.type}",
+        "citation": f"dtperf_collect, torch {torch.__version__}",
+        "sample_unit": sample_unit,
+        "batch_per_gpu": batch,
+        "param_bytes": element_bytes.pop(),
+        "optimizer": optimizer,
+        "measured": {
+            "single_gpu_iteration_ms": round(_median(iteration), 6),
+            "batch_per_gpu": batch,
+            "forward_ms": round(_median(samples["forward"]), 6),
+            "backward_ms": round(_median(samples["backward"]), 6),
+            "optimizer_ms": round(_median(samples["optimizer"]), 6),
+            "iteration_p10_ms": round(_quantile(iteration, 0.1), 6),
+            "iteration_p90_ms": round(_quantile(iteration, 0.9), 6),
+            "iterations": iters,
+            "device": str(device),
+            "tool": f"dtperf_collect (torch {torch.__version__})",
+        },
+        "layers": layers,
+    }
+
+
+def write_model(document, path):
+    """Writes the layer file whole or not at all (a temporary file renamed into place)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(prefix=".dtperf_collect.", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump(document, out, indent=2)
+            out.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise

@@ -1,0 +1,133 @@
+"""The collector on real PyTorch training (CPU): the layer file against the module's real
+parameter list, its timings against each other and against dtperf's reading of them, DDP's
+bucket assignment against dtperf's, bad input, and recording runs for `dtperf fit --runs`.
+
+Run with the dtperf binary in $DTPERF: python3 -m unittest discover -s collect/tests
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLLECT = os.path.dirname(HERE)
+sys.path.insert(0, COLLECT)
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+
+import toy_models  # noqa: E402
+from dtperf_collect import RunRecorder, profile, write_model  # noqa: E402
+
+DTPERF = os.environ.get("DTPERF", "build/src/dtperf")
+
+
+def dtperf_json(*args):
+    out = subprocess.run([DTPERF, *args, "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise AssertionError(f"dtperf {' '.join(args)} failed: {out.stderr}")
+    return json.loads(out.stdout)
+
+
+class CollectorTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp()
+
+    def collect_cli(self, spec, *extra):
+        path = os.path.join(self.work, spec.replace(":", "_") + ".json")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECT, HERE]))
+        out = subprocess.run([sys.executable, "-m", "dtperf_collect", "--model", spec, "--batch", "16", "--iters", "8",
+                              "--warmup", "2", "-o", path, *extra], capture_output=True, text=True, env=env, cwd=HERE)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(path) as f:
+            return path, json.load(f)
+
+    def test_the_layer_file_lists_the_modules_real_parameters(self):
+        path, doc = self.collect_cli("toy_models:cnn")
+        model, _ = toy_models.cnn()
+        real = {n: p.numel() for n, p in model.named_parameters() if p.requires_grad}
+        self.assertEqual({l["name"]: l["params"] for l in doc["layers"]}, real)
+        self.assertEqual(len(doc["layers"]), len(real))  # each once
+        self.assertEqual(doc["schema"], "dtperf.model/1")
+        self.assertEqual(doc["param_bytes"], 4)
+        self.assertTrue(all(l["dtype"] == "float32" for l in doc["layers"]))
+        # Gradients become ready from the output backwards: the head first, the first conv last.
+        names = [l["name"] for l in doc["layers"]]
+        self.assertLess(names.index("head.weight"), names.index("features.0.weight"))
+        m = doc["measured"]
+        for key in ("single_gpu_iteration_ms", "forward_ms", "backward_ms", "optimizer_ms"):
+            self.assertGreater(m[key], 0.0, key)
+        self.assertLessEqual(m["iteration_p10_ms"], m["single_gpu_iteration_ms"])
+        self.assertLessEqual(m["single_gpu_iteration_ms"], m["iteration_p90_ms"])
+        # The last gradient is ready before backward returns (medians: 10 % slack).
+        waits_ms = sum(l["backward_us"] for l in doc["layers"]) / 1e3
+        self.assertTrue(all(l["backward_us"] >= 0.0 for l in doc["layers"]))
+        self.assertLessEqual(waits_ms, 1.1 * m["backward_ms"])
+
+    def test_dtperf_reads_the_measured_times_back(self):
+        path, doc = self.collect_cli("toy_models:cnn")
+        m = doc["measured"]
+        r = dtperf_json("predict", "--model", path, "--profile", "gbe10-box", "--nodes", "1", "--gpus-per-node", "1")
+        result = r["result"]
+        self.assertEqual(r["model"]["compute_source"], "measured-layers")
+        # One device: forward, the measured waits and the measured optimizer step, nothing else.
+        self.assertAlmostEqual(result["forward_ms"], m["forward_ms"], delta=1e-6 + 1e-6 * m["forward_ms"])
+        self.assertAlmostEqual(result["optimizer_ms"], m["optimizer_ms"], delta=1e-6)
+        waits_ms = sum(l["backward_us"] for l in doc["layers"]) / 1e3
+        self.assertAlmostEqual(result["backward_ms"], waits_ms, delta=1e-6 + 1e-6 * waits_ms)
+
+    def test_ddp_buckets_agree_with_dtperfs(self):
+        model, batch_fn = toy_models.mlp()
+        doc = profile(model, batch_fn, batch=8, iters=4, warmup=1, optimizer="adam")
+        path = os.path.join(self.work, "mlp.json")
+        write_model(doc, path)
+        self.assertEqual(doc["optimizer"], "adam")
+        buckets = {l["ddp_bucket"] for l in doc["layers"]}
+        # 1.59 MB of fp32 gradients: DDP closes a 1 MiB first bucket, the rest fits in a second.
+        self.assertEqual(buckets, {0, 1})
+        r = dtperf_json("predict", "--model", path, "--profile", "gbe10-box", "--nodes", "2")
+        self.assertEqual(r["result"]["buckets"], len(buckets))
+        # Buckets are contiguous runs of the gradient-ready order, as dtperf makes them.
+        order = [l["ddp_bucket"] for l in doc["layers"]]
+        self.assertEqual(order, sorted(order))
+
+    def test_bad_input_stops_with_a_message(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECT, HERE]))
+        for args, message in ((["--model", "no_such_module:build"], "cannot import"),
+                              (["--model", "toy_models:nothing"], "has no 'nothing'"),
+                              (["--model", "toy_models"], "MODULE:FUNCTION"),
+                              (["--model", "toy_models:cnn", "--iters", "1"], "--iters at least 3")):
+            out = subprocess.run([sys.executable, "-m", "dtperf_collect", *args, "-o", os.path.join(self.work, "x.json")],
+                                 capture_output=True, text=True, env=env, cwd=HERE)
+            self.assertNotEqual(out.returncode, 0, args)
+            self.assertIn(message, out.stderr, args)
+            self.assertFalse(os.path.exists(os.path.join(self.work, "x.json")))
+
+    def test_recorded_runs_fit(self):
+        path, _ = self.collect_cli("toy_models:cnn")
+        runs = os.path.join(self.work, "runs.jsonl")
+        ticks = iter(i * 0.010 + (0.001 if i % 2 else 0.0) for i in range(100))
+        # 10.5 ms per iteration on average with 1 ms of jitter, after 2 of warm-up.
+        for nodes in (1, 2):
+            with RunRecorder(runs, label=f"ddp-{nodes}", scheme="all-reduce", nodes=nodes, gpus_per_node=1,
+                             batch_per_gpu=16, warmup=2, clock=lambda: next(ticks)) as rec:
+                for _ in range(12):
+                    rec.step()
+            self.assertGreater(rec.summary()["p90"], rec.summary()["p10"])
+        with open(runs) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+        self.assertEqual(lines[0]["schema"], "dtperf.runs/1")
+        self.assertEqual([l["label"] for l in lines[1:]], ["ddp-1", "ddp-2"])
+        self.assertAlmostEqual(lines[1]["iteration_ms"]["median"], 10.0, delta=1.01)
+        out = subprocess.run([DTPERF, "fit", "--runs", runs, "--profile", "gbe10-box", "--model", path,
+                              "--no-leave-one-out"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("ddp-2", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The PyTorch collector (collect/) on real CPU training, checked against the module's own
+# parameters and read back by dtperf. Skips (exit 77) where PyTorch is not installed.
+# usage: collector_test.sh PATH/TO/dtperf SOURCE_ROOT
+set -u
+dtperf=$1
+root=$2
+python=/usr/bin/python3  # Debian's python3-torch installs for the system interpreter
+[ -x "$python" ] || python=python3
+if ! "$python" -c 'import torch' 2>/dev/null; then
+  echo "skipped: PyTorch is not installed for $python (Debian: apt-get install python3-torch)"
+  exit 77
+fi
+export DTPERF="$dtperf"
+exec "$python" -m unittest discover -s "$root/collect/tests" -v
