@@ -13,7 +13,8 @@
 // waits for it on small ones, which is why small per-GPU batches stop getting faster.
 // A model measured by the collector also carries its forward pass and optimizer step;
 // with measured layers they replace the derived forward (iteration - backward - step, or
-// half the backward) and the memory-bound step estimate.
+// half the backward) and the memory-bound step estimate; a single-GPU iteration time given
+// with the request then scales all three (and every layer) to add up to it.
 // Batch law for measured sources: a time t0 measured at batch b0 becomes
 // t(b) = max(min(floor, t0), t0 * b / b0). The flops source scales with the batch by
 // construction (GEMMs grow, and so does their efficiency).

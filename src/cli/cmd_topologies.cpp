@@ -1,5 +1,6 @@
 // dtperf topologies: the built-in gossip topologies, their constraints and, for a given
-// cluster size, their period and spectral gap.
+// cluster size, their period and spectral gap; with --schedule (JSON) the groups of every
+// step, so that an implementation (such as the validation harness's) runs the same ones.
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -15,9 +16,29 @@ namespace dtperf::cli {
 
 namespace {
 
+// Every step of the period: its mixing rule and its rounds of disjoint groups of ranks.
+io::Json schedule_json(const Topology& t) {
+  io::Json steps = io::Json::array();
+  for (const Step& step : t.steps) {
+    io::Json rounds = io::Json::array();
+    for (const Round& round : step.rounds) {
+      io::Json groups = io::Json::array();
+      for (std::size_t g = 0; g < round.groups(); ++g) {
+        const auto members = round.group(g);
+        groups.push_back(std::vector<int>(members.begin(), members.end()));
+      }
+      rounds.push_back(groups);
+    }
+    steps.push_back({{"mixing", step.mixing == Mixing::group_average ? "group_average" : "neighbour_average"},
+                     {"rounds", rounds}});
+  }
+  return steps;
+}
+
 struct TopologiesOptions {
   int gpus = 32;
   int gpus_per_node = 4;
+  bool schedule = false;
   OutputOptions output;
 };
 
@@ -41,6 +62,7 @@ void run(const TopologiesOptions& o) {
       j["available"] = true;
       j["period"] = t.period();
       j["mixing"] = io::mixing_json(q);
+      if (o.schedule) j["schedule"] = schedule_json(t);
       table.add_row({info.name, std::to_string(t.period()), io::fixed(q.spectral_gap, 4),
                      q.exact_average_per_period ? "yes" : "no", info.constraint, info.description});
     }
@@ -65,6 +87,7 @@ void add_topologies_command(CLI::App& app) {
   cmd->add_option("--gpus", options->gpus, "Cluster size")->type_name("GPUS")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--gpus-per-node", options->gpus_per_node, "Node size")
       ->type_name("G")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--schedule", options->schedule, "With --json or -o: the groups of every step of each period");
   options->output.add_to(*cmd);
   cmd->callback([options] { run(*options); });
 }

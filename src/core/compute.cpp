@@ -134,6 +134,7 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
       }
       double measured_backward = 0.0;
       double backward = 0.0;
+      std::optional<double> retimed_optimizer;
       for (std::size_t i = 0; i < n; ++i) {
         const double t0 = model.tensors[i].measured_backward_s.value_or(0.0);
         measured_backward += t0;
@@ -143,6 +144,16 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
       double forward0 = measured_backward / 2.0;  // backward is about twice forward
       if (model.measured_forward_s) {
         forward0 = *model.measured_forward_s;
+        // An iteration time given with the request (measured elsewhere, e.g. with every
+        // rank of a node computing at once) re-times the whole measured profile.
+        if (request.single_gpu_iteration_s && model.measured_optimizer_s) {
+          const double k = *request.single_gpu_iteration_s /
+                           (forward0 + measured_backward + *model.measured_optimizer_s);
+          forward0 *= k;
+          backward = 0.0;
+          for (std::size_t i = 0; i < n; ++i) backward += (out.backward_s[i] *= k);
+          retimed_optimizer = *model.measured_optimizer_s * k;
+        }
       } else if (measured_iteration) {
         const double optimizer0 = optimizer_step_s(
             p, request.optimizer, static_cast<double>(model.total_params()), model.param_bytes);
@@ -159,7 +170,7 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
       // A measured optimizer step (with the optimizer it was measured with) replaces the
       // memory-bound estimate; it does not grow with the batch.
       if (model.measured_optimizer_s && request.optimizer == model.default_optimizer) {
-        out.optimizer_s = *model.measured_optimizer_s;
+        out.optimizer_s = retimed_optimizer.value_or(*model.measured_optimizer_s);
       }
       break;
     }

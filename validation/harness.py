@@ -1,0 +1,368 @@
+"""End-to-end validation: real PyTorch training on an emulated cluster, predicted blind.
+
+An emulated cluster is one network namespace per node behind a router namespace; every
+node's egress link is emulated by linkemu (user-space NFQUEUE: a serialization rate and a
+one-way delay; this kernel has no netem, and tbf loses rate when timers fire late). Ranks
+of one node talk over the node's own stack (its intra-node link); ranks of different nodes
+cross the emulated links. For every cell (layout nodes x ranks, link rate, delay, scheme)
+real training runs (validation/train.py: gloo, PyTorch DDP or Decent-DP's exchange), and
+dtperf predicts it blind from:
+
+  * the profile: what the harness measured of the links before training (a TCP stream
+    and a one-byte ping-pong across nodes and inside a node, by linkprobe; the loopback
+    stream, bound by the CPU alone, is also the TCP stack's ceiling) and of the host's
+    memory copy rate; compute runs on the host CPU; gloo's sums are charged at the
+    measured time of a CPU vector add (--reduction-log);
+  * the model: dtperf_collect's layer file of the same model (one process);
+  * compute: the same run's compute-only phase (every rank computing at once, no
+    communication), given as --single-gpu-iteration-ms.
+
+Only the comparison step reads the training times. The report lists every cell's measured
+and predicted time, the median and max |error|, and whether the faster scheme is picked.
+
+  sudo python3 validation/harness.py --grid small --build build -o report.json
+  sudo python3 validation/harness.py --grid full  --build build -o report.json
+
+Exit 77 (skipped) without root, network namespaces, iptables NFQUEUE, linkemu or PyTorch.
+Everything it creates (namespaces, processes, files) is removed at exit.
+"""
+
+import argparse
+import atexit
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+# (nodes, ranks per node), (rate Gbit/s, one-way delay us), schemes.
+GRIDS = {
+    "small": [((2, 1), (1.0, 100)), ((2, 2), (0.1, 2000))],
+    "full": [(layout, link) for layout in ((2, 1), (2, 2), (4, 1))
+             for link in ((0.1, 100), (0.1, 2000), (1.0, 100), (1.0, 2000))],
+}
+SCHEMES = ["all-reduce", "one-peer-exp", "ring", "alternating-exp-ring"]
+MTU = 9000
+BATCH = 32
+BUCKET_MIB = 1.0
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(77)
+
+
+def sh(*args, check=True, **kw):
+    return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
+
+
+class Cluster:
+    """Namespaces for `nodes` nodes behind a router; node i is 198.18.i.2."""
+
+    def __init__(self, nodes, tag):
+        self.nodes = nodes
+        self.tag = tag
+        self.router = f"{tag}sw"
+        self.names = [f"{tag}n{i}" for i in range(nodes)]
+        self.created = []
+        sh("ip", "netns", "add", self.router)
+        self.created.append(self.router)
+        sh("ip", "netns", "exec", self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        for i, ns in enumerate(self.names):
+            sh("ip", "netns", "add", ns)
+            self.created.append(ns)
+            veth = f"{tag}s{i}"
+            sh("ip", "link", "add", veth, "netns", self.router, "mtu", str(MTU), "type", "veth", "peer", "name",
+               "eth0", "netns", ns, "mtu", str(MTU))
+            sh("ip", "-n", self.router, "addr", "add", f"198.18.{i}.1/24", "dev", veth)
+            sh("ip", "-n", self.router, "link", "set", veth, "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "-n", ns, "addr", "add", f"198.18.{i}.2/24", "dev", "eth0")
+            sh("ip", "-n", ns, "link", "set", "eth0", "up")
+            sh("ip", "-n", ns, "route", "add", "default", "via", f"198.18.{i}.1")
+            sh("ip", "netns", "exec", self.router, "iptables", "-A", "FORWARD", "-i", veth, "-j", "NFQUEUE",
+               "--queue-num", str(i))
+
+    def address(self, node):
+        return f"198.18.{node}.2"
+
+    def close(self):
+        for ns in reversed(self.created):
+            sh("ip", "netns", "del", ns, check=False)
+        self.created = []
+
+
+class Processes:
+    def __init__(self):
+        self.live = []
+
+    def start(self, args, **kw):
+        p = subprocess.Popen(args, **kw)
+        self.live.append(p)
+        return p
+
+    def stop(self, p):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def stop_all(self):
+        for p in self.live:
+            self.stop(p)
+
+
+def probe(cluster, linkprobe, procs, work):
+    """What the links deliver: a TCP stream and a one-byte ping-pong, node 0 -> node 1 and
+    inside node 0 (loopback)."""
+    server = procs.start(["ip", "netns", "exec", cluster.names[1], linkprobe, "serve", "--port", "5201"])
+    local = procs.start(["ip", "netns", "exec", cluster.names[0], linkprobe, "serve", "--port", "5202"])
+    time.sleep(0.3)
+
+    def value(ns, *args):
+        out = sh("ip", "netns", "exec", ns, linkprobe, *args).stdout.strip()
+        return float(out.split("=")[-1])
+
+    n0 = cluster.names[0]
+    measured = {
+        "inter_gbps": value(n0, "stream", "--host", cluster.address(1), "--port", "5201", "--seconds", "2"),
+        "inter_one_way_us": value(n0, "pingpong", "--host", cluster.address(1), "--port", "5201", "--count", "50"),
+        "intra_gbps": value(n0, "stream", "--host", "127.0.0.1", "--port", "5202", "--seconds", "1"),
+        "intra_one_way_us": value(n0, "pingpong", "--host", "127.0.0.1", "--port", "5202", "--count", "200"),
+    }
+    procs.stop(server)
+    procs.stop(local)
+    return measured
+
+
+def write_reduction_log(path):
+    """gloo sums on the CPU: the time of one in-place add of `bytes` of fp32 on one thread,
+    as `bytes,seconds` lines (the format of [NET]'s GPU vector-add log)."""
+    code = ("import time, torch; torch.set_num_threads(1)\n"
+            "for n in [256 << k for k in range(15)]:\n"
+            "    a = torch.ones(n); b = torch.ones(n); a.add_(b); reps = max(3, (1 << 22) // n)\n"
+            "    t = time.perf_counter()\n"
+            "    for _ in range(reps): a.add_(b)\n"
+            "    print(f'{4 * n},{(time.perf_counter() - t) / reps:.9f}')")
+    with open(path, "w") as f:
+        f.write(sh(PYTHON, "-c", code).stdout)
+
+
+def copy_rate_gb_per_s():
+    """The host's memory traffic rate (bytes read + written per second) on one thread."""
+    code = ("import time, torch; torch.set_num_threads(1); a = torch.ones(8 << 20); b = torch.empty_like(a)\n"
+            "b.copy_(a); t = time.perf_counter()\n"
+            "for _ in range(20): b.copy_(a)\n"
+            "print(20 * 2 * a.numel() * 4 / (time.perf_counter() - t) / 1e9)")
+    return float(sh(PYTHON, "-c", code).stdout.strip())
+
+
+def schedules(dtperf, world, per_node, work):
+    out = json.loads(sh(dtperf, "topologies", "--gpus", str(world), "--gpus-per-node", str(per_node), "--schedule",
+                        "--json").stdout)
+    files = {}
+    for t in out["topologies"]:
+        if t["name"] in SCHEMES and t.get("available"):
+            path = os.path.join(work, f"schedule-{t['name']}-{world}x{per_node}.json")
+            with open(path, "w") as f:
+                json.dump(t["schedule"], f)
+            files[t["name"]] = path
+    return files
+
+
+def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s):
+    world = cluster.nodes * per_node
+    out = os.path.join(work, f"result-{scheme}-{port}.json")
+    ranks = []
+    for rank in range(world):
+        node = rank // per_node
+        args = ["ip", "netns", "exec", cluster.names[node], PYTHON, os.path.join(HERE, "train.py"), "--rank", str(rank),
+                "--world", str(world), "--master", f"{cluster.address(0)}:{port}", "--scheme", scheme, "--batch",
+                str(BATCH), "--bucket-mib", str(BUCKET_MIB), "--out", out]
+        if schedule:
+            args += ["--schedule", schedule]
+        log = open(os.path.join(work, f"rank{rank}-{scheme}-{port}.log"), "w")
+        ranks.append(procs.start(args, stdout=log, stderr=subprocess.STDOUT))
+    deadline = time.time() + timeout_s
+    for p in ranks:
+        try:
+            p.wait(max(1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            for q in ranks:
+                procs.stop(q)
+            raise RuntimeError(f"{scheme} on {cluster.nodes}x{per_node} did not finish in {timeout_s} s")
+    if any(p.returncode != 0 for p in ranks):
+        logs = open(os.path.join(work, f"rank0-{scheme}-{port}.log")).read()[-2000:]
+        raise RuntimeError(f"{scheme} on {cluster.nodes}x{per_node}: a rank failed:\n{logs}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def profile_json(nodes, per_node, link, copy_gb_per_s, name):
+    """The cluster as the harness measured it."""
+    return {
+        "schema": "dtperf.profile/1",
+        "name": name,
+        "description": "emulated cluster of network namespaces, as measured by the validation harness",
+        "nodes": nodes,
+        "gpus_per_node": per_node,
+        "gpu": {"model": "host CPU (one thread per rank)", "peak_tflops": {"fp32": 0.05},
+                "memory_bandwidth_GB_per_s": copy_gb_per_s},
+        "intra_node": {"link": "loopback TCP", "bandwidth_GB_per_s": link["intra_gbps"] / 8,
+                       "latency_us": link["intra_one_way_us"], "efficiency": 1.0},
+        "inter_node": {"link": "emulated (linkemu)", "nics_per_node": 1, "nic_gbps": link["inter_gbps"],
+                       "latency_us": link["inter_one_way_us"], "transport_efficiency": 1.0,
+                       # A loopback TCP stream is bound by the host's CPU alone: the stack's ceiling.
+                       "host_gbps": link["intra_gbps"]},
+        "compute": {"dtype": "fp32", "memory_efficiency": 1.0, "kernel_overhead_us": 0, "runs_on_host": True},
+        "provenance": {"source": "calibrated", "notes": "linkprobe TCP stream and ping-pong; torch copy rate"},
+    }
+
+
+def predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms):
+    args = [dtperf, "predict", "--profile", profile_path, "--model", model_path, "--scheme", scheme,
+            "--reduction-log", reduction_log,
+            "--single-gpu-iteration-ms", f"{compute_ms:.6f}", "--batch-per-gpu", str(BATCH),
+            "--bucket-cap-mib", str(BUCKET_MIB), "--first-bucket-mib", str(BUCKET_MIB),
+            "--gossip-bucket-mib", str(BUCKET_MIB), "--json"]
+    out = sh(*args, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"dtperf predict failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)["result"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="small")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("-o", "--output", help="the report as JSON")
+    parser.add_argument("--timeout-s", type=int, default=240, help="per training run")
+    parser.add_argument("--check-picks", action="store_true",
+                        help="fail unless the faster scheme is picked wherever the measured gap is over 5 %%")
+    args = parser.parse_args()
+
+    dtperf = os.path.join(args.build, "src", "dtperf")
+    linkemu = os.path.join(args.build, "calibrate", "linkemu")
+    linkprobe = os.path.join(args.build, "calibrate", "linkprobe")
+    if os.geteuid() != 0:
+        skip("needs root to make network namespaces")
+    for tool in ("ip", "iptables"):
+        if shutil.which(tool) is None:
+            skip(f"no '{tool}' command")
+    for binary in (dtperf, linkemu, linkprobe):
+        if not os.access(binary, os.X_OK):
+            skip(f"{binary} was not built")
+    if sh(PYTHON, "-c", "import torch", check=False).returncode != 0:
+        skip(f"PyTorch is not installed for {PYTHON} (Debian: python3-torch)")
+
+    work = tempfile.mkdtemp(prefix="dtperf-validation.")
+    procs = Processes()
+    clusters = []
+
+    def cleanup():
+        procs.stop_all()
+        for c in clusters:
+            c.close()
+        shutil.rmtree(work, ignore_errors=True)
+    atexit.register(cleanup)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+
+    tag = f"dtv{os.getpid() % 100000}"
+    try:
+        probe_ns = Cluster(1, tag + "p")
+        probe_ns.close()
+    except subprocess.CalledProcessError as e:
+        skip(f"cannot create network namespaces or NFQUEUE rules here: {e.stderr.strip()}")
+
+    # The model, measured by the collector in one process.
+    model_path = os.path.join(work, "model.json")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "collect"), HERE]))
+    sh(PYTHON, "-m", "dtperf_collect", "--model", "models:mlp", "--batch", str(BATCH), "--iters", "20",
+       "--name", "harness-mlp", "-o", model_path, env=env, cwd=HERE)
+    copy_gb_per_s = copy_rate_gb_per_s()
+    reduction_log = os.path.join(work, "cpu_vec_add.log")
+    write_reduction_log(reduction_log)
+
+    cells = []
+    port = 29600
+    for (nodes, per_node), (rate_gbps, delay_us) in GRIDS[args.grid]:
+        cluster = Cluster(nodes, tag)
+        clusters.append(cluster)
+        ready = os.path.join(work, "linkemu.ready")
+        if os.path.exists(ready):
+            os.remove(ready)
+        emulator = procs.start(["ip", "netns", "exec", cluster.router, linkemu, "--queues",
+                                ",".join(str(i) for i in range(nodes)), "--rate-gbps", str(rate_gbps), "--delay-us",
+                                str(delay_us), "--mtu", str(MTU), "--buffer-bytes", "16000000", "--ready-file", ready],
+                               stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        link = probe(cluster, linkprobe, procs, work)
+        profile_path = os.path.join(work, f"profile-{nodes}x{per_node}-{rate_gbps}-{delay_us}.json")
+        with open(profile_path, "w") as f:
+            json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}"), f)
+        files = schedules(dtperf, nodes * per_node, per_node, work)
+        for scheme in SCHEMES:
+            if scheme != "all-reduce" and scheme not in files:
+                continue
+            if scheme == "ring" and nodes * per_node <= 2:
+                continue  # the same pairs as one-peer-exp on two ranks
+            port += 1
+            result = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s)
+            # Compute and iteration alike: the mean over the ranks of each rank's median.
+            compute_ms = statistics.mean(result["compute_ms_per_rank"])
+            predicted = predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms)
+            measured_ms = statistics.mean(result["iteration_ms_per_rank"])
+            cell = {"layout": f"{nodes}x{per_node}", "rate_gbps": rate_gbps, "delay_us": delay_us, "scheme": scheme,
+                    "link": link, "compute_ms": compute_ms, "measured_ms": measured_ms,
+                    "predicted_ms": predicted["iteration_ms"], "error": predicted["iteration_ms"] / measured_ms - 1}
+            cells.append(cell)
+            print(f"{cell['layout']:>4} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme:21s} "
+                  f"compute {cell['compute_ms']:7.2f}  measured {measured_ms:8.2f}  predicted "
+                  f"{cell['predicted_ms']:8.2f} ms  ({100 * cell['error']:+.1f} %)", flush=True)
+        procs.stop(emulator)
+        cluster.close()
+        clusters.remove(cluster)
+
+    errors = sorted(abs(c["error"]) for c in cells)
+    median_error = statistics.median(errors)
+    picks = []
+    for key in sorted({(c["layout"], c["rate_gbps"], c["delay_us"]) for c in cells}):
+        group = [c for c in cells if (c["layout"], c["rate_gbps"], c["delay_us"]) == key]
+        if len(group) < 2:
+            continue
+        fastest = min(group, key=lambda c: c["measured_ms"])
+        second = sorted(c["measured_ms"] for c in group)[1]
+        gap = second / fastest["measured_ms"] - 1
+        picked = min(group, key=lambda c: c["predicted_ms"])
+        picks.append({"cell": key, "fastest": fastest["scheme"], "picked": picked["scheme"], "gap": gap,
+                      "right": picked["scheme"] == fastest["scheme"] or gap <= 0.05})
+    report = {"grid": args.grid, "cells": cells, "median_abs_error": median_error, "max_abs_error": errors[-1],
+              "scheme_picks": picks}
+    print(f"# {len(cells)} runs: median |error| {100 * median_error:.1f} %, max {100 * errors[-1]:.1f} %; "
+          f"faster scheme right in {sum(p['right'] for p in picks)} of {len(picks)} cells "
+          f"(a gap of 5 % or less counts as a tie)")
+    if args.output:
+        with open(args.output, "w") as f:
+            json.dump(report, f, indent=2)
+    if args.check_picks and not all(p["right"] for p in picks):
+        print("FAIL: the faster scheme was not picked where the measured gap is over 5 %")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

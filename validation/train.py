@@ -1,0 +1,222 @@
+"""One rank of the validation harness's real training: PyTorch on the CPU, gloo between
+ranks, All-Reduce (PyTorch DDP) or decentralized training with Decent-DP's semantics, which
+are what dtperf models (include/dtperf/gossip.hpp):
+
+  per bucket (gradient-ready order, a bucket closes once it holds >= the cap), in the hook
+  that runs once the bucket's last gradient is accumulated, at iteration t:
+    1. wait for the bucket's exchange launched at t-1;
+    2. mix: the bucket's parameters become their group's average;
+    3. the bucket-local optimizer step (with the gradient of the un-mixed parameters);
+    4. launch the bucket's exchange on step t's groups: an asynchronous all-reduce (SUM) of
+       the bucket's flattened parameters on a gloo group.
+
+The groups of every step come from `dtperf topologies --schedule --json`, so the harness
+runs exactly the schedule dtperf simulates. Two phases: first `--warmup` + `--compute-iters`
+iterations with no communication at all (every rank computing at once, as in training: the compute
+time dtperf is given), then `--warmup` + `--iters` training iterations. Rank 0 writes the
+medians (and p10/p90) to `--out` as JSON.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+
+
+def quantile(values, q):
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summary_ms(times_s):
+    ms = [t * 1e3 for t in times_s]
+    return {"median": statistics.median(ms), "p10": quantile(ms, 0.1), "p90": quantile(ms, 0.9)}
+
+
+def buckets_in_ready_order(model, cap_bytes):
+    """Parameters in gradient-ready order (the reverse of definition order for the
+    harness's sequential models), split where a bucket reaches the cap."""
+    params = [p for p in model.parameters() if p.requires_grad][::-1]
+    buckets, current, size = [], [], 0
+    for p in params:
+        current.append(p)
+        size += p.numel() * p.element_size()
+        if size >= cap_bytes:
+            buckets.append(current)
+            current, size = [], 0
+    if current:
+        buckets.append(current)
+    return buckets
+
+
+class DecentDP:
+    """Decent-DP's exchange per bucket, in the accumulate-grad hook of the bucket's last
+    parameter (the hook fires once its gradient is in .grad)."""
+
+    def __init__(self, model, schedule, rank, cap_bytes, lr, momentum):
+        self.rank = rank
+        self.buckets = buckets_in_ready_order(model, cap_bytes)
+        self.lr, self.momentum = lr, momentum
+        self.velocity = {id(p): torch.zeros_like(p) for b in self.buckets for p in b}
+        # Every rank creates every group of the period, in the same order (gloo requires it).
+        self.steps = []
+        cache = {}
+        for step in schedule:
+            if step["mixing"] != "group_average" or len(step["rounds"]) != 1:
+                raise SystemExit("the harness runs one-round group-average topologies only")
+            mine = None
+            for members in step["rounds"][0]:
+                key = tuple(members)
+                if key not in cache:
+                    cache[key] = dist.new_group(list(members))
+                if rank in members:
+                    mine = (cache[key], len(members))
+            self.steps.append(mine)
+        self.pending = [None] * len(self.buckets)  # (work, flat buffer, group size)
+        self.step_index = 0
+        self._hooks = []
+        for b, params in enumerate(self.buckets):
+            last = params[-1]
+            accumulate = last.expand_as(last).grad_fn.next_functions[0][0]
+            self._hooks.append(accumulate)
+            accumulate.register_hook(self._hook_for(b))
+
+    def _hook_for(self, b):
+        def hook(*_):
+            self.on_bucket_ready(b)
+        return hook
+
+    def on_bucket_ready(self, b):
+        params = self.buckets[b]
+        with torch.no_grad():
+            pending = self.pending[b]
+            if pending is not None:
+                work, flat, size = pending
+                work.wait()
+                flat.div_(size)
+                offset = 0
+                for p in params:
+                    n = p.numel()
+                    p.copy_(flat[offset:offset + n].view_as(p))
+                    offset += n
+            for p in params:  # SGD with momentum, bucket-local
+                v = self.velocity[id(p)]
+                v.mul_(self.momentum).add_(p.grad)
+                p.add_(v, alpha=-self.lr)
+                p.grad = None
+            group, size = self.steps[self.step_index]
+            flat = torch.cat([p.detach().reshape(-1) for p in params])
+            self.pending[b] = (dist.all_reduce(flat, group=group, async_op=True), flat, size)
+
+    def end_iteration(self):
+        self.step_index = (self.step_index + 1) % len(self.steps)
+
+    def drain(self):
+        for pending in self.pending:
+            if pending is not None:
+                pending[0].wait()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--world", type=int, required=True)
+    parser.add_argument("--master", required=True, help="ADDRESS:PORT of rank 0")
+    parser.add_argument("--interface", default="eth0")
+    parser.add_argument("--scheme", required=True, help="all-reduce or a topology")
+    parser.add_argument("--schedule", help="JSON file: the topology's steps (dtperf topologies --schedule)")
+    parser.add_argument("--model", default="mlp")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--bucket-mib", type=float, default=1.0)
+    parser.add_argument("--compute-iters", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.rank)
+    os.environ["GLOO_SOCKET_IFNAME"] = args.interface
+    dist.init_process_group("gloo", init_method=f"tcp://{args.master}", rank=args.rank, world_size=args.world)
+    model, batch_fn = models.build(args.model)
+    loss_fn = torch.nn.functional.mse_loss
+    lr, momentum = 1e-3, 0.9
+
+    # Phase 1: compute only, every rank at once.
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    compute = []
+    dist.barrier()
+    for i in range(args.warmup + args.compute_iters):
+        x, y = batch_fn(args.batch)
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+        opt.step()
+        if i >= args.warmup:
+            compute.append(time.perf_counter() - t0)
+    dist.barrier()
+
+    # Phase 2: training.
+    if args.scheme == "all-reduce":
+        net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mib)
+        opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
+
+        def step(x, y):
+            opt.zero_grad(set_to_none=True)
+            loss_fn(net(x), y).backward()
+            opt.step()
+        finish = None
+    else:
+        with open(args.schedule) as f:
+            schedule = json.load(f)
+        gossip = DecentDP(model, schedule, args.rank, args.bucket_mib * 1024 * 1024, lr, momentum)
+
+        def step(x, y):
+            loss_fn(model(x), y).backward()
+            gossip.end_iteration()
+        finish = gossip.drain
+    times = []
+    for i in range(args.warmup + args.iters):
+        x, y = batch_fn(args.batch)
+        t0 = time.perf_counter()
+        step(x, y)
+        if i >= args.warmup:
+            times.append(time.perf_counter() - t0)
+    if finish:
+        finish()
+    dist.barrier()
+    # Every rank's median, gathered: the iteration time is the mean over ranks.
+    mine = torch.tensor([statistics.median(compute), statistics.median(times)], dtype=torch.float64)
+    everyone = [torch.zeros_like(mine) for _ in range(args.world)]
+    dist.all_gather(everyone, mine)
+    if args.rank == 0 and args.out:
+        result = {
+            "scheme": args.scheme,
+            "world": args.world,
+            "compute_ms": summary_ms(compute),
+            "iteration_ms": summary_ms(times),
+            "compute_ms_per_rank": [float(t[0]) * 1e3 for t in everyone],
+            "iteration_ms_per_rank": [float(t[1]) * 1e3 for t in everyone],
+        }
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+    dist.barrier()
+    # gloo's teardown can spin forever at interpreter exit; everything is written.
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
