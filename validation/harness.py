@@ -10,8 +10,9 @@ dtperf predicts it blind from:
 
   * the profile: what the harness measured of the links before training (a TCP stream
     and a one-byte ping-pong across nodes and inside a node, by linkprobe; the loopback
-    stream, bound by the CPU alone, is also the TCP stack's ceiling) and of the host's
-    memory copy rate; compute runs on the host CPU; gloo's sums are charged at the
+    stream, bound by the CPU alone, is also the TCP stack's ceiling; the machine's CPU time
+    per byte of the cross-node stream, which compute loses while traffic flows) and of the
+    host's memory copy rate; compute runs on the host CPU; gloo's sums are charged at the
     measured time of a CPU vector add (--reduction-log);
   * the model: dtperf_collect's layer file of the same model (one process);
   * compute: the same run's compute-only phase (every rank computing at once, no
@@ -123,6 +124,14 @@ class Processes:
             self.stop(p)
 
 
+def cpu_busy_s():
+    """Seconds of CPU time the whole machine has spent busy (all cores, /proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def probe(cluster, linkprobe, procs, work):
     """What the links deliver: a TCP stream and a one-byte ping-pong, node 0 -> node 1 and
     inside node 0 (loopback)."""
@@ -135,8 +144,17 @@ def probe(cluster, linkprobe, procs, work):
         return float(out.split("=")[-1])
 
     n0 = cluster.names[0]
+    # The CPU the path costs per byte: the machine's busy time during the stream (sender,
+    # receiver, the router and the link emulator), less what it does when idle.
+    busy, wall = cpu_busy_s(), time.perf_counter()
+    time.sleep(1.0)
+    idle_load = (cpu_busy_s() - busy) / (time.perf_counter() - wall)
+    busy, wall = cpu_busy_s(), time.perf_counter()
+    inter_gbps = value(n0, "stream", "--host", cluster.address(1), "--port", "5201", "--seconds", "2")
+    stream_busy = cpu_busy_s() - busy - idle_load * (time.perf_counter() - wall)
     measured = {
-        "inter_gbps": value(n0, "stream", "--host", cluster.address(1), "--port", "5201", "--seconds", "2"),
+        "inter_gbps": inter_gbps,
+        "inter_cpu_ns_per_byte": max(0.0, stream_busy) / (inter_gbps * 1e9 / 8 * 2.0) * 1e9,
         "inter_one_way_us": value(n0, "pingpong", "--host", cluster.address(1), "--port", "5201", "--count", "50"),
         "intra_gbps": value(n0, "stream", "--host", "127.0.0.1", "--port", "5202", "--seconds", "1"),
         "intra_one_way_us": value(n0, "pingpong", "--host", "127.0.0.1", "--port", "5202", "--count", "200"),
@@ -224,7 +242,8 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name):
         "inter_node": {"link": "emulated (linkemu)", "nics_per_node": 1, "nic_gbps": link["inter_gbps"],
                        "latency_us": link["inter_one_way_us"], "transport_efficiency": 1.0,
                        # A loopback TCP stream is bound by the host's CPU alone: the stack's ceiling.
-                       "host_gbps": link["intra_gbps"]},
+                       "host_gbps": link["intra_gbps"],
+                       "host_cpu_ns_per_byte": max(link["inter_cpu_ns_per_byte"], 1e-3)},
         "compute": {"dtype": "fp32", "memory_efficiency": 1.0, "kernel_overhead_us": 0, "runs_on_host": True},
         "provenance": {"source": "calibrated", "notes": "linkprobe TCP stream and ping-pong; torch copy rate"},
     }
@@ -315,15 +334,19 @@ def main():
         with open(profile_path, "w") as f:
             json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}"), f)
         files = schedules(dtperf, nodes * per_node, per_node, work)
+        results = {}
         for scheme in SCHEMES:
             if scheme != "all-reduce" and scheme not in files:
                 continue
             if scheme == "ring" and nodes * per_node <= 2:
                 continue  # the same pairs as one-peer-exp on two ranks
             port += 1
-            result = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s)
-            # Compute and iteration alike: the mean over the ranks of each rank's median.
-            compute_ms = statistics.mean(result["compute_ms_per_rank"])
+            results[scheme] = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s)
+        # Compute is the same work in every run of the cell: the median over the runs of the
+        # mean over the ranks of each rank's median compute-only iteration (4 ranks sharing
+        # 2 cores make any one run's compute phase noisy).
+        compute_ms = statistics.median(statistics.mean(r["compute_ms_per_rank"]) for r in results.values())
+        for scheme, result in results.items():
             predicted = predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms)
             measured_ms = statistics.mean(result["iteration_ms_per_rank"])
             cell = {"layout": f"{nodes}x{per_node}", "rate_gbps": rate_gbps, "delay_us": delay_us, "scheme": scheme,

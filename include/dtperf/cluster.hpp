@@ -83,6 +83,7 @@ struct ClusterProfile {
     double latency_s = 0.0;              // per hop between nodes
     double transport_efficiency = 1.0;   // achieved / line rate
     double host_gbps = 0.0;              // host-driven transport ceiling per node (0: none)
+    double host_cpu_ns_per_byte = 0.0;   // measured CPU time per byte across nodes (0: none)
   } inter;
 
   struct Compute {

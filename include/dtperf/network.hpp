@@ -42,6 +42,9 @@ struct NetworkParams {
   // so a slow link is wire-bound and a fast one CPU-bound, as [NET] measured: TCP used
   // 9-31 % of 100 Gbit/s but nearly all of 1-10 Gbit/s.
   double host_bytes_per_s = 0.0;
+  // CPU time the host spends per byte sent across nodes (its stack, copies and whatever
+  // forwards the packets), measured where it is known; 0: taken as 1 / host_bytes_per_s.
+  double host_cpu_s_per_byte = 0.0;
   double inter_latency_s = 0.0;
   double compression_ratio = 1.0;       // wire bytes = bytes / ratio
   ReductionCost reduction;              // empty: reductions hide inside the copies
@@ -58,7 +61,10 @@ struct NetworkParams {
   /// at the achieved rate R runs beside compute, compute loses R / host of its time to it:
   /// the contention factor adds this share (0 for RDMA transports). [NET] measured compute
   /// 97 -> 109-110 ms per iteration once ResNet-50 trained across p3dn nodes over TCP.
+  /// With a measured CPU time per byte the share is that time x the achieved rate (the
+  /// stack's work spread over several cores does not cap the rate, but still takes cores).
   double host_cpu_share() const {
+    if (host_cpu_s_per_byte > 0.0) return host_cpu_s_per_byte * node_nic_bytes_per_s();
     return host_bytes_per_s > 0.0 ? node_nic_bytes_per_s() / host_bytes_per_s : 0.0;
   }
   /// Most one rank can push across nodes: a GPU uses the NICs of its own rail

@@ -62,6 +62,7 @@ void read_inter(ObjectReader r, ClusterProfile::InterNode& inter) {
   inter.latency_s = r.number("latency_us", Range::non_negative) * units::us;
   inter.transport_efficiency = r.number("transport_efficiency", Range::fraction);
   inter.host_gbps = r.optional_number("host_gbps", Range::positive).value_or(0.0);
+  inter.host_cpu_ns_per_byte = r.optional_number("host_cpu_ns_per_byte", Range::positive).value_or(0.0);
   r.finish();
 }
 
@@ -237,6 +238,7 @@ Json profile_to_json(const ClusterProfile& p) {
   };
   if (p.gpu.memory_gib > 0.0) j["gpu"]["memory_GiB"] = p.gpu.memory_gib;
   if (p.inter.host_gbps > 0.0) j["inter_node"]["host_gbps"] = p.inter.host_gbps;
+  if (p.inter.host_cpu_ns_per_byte > 0.0) j["inter_node"]["host_cpu_ns_per_byte"] = p.inter.host_cpu_ns_per_byte;
   if (p.compute.compute_cv) j["compute"]["iteration_cv"] = *p.compute.compute_cv;
   if (p.compute.comm_interference_factor != 1.0) {
     j["compute"]["comm_interference_factor"] = p.compute.comm_interference_factor;
