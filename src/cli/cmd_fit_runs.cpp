@@ -135,6 +135,8 @@ ClusterProfile fitted_profile(const RunsFit& fit, const FitRunsCliOptions& o, co
                               const std::string& created) {
   ClusterProfile p = fit.fitted.profile;
   p.name = o.name.empty() ? p.name + "-fitted" : o.name;
+  // The compute scales hold for the dtype the runs computed in: it becomes the default.
+  if (!o.dtype.empty()) p.compute.dtype = *parse_dtype(o.dtype);
   p.runs_fit = ClusterProfile::RunsFit{model.name,        fit.fitted.forward_scale, fit.fitted.backward_scale,
                                        static_cast<int>(fit.runs.size()), fit.rms_error,
                                        fit.loo_median_abs_error, fit.loo_max_abs_error};
