@@ -368,16 +368,17 @@ def main():
         if len(group) < 2:
             continue
         fastest = min(group, key=lambda c: c["measured_ms"])
-        second = sorted(c["measured_ms"] for c in group)[1]
-        gap = second / fastest["measured_ms"] - 1
         picked = min(group, key=lambda c: c["predicted_ms"])
+        # Right: the scheme dtperf picks is the fastest measured, or within 5 % of it (the
+        # measured gap between them is noise).
+        gap = picked["measured_ms"] / fastest["measured_ms"] - 1
         picks.append({"cell": key, "fastest": fastest["scheme"], "picked": picked["scheme"], "gap": gap,
-                      "right": picked["scheme"] == fastest["scheme"] or gap <= 0.05})
+                      "right": gap <= 0.05})
     report = {"grid": args.grid, "cells": cells, "median_abs_error": median_error, "max_abs_error": errors[-1],
               "scheme_picks": picks}
     print(f"# {len(cells)} runs: median |error| {100 * median_error:.1f} %, max {100 * errors[-1]:.1f} %; "
           f"faster scheme right in {sum(p['right'] for p in picks)} of {len(picks)} cells "
-          f"(a gap of 5 % or less counts as a tie)")
+          f"(a pick within 5 % of the fastest measured counts as right)")
     if args.output:
         with open(args.output, "w") as f:
             json.dump(report, f, indent=2)
