@@ -352,6 +352,8 @@ def main():
             cell = {"layout": f"{nodes}x{per_node}", "rate_gbps": rate_gbps, "delay_us": delay_us, "scheme": scheme,
                     "link": link, "compute_ms": compute_ms, "measured_ms": measured_ms,
                     "predicted_ms": predicted["iteration_ms"], "error": predicted["iteration_ms"] / measured_ms - 1}
+            cell["cpu_ms"] = {"compute": statistics.mean(result.get("compute_cpu_ms_per_rank", [0])),
+                              "train": statistics.mean(result.get("train_cpu_ms_per_rank", [0]))}
             cells.append(cell)
             print(f"{cell['layout']:>4} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme:21s} "
                   f"compute {cell['compute_ms']:7.2f}  measured {measured_ms:8.2f}  predicted "

@@ -158,6 +158,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
     compute = []
     dist.barrier()
+    cpu0 = time.process_time()
     for i in range(args.warmup + args.compute_iters):
         x, y = batch_fn(args.batch)
         t0 = time.perf_counter()
@@ -166,6 +167,9 @@ def main():
         opt.step()
         if i >= args.warmup:
             compute.append(time.perf_counter() - t0)
+        if i + 1 == args.warmup:
+            cpu0 = time.process_time()
+    compute_cpu_s = (time.process_time() - cpu0) / args.compute_iters
     dist.barrier()
 
     # Phase 2: training.
@@ -188,19 +192,24 @@ def main():
             gossip.end_iteration()
         finish = gossip.drain
     times = []
+    cpu0 = time.process_time()
     for i in range(args.warmup + args.iters):
         x, y = batch_fn(args.batch)
         t0 = time.perf_counter()
         step(x, y)
         if i >= args.warmup:
             times.append(time.perf_counter() - t0)
+        if i + 1 == args.warmup:
+            cpu0 = time.process_time()
+    train_cpu_s = (time.process_time() - cpu0) / args.iters
     if finish:
         finish()
     dist.barrier()
     # Every rank's compute median and iteration mean, gathered. The iteration is a mean: a
     # topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
-    mine = torch.tensor([statistics.median(compute), statistics.mean(times)], dtype=torch.float64)
+    mine = torch.tensor([statistics.median(compute), statistics.mean(times), compute_cpu_s, train_cpu_s],
+                        dtype=torch.float64)
     everyone = [torch.zeros_like(mine) for _ in range(args.world)]
     dist.all_gather(everyone, mine)
     if args.rank == 0 and args.out:
@@ -211,6 +220,10 @@ def main():
             "iteration_ms": summary_ms(times),
             "compute_ms_per_rank": [float(t[0]) * 1e3 for t in everyone],
             "iteration_ms_per_rank": [float(t[1]) * 1e3 for t in everyone],  # means
+            # CPU time of the whole process (every thread) per iteration, for the reader:
+            # what communication adds on the host beside compute.
+            "compute_cpu_ms_per_rank": [float(t[2]) * 1e3 for t in everyone],
+            "train_cpu_ms_per_rank": [float(t[3]) * 1e3 for t in everyone],
         }
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
