@@ -21,6 +21,20 @@ for file in "$dir"/*.json; do
 done
 [ "$count" -ge 5 ] || fail "expected the scenario files in $dir, found $count"
 
+# The measured runs fit and reproduce what the built-in profiles say they were fitted to.
+"$dtperf" fit --runs "$dir/runs/dec-allreduce.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 \
+  >"$work/fit.txt" 2>&1 || fail "runs/dec-allreduce.json: $(cat "$work/fit.txt")"
+"$dtperf" fit --runs "$dir/runs/net-resnet50.json" --profile p3dn-24xlarge --model resnet50 --json >"$work/fit.json" 2>&1 \
+  || fail "runs/net-resnet50.json: $(cat "$work/fit.json")"
+# The p3dn-24xlarge profile's overheads are this fit's (22.27 and 19.91 ms, to 2 %).
+python3 - "$work/fit.json" <<'PY' || fail "runs/net-resnet50.json no longer gives the p3dn-24xlarge overheads"
+import json, sys
+fit = json.load(open(sys.argv[1]))["fit"]
+value = {p["name"]: p["value"] for p in fit["parameters"]}
+assert abs(value["overhead"] / 22.27 - 1) < 0.02, value
+assert abs(value["cross_node_overhead"] / 19.91 - 1) < 0.02, value
+PY
+
 check() {  # check PATTERN JSON: the scenario must fail with exit 2 and a message matching PATTERN
   printf '%s' "$2" >"$work/bad.json"
   "$dtperf" run "$work/bad.json" >/dev/null 2>"$work/err"

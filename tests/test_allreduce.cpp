@@ -181,6 +181,20 @@ TEST_CASE("the framework copies each bucket in and out; a fixed overhead adds to
   CHECK(one.scaling_factor == 1.0);
 }
 
+TEST_CASE("crossing nodes adds its own fixed time; two ranks on one node do not", "[allreduce][overheads]") {
+  const ModelSpec m = four_tensors();
+  AllReduceScenario s = two_ranks();  // 2 nodes x 1 GPU
+  s.compute.iteration_overhead_s = 5e-3;
+  s.compute.cross_node_overhead_s = 3e-3;
+  AllReducePredictor predictor(m);
+  const IterationResult across = predictor.predict(s);
+  CHECK_THAT(across.overhead_s, WithinRel(5e-3 + 3e-3, 1e-12));
+  s.network.nodes = 1;
+  s.network.gpus_per_node = 2;
+  const IterationResult inside = predictor.predict(s);
+  CHECK_THAT(inside.overhead_s, WithinRel(5e-3, 1e-12));
+}
+
 TEST_CASE("one GPU has no communication and a scaling factor of one", "[allreduce]") {
   const ModelSpec m = four_tensors();
   AllReduceScenario s = two_ranks();

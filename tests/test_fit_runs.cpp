@@ -106,3 +106,32 @@ TEST_CASE("a run compute cannot explain frees the network term, and the fit says
                                 [](const std::string& n) { return n.find("network term") != std::string::npos; });
   CHECK(said);
 }
+
+TEST_CASE("runs on one node and on several separate the overhead from what crossing nodes adds",
+          "[fit_runs][overheads]") {
+  Fixture f;
+  // The truth: 4 ms per distributed iteration, 6 ms more across nodes; compute is measured
+  // (a single-GPU iteration), so its prior is narrow.
+  RunsModel truth{f.setup.cluster, 1.0, 1.0};
+  truth.profile.compute.iteration_overhead_s = 4e-3;
+  truth.profile.compute.cross_node_overhead_s = 6e-3;
+  std::vector<MeasuredRun> runs;
+  for (int nodes : {1, 2, 4}) {
+    MeasuredRun r = run("ar-" + std::to_string(nodes), Scheme::allreduce(), nodes, 100.0);
+    r.config.workload.single_gpu_iteration_s = 60e-3;
+    r.measured.iteration_s = predict_run(f.setup, truth, r).iteration_s;
+    runs.push_back(r);
+  }
+  const RunsFit fit = fit_runs(f.setup, runs);
+  const FittedParameter& overhead = parameter(fit, RunParameter::overhead);
+  const FittedParameter& crossing = parameter(fit, RunParameter::cross_node_overhead);
+  INFO("overhead " << overhead.value << " s, crossing " << crossing.value << " s");
+  CHECK(overhead.identified);
+  CHECK(crossing.identified);
+  CHECK_THAT(overhead.value, WithinRel(4e-3, 0.1));
+  CHECK_THAT(crossing.value, WithinRel(6e-3, 0.1));
+  // Without a distributed run on one node the two are one sum: only the overhead is fitted.
+  const RunsFit multi = fit_runs(f.setup, std::span<const MeasuredRun>(runs).subspan(1));
+  CHECK(std::none_of(multi.parameters.begin(), multi.parameters.end(),
+                     [](const FittedParameter& p) { return p.parameter == RunParameter::cross_node_overhead; }));
+}

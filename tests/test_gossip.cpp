@@ -90,6 +90,9 @@ TEST_CASE("an exchange beside compute runs slower; none gives exactly the plain 
   t.compute.iteration_overhead_s = 2e-3;
   CHECK_THAT(p.predict(t).iteration.iteration_s, WithinRel(17.12e-3, 1e-9));
   CHECK_THAT(p.predict(t).iteration.overhead_s, WithinRel(2e-3, 1e-12));
+  // The two ranks sit on two nodes: crossing them adds its own fixed time, 2 + 1 ms.
+  t.compute.cross_node_overhead_s = 1e-3;
+  CHECK_THAT(p.predict(t).iteration.iteration_s, WithinRel(18.12e-3, 1e-9));
 }
 
 TEST_CASE("without overlap the exchange adds to the iteration", "[gossip][factors]") {

@@ -64,6 +64,8 @@ AllReduceScenario net_scenario(double gbps, const ModelSpec& model, double singl
   s.options.bucketing = Bucketing::horovod;
   s.options.framework_copies = false;       // their simulator charges none
   s.compute.interference_factor = 1.0;      // nor contention
+  s.compute.iteration_overhead_s = 0.0;     // nor overheads (the profile's are fitted to
+  s.compute.cross_node_overhead_s = 0.0;    // the measured runs, which the simulator is not)
   return s;
 }
 
@@ -137,23 +139,23 @@ TEST_CASE("the engine matches the [NET] simulator loop for every log and rate", 
 // Measured scaling, [NET] Fig. 1 and Fig. 3 (shared/data/training-bottleneck/README.md):
 // ResNet-50, batch 32 per GPU, Horovod 0.18.2 with NCCL 2.4.8 over TCP on p3dn.24xlarge.
 // Protocol: `dtperf fit --runs` on the 8- and 16-GPU runs at 100 Gbit/s only (the p3dn
-// profile as priors, the measured single-GPU iteration of 128.09 ms, Horovod fusion, NCCL's
-// own algorithm choice as the runs did not set one); the fitted profile predicts every
-// other cell. Bound, fixed before the result was known: within 5 percentage points of the
-// measured scaling factor (128.09 ms / iteration), each cell.
+// datasheet values as priors, its overheads zeroed: the built-in profile carries this very
+// fit; the measured single-GPU iteration of 128.09 ms; Horovod fusion; the algorithm NCCL
+// 2.4 ran: trees at every size on two nodes, its own choice on more); the fitted profile
+// predicts every other cell. Bound, fixed before the result was known: within 5
+// percentage points of the measured scaling factor (128.09 ms / iteration), each cell.
 //
-// Known gap (why this case may fail): the two 100 Gbit/s runs cannot tell the transport's
-// ceiling from anything else that makes two nodes slower than one (20 ms here), so the
-// fit lowers the ceiling to explain it; the model then under-predicts 10-40 Gbit/s, where
-// the measurements are nearly wire-bound. The 2-node runs at 1 Gbit/s also need about S
-// bytes per node (a tree or hierarchical volume), not the ring's 2(p-1)/p S that NCCL's
-// modern tuning picks at two nodes.
+// What the two runs identify: the fixed time per distributed iteration (8 GPUs, one node)
+// and what crossing nodes adds to it whatever the bandwidth (16 GPUs); 25, 40 and
+// 100 Gbit/s scale alike in Fig. 3, so that step is not a transport ceiling.
 TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scaling factors are predicted",
-          "[validation][net][!mayfail]") {
+          "[validation][net]") {
   if (!have_data()) return;
   const ModelSpec model = io::read_timing_log(kData + "resnet50.bk.log");
   Setup setup;
   setup.cluster = io::load_profile("p3dn-24xlarge");
+  setup.cluster.compute.iteration_overhead_s = 0.0;
+  setup.cluster.compute.cross_node_overhead_s = 0.0;
   setup.model = &model;
   setup.dtype = DType::fp32;
   constexpr double kSingleGpuMs = 128.09;
@@ -164,6 +166,9 @@ TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scal
     r.config.cluster.nodes = gpus / 8;
     r.config.cluster.nic_gbps = gbps;
     r.config.allreduce.bucketing = Bucketing::horovod;
+    // NCCL 2.4 (the runs used 2.4.8) took its trees at every size on two nodes (as
+    // NCCL's developers state for 2.4.7); on more nodes its own choice.
+    if (gpus == 16) r.config.allreduce.algorithm = Algorithm::tree;
     r.config.workload.single_gpu_iteration_s = kSingleGpuMs * 1e-3;
     r.measured.iteration_s = kSingleGpuMs * 1e-3 / (percent / 100.0);
     return r;
@@ -185,6 +190,7 @@ TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scal
     table += "  " + cell.label + ": measured " + std::to_string(c.percent) + ", predicted " + std::to_string(predicted) +
              "\n";
   }
+  for (const auto& p : fit.parameters) table += "  " + std::string(run_parameter_name(p.parameter)) + " = " + std::to_string(p.value) + (p.identified ? "" : " (prior)") + "\n";
   WARN(table << "worst difference " << worst << " points");
   CHECK(worst <= 5.0);
 }

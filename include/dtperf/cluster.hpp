@@ -95,6 +95,7 @@ struct ClusterProfile {
     double interference_factor = 1.0;    // compute slow-down beside communication (1 + kappa)
     double comm_interference_factor = 1.0;  // communication slow-down beside compute
     double iteration_overhead_s = 0.0;   // fixed time per distributed iteration
+    double cross_node_overhead_s = 0.0;  // and more when its communication crosses nodes
     bool runs_on_host = false;           // compute on the host CPU (CPU training)
     std::optional<double> compute_cv;    // measured iteration-time spread, if calibrated
   } compute;

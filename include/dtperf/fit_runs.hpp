@@ -16,6 +16,10 @@
 //   kappa_compute     compute beside communication runs x (1 + kappa_compute)
 //   kappa_comm        communication beside compute runs x (1 + kappa_comm)
 //   overhead          fixed time per distributed iteration (hooks, Python, launcher)
+//   cross_node_overhead  and more once communication crosses nodes, whatever the
+//                     bandwidth (compute.hpp); only where the runs include distributed
+//                     runs on one node and runs on several, the only runs that separate
+//                     it from the overhead
 //
 // Objective, over runs i and parameters j (u_j the parameter in its fitting scale: the
 // logarithm for scales, efficiencies and latencies, the value itself for the kappas and
@@ -61,6 +65,7 @@ enum class RunParameter : std::uint8_t {
   kappa_compute,
   kappa_comm,
   overhead,
+  cross_node_overhead,
 };
 const char* run_parameter_name(RunParameter p);
 

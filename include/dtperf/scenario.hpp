@@ -31,6 +31,7 @@ struct ClusterOverrides {
   std::optional<double> interference_factor;
   std::optional<double> comm_interference_factor;
   std::optional<double> iteration_overhead_s;
+  std::optional<double> cross_node_overhead_s;
 };
 
 struct WorkloadOptions {

@@ -32,7 +32,8 @@ struct Shown {
 Shown shown(RunParameter p) {
   switch (p) {
     case RunParameter::inter_latency: return {1.0 / units::us, "us"};
-    case RunParameter::overhead: return {1.0 / units::ms, "ms"};
+    case RunParameter::overhead:
+    case RunParameter::cross_node_overhead: return {1.0 / units::ms, "ms"};
     case RunParameter::inter_host: return {1.0, "Gbit/s"};
     case RunParameter::compute_scale:
     case RunParameter::forward_scale:
@@ -53,6 +54,7 @@ const char* meaning(RunParameter p) {
     case RunParameter::kappa_compute: return "compute beside communication runs x (1 + this)";
     case RunParameter::kappa_comm: return "communication beside compute runs x (1 + this)";
     case RunParameter::overhead: return "fixed time per distributed iteration";
+    case RunParameter::cross_node_overhead: return "and more once communication crosses nodes";
   }
   return "";
 }

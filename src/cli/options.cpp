@@ -15,14 +15,14 @@ struct ModelOptions::Raw {
   double nic_gbps = 0, inter_latency_us = 0, transport_efficiency = 0, host_gbps = 0;
   double intra_gb_per_s = 0, intra_latency_us = 0, intra_efficiency = 0;
   std::string dtype;
-  double interference = 0, comm_interference = 0, overhead_ms = 0;
+  double interference = 0, comm_interference = 0, overhead_ms = 0, cross_node_overhead_ms = 0;
   double batch_per_gpu = 0, global_batch = 0;
   std::string optimizer, compute_source = "auto";
   double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
   double compression = 1.0, compute_scale = 1.0;
   std::vector<CLI::Option*> given;
   CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_inter_lat{}, *o_eff{}, *o_host{}, *o_intra{},
-      *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_comm_interf{}, *o_overhead{}, *o_batch{}, *o_global{}, *o_opt{}, *o_iter{},
+      *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_comm_interf{}, *o_overhead{}, *o_cross_overhead{}, *o_batch{}, *o_global{}, *o_opt{}, *o_iter{},
       *o_mbatch{};
 };
 
@@ -50,6 +50,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_interf = app.add_option("--interference", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(CLI::Range(1.0, 10.0))->group(cluster_group);
   r.o_comm_interf = app.add_option("--comm-interference", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(CLI::Range(1.0, 10.0))->group(cluster_group);
   r.o_overhead = app.add_option("--iteration-overhead-ms", r.overhead_ms, "Fixed time per distributed iteration outside the modelled kernels")->type_name("MS")->check(CLI::NonNegativeNumber)->group(cluster_group);
+  r.o_cross_overhead = app.add_option("--cross-node-overhead-ms", r.cross_node_overhead_ms, "Fixed time per iteration added once communication crosses nodes")->type_name("MS")->check(CLI::NonNegativeNumber)->group(cluster_group);
 
   const char* workload_group = "Workload";
   r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration (default: the model's)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->group(workload_group);
@@ -79,6 +80,7 @@ void ModelOptions::resolve() {
   if (given(r.o_interf)) cluster.interference_factor = r.interference;
   if (given(r.o_comm_interf)) cluster.comm_interference_factor = r.comm_interference;
   if (given(r.o_overhead)) cluster.iteration_overhead_s = r.overhead_ms * units::ms;
+  if (given(r.o_cross_overhead)) cluster.cross_node_overhead_s = r.cross_node_overhead_ms * units::ms;
   if (given(r.o_batch)) workload.batch_per_gpu = r.batch_per_gpu;
   if (given(r.o_global)) workload.global_batch = r.global_batch;
   if (given(r.o_opt)) workload.optimizer = parse_optimizer(r.optimizer);

@@ -70,7 +70,8 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
                                      (net.nodes > 1 && s.compute.runs_on_host ? net.host_cpu_share() : 0.0)
                                : 1.0;
   comm_factor_ = distributed_ ? s.compute.comm_interference_factor : 1.0;
-  overhead_s_ = distributed_ ? s.compute.iteration_overhead_s : 0.0;
+  overhead_s_ = distributed_ ? s.compute.iteration_overhead_s + (net.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
+                             : 0.0;
   const bool copies = distributed_ && s.options.framework_copies;
   const GroupShape world{net.nodes, net.gpus_per_node, net.gpus_per_node};
   std::size_t tensor = 0;

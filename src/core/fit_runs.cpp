@@ -24,6 +24,7 @@ const char* run_parameter_name(RunParameter p) {
     case RunParameter::kappa_compute: return "kappa_compute";
     case RunParameter::kappa_comm: return "kappa_comm";
     case RunParameter::overhead: return "overhead";
+    case RunParameter::cross_node_overhead: return "cross_node_overhead";
   }
   return "?";
 }
@@ -73,6 +74,7 @@ RunsModel apply_parameters(const Setup& base, const std::vector<Spec>& specs, co
       case RunParameter::kappa_compute: m.profile.compute.interference_factor = 1.0 + x; break;
       case RunParameter::kappa_comm: m.profile.compute.comm_interference_factor = 1.0 + x; break;
       case RunParameter::overhead: m.profile.compute.iteration_overhead_s = x; break;
+      case RunParameter::cross_node_overhead: m.profile.compute.cross_node_overhead_s = x; break;
     }
   }
   return m;
@@ -252,7 +254,7 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
                                    const RunsFitOptions& options) {
   bool measured_compute = true;
   bool breakdown = false, multi_node = false, free_efficiency = false, multi_gpu_node = false,
-       distributed = false;
+       distributed = false, one_node_distributed = false;
   for (const MeasuredRun& run : runs) {
     const RunConfig& c = run.config;
     breakdown = breakdown || (run.measured.forward_s && run.measured.backward_s);
@@ -266,6 +268,7 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
     free_efficiency = free_efficiency || (nodes > 1 && !c.cluster.transport_efficiency);
     multi_gpu_node = multi_gpu_node || (per_node > 1 && !c.cluster.intra_efficiency);
     distributed = distributed || is_distributed(base, run);
+    one_node_distributed = one_node_distributed || (nodes == 1 && per_node > 1);
   }
   const ClusterProfile& p = base.cluster;
   const double ln10 = std::log(10.0);
@@ -314,6 +317,12 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
     add({RunParameter::kappa_comm, false, p.compute.comm_interference_factor - 1.0, 0.3, 0.0, 5.0, 1.0});
     // Overhead, as a fraction of the reference iteration: prior the profile's, width 25 %.
     add({RunParameter::overhead, false, p.compute.iteration_overhead_s / reference_s, 0.25, 0.0, 1.0, reference_s});
+  }
+  if (one_node_distributed && multi_node) {
+    // The same prior as the overhead: what crossing nodes adds beyond the modelled
+    // transfers is of the same kind, fixed per iteration.
+    add({RunParameter::cross_node_overhead, false, p.compute.cross_node_overhead_s / reference_s, 0.25, 0.0, 1.0,
+         reference_s});
   }
   return specs;
 }

@@ -410,7 +410,9 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   make_buckets(s, times);
   const bool distributed = s.network.ranks() > 1;
   comm_factor = distributed ? s.compute.comm_interference_factor : 1.0;
-  overhead_s = distributed ? s.compute.iteration_overhead_s : 0.0;
+  overhead_s = distributed ? s.compute.iteration_overhead_s +
+                                 (s.network.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
+                           : 0.0;
   compute_work_s = times.forward_s;
   for (std::size_t b = 0; b < buckets; ++b) compute_work_s += bucket_backward_s[b] + bucket_step_s[b] + bucket_mix_s[b];
   const std::size_t cells = compute_clock_s.size() * buckets;

@@ -19,6 +19,7 @@ ClusterProfile apply_overrides(ClusterProfile p, const ClusterOverrides& o) {
   if (o.interference_factor) p.compute.interference_factor = *o.interference_factor;
   if (o.comm_interference_factor) p.compute.comm_interference_factor = *o.comm_interference_factor;
   if (o.iteration_overhead_s) p.compute.iteration_overhead_s = *o.iteration_overhead_s;
+  if (o.cross_node_overhead_s) p.compute.cross_node_overhead_s = *o.cross_node_overhead_s;
   return p;
 }
 
@@ -62,6 +63,7 @@ ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
   c.interference_factor = p.compute.interference_factor;
   c.comm_interference_factor = p.compute.comm_interference_factor;
   c.iteration_overhead_s = p.compute.iteration_overhead_s;
+  c.cross_node_overhead_s = p.compute.cross_node_overhead_s;
   c.runs_on_host = p.compute.runs_on_host;
   return c;
 }

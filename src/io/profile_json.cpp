@@ -83,6 +83,9 @@ void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
   c.iteration_overhead_s =
       r.optional_number("iteration_overhead_us", Range::non_negative).value_or(c.iteration_overhead_s / units::us) *
       units::us;
+  c.cross_node_overhead_s =
+      r.optional_number("cross_node_overhead_us", Range::non_negative).value_or(c.cross_node_overhead_s / units::us) *
+      units::us;
   if (r.has("runs_on_host")) c.runs_on_host = r.boolean("runs_on_host");
   c.compute_cv = r.optional_number("iteration_cv", Range::non_negative);
   r.finish();
@@ -246,6 +249,9 @@ Json profile_to_json(const ClusterProfile& p) {
   if (p.compute.runs_on_host) j["compute"]["runs_on_host"] = true;
   if (p.compute.iteration_overhead_s > 0.0) {
     j["compute"]["iteration_overhead_us"] = p.compute.iteration_overhead_s / units::us;
+  }
+  if (p.compute.cross_node_overhead_s > 0.0) {
+    j["compute"]["cross_node_overhead_us"] = p.compute.cross_node_overhead_s / units::us;
   }
   const auto& cal = p.calibration;
   if (!cal.tables.empty() || !cal.fits.empty() || !cal.gemm.empty() || cal.copy_bytes_per_s) {

@@ -26,6 +26,7 @@ Json cluster_json(const ClusterProfile& c, DType dtype) {
       {"interference_factor", c.compute.interference_factor},
       {"comm_interference_factor", c.compute.comm_interference_factor},
       {"iteration_overhead_ms", c.compute.iteration_overhead_s / units::ms},
+      {"cross_node_overhead_ms", c.compute.cross_node_overhead_s / units::ms},
   };
 }
 
