@@ -2,10 +2,27 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "error.hpp"
 #include "host/rendezvous.hpp"
+
+
+namespace {
+
+// CLI11's number checks let NaN through (every comparison with NaN is false): a NaN
+// timeout waited forever. Every numeric option also passes this.
+const CLI::Validator kFinite(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double x = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !std::isfinite(x)) return "'" + text.substr(0, 24) + "' is not a finite number";
+      return {};
+    },
+    "");
+
+}  // namespace
 
 namespace dtperf::calibrate {
 
@@ -24,28 +41,28 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("-o,--output", o.output, "Raw calibration JSON to write (rank 0; '-' for stdout)")
       ->type_name("FILE")->capture_default_str();
   app.add_option("--budget-s", o.budget_s, "Time budget: the plan is trimmed to fit and marked truncated")
-      ->type_name("SECONDS")->check(CLI::Range(1.0, 86400.0))->capture_default_str();
+      ->type_name("SECONDS")->check(CLI::Range(1.0, 86400.0))->check(kFinite)->capture_default_str();
   app.add_flag("--quick", o.quick, "A smaller plan: fewer groups, sizes, shapes and iterations");
   app.add_flag("--plan", o.plan_only, "Print what would be measured and exit (no ranks needed)");
   app.add_option("--min-bytes", o.min_bytes, "Smallest message of the sweeps")->type_name("BYTES")->capture_default_str();
   app.add_option("--max-bytes", o.max_bytes,
                  "Largest message (default 1G on GPUs, 64M on hosts; --quick: 256M, 4M)")->type_name("BYTES");
   app.add_option("--warmup", o.warmup, "Untimed calls per point (default 5, --quick 2)")
-      ->type_name("N")->check(CLI::Range(0, 1000));
+      ->type_name("N")->check(CLI::Range(0, 1000))->check(kFinite);
   app.add_option("--iterations", o.iterations, "Timed calls per point (default 20, --quick 5)")
-      ->type_name("N")->check(CLI::Range(1, 100000));
+      ->type_name("N")->check(CLI::Range(1, 100000))->check(kFinite);
   app.add_option("--spread-iterations", o.spread_iterations, "Runs of the fixed workload per rank (default 50)")
-      ->type_name("N")->check(CLI::Range(2, 100000));
+      ->type_name("N")->check(CLI::Range(2, 100000))->check(kFinite);
   app.add_option("--nodes", o.plan_nodes, "--plan only: nodes of the assumed world")
-      ->type_name("N")->check(CLI::Range(1, 100000))->capture_default_str();
+      ->type_name("N")->check(CLI::Range(1, 100000))->check(kFinite)->capture_default_str();
   app.add_option("--ranks-per-node", o.plan_ranks_per_node, "--plan only: ranks per node (default 8 GPUs, 2 hosts)")
-      ->type_name("N")->check(CLI::Range(1, 1024));
+      ->type_name("N")->check(CLI::Range(1, 1024))->check(kFinite);
 
   const char* host = "Host backend (each rank is one process)";
   app.add_option("--rank", o.rank, "This rank (or DTPERF_RANK, a launcher's rank variable)")
-      ->type_name("R")->check(CLI::NonNegativeNumber)->group(host);
+      ->type_name("R")->check(CLI::NonNegativeNumber)->check(kFinite)->group(host);
   app.add_option("--world-size", o.world_size, "Number of ranks (or DTPERF_WORLD_SIZE, ...)")
-      ->type_name("N")->check(CLI::PositiveNumber)->group(host);
+      ->type_name("N")->check(CLI::PositiveNumber)->check(kFinite)->group(host);
   app.add_option("--rendezvous", o.rendezvous, "Shared folder where ranks publish their addresses (empty per run)")
       ->type_name("DIR")->group(host);
   app.add_option("--node", o.node, "Node name; ranks with the same name form a node (default: host name)")
@@ -53,14 +70,14 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--address", o.address, "IPv4 address the other ranks reach this one at (default: first non-loopback)")
       ->type_name("IP")->group(host);
   app.add_option("--port", o.port, "TCP port to listen on (default: any free port)")
-      ->type_name("PORT")->check(CLI::Range(0, 65535))->group(host);
+      ->type_name("PORT")->check(CLI::Range(0, 65535))->check(kFinite)->group(host);
   app.add_option("--rendezvous-timeout-s", o.rendezvous_timeout_s, "How long to wait for the other ranks")
-      ->type_name("SECONDS")->check(CLI::PositiveNumber)->capture_default_str()->group(host);
+      ->type_name("SECONDS")->check(CLI::Range(1e-3, 604800.0))->check(kFinite)->capture_default_str()->group(host);
   app.add_option("--io-timeout-s", o.io_timeout_s, "Fail when no data moves for this long")
-      ->type_name("SECONDS")->check(CLI::PositiveNumber)->capture_default_str()->group(host);
+      ->type_name("SECONDS")->check(CLI::PositiveNumber)->check(kFinite)->capture_default_str()->group(host);
 
   app.add_option("--gpus", o.gpus, "GPU backend without MPI: local GPUs to use, one thread each (default: all)")
-      ->type_name("N")->check(CLI::NonNegativeNumber)->group("GPU backend");
+      ->type_name("N")->check(CLI::NonNegativeNumber)->check(kFinite)->group("GPU backend");
 }
 
 namespace {

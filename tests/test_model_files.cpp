@@ -89,7 +89,7 @@ TEST_CASE("bad layer files are rejected at the exact place", "[model_files][json
     });
   };
   CHECK(parse("[]") == "m.json: at /layers: a model needs at least one layer");
-  CHECK(parse(R"([{"params": 0}])") == "m.json: at /layers/0/params: expected an integer >= 1, got 0");
+  CHECK(parse(R"([{"params": 0}])") == "m.json: at /layers/0/params: expected an integer from 1 to 1000000000000000, got 0");
   CHECK(parse(R"([{"params": 10, "forward_gflop_per_sample": -1}])") ==
         "m.json: at /layers/0/forward_gflop_per_sample: expected a number >= 0, got -1");
   CHECK(parse(R"([{"params": 10, "backward_us": 5}, {"params": 10}])") ==

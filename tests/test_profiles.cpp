@@ -73,7 +73,7 @@ TEST_CASE("a minimal profile gets the documented defaults", "[profiles]") {
 TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") {
   Json j = good();
   j["nodes"] = 0;
-  CHECK(error_of(j) == "p.json: at /nodes: expected an integer >= 1, got 0");
+  CHECK(error_of(j) == "p.json: at /nodes: expected an integer from 1 to 1048576, got 0");
 
   j = good();
   j["inter_node"]["nic_gbps"] = -100;
@@ -85,11 +85,27 @@ TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") 
 
   j = good();
   j["gpus_per_node"] = "eight";
-  CHECK(error_of(j) == "p.json: at /gpus_per_node: expected an integer >= 1, got a string");
+  CHECK(error_of(j) == "p.json: at /gpus_per_node: expected an integer from 1 to 1024, got a string");
 
   j = good();
   j["nodes"] = 2.5;
-  CHECK(error_of(j) == "p.json: at /nodes: expected an integer >= 1, got 2.5");
+  CHECK(error_of(j) == "p.json: at /nodes: expected an integer from 1 to 1048576, got 2.5");
+
+  // Counts beyond the limits are refused, not narrowed to 32 bits (2^32 nodes became 0).
+  j = good();
+  j["nodes"] = 4294967296LL;
+  CHECK(error_of(j) == "p.json: at /nodes: expected an integer from 1 to 1048576, got 4294967296");
+  j = good();
+  j["inter_node"]["nics_per_node"] = 4294967296LL;
+  CHECK(error_of(j) == "p.json: at /inter_node/nics_per_node: expected an integer from 1 to 1024, got 4294967296");
+  j = good();
+  j["nodes"] = 18446744073709551615ULL;
+  CHECK(error_of(j) ==
+        "p.json: at /nodes: expected an integer from 1 to 1048576, got 18446744073709551615 (over the limit)");
+  // Subnormal magnitudes overflow once divided into.
+  j = good();
+  j["compute"]["memory_efficiency"] = 5e-324;
+  CHECK(error_of(j) == "p.json: at /compute/memory_efficiency: expected a fraction in (0, 1], got 5e-324");
 
   j = good();
   j["intra_node"].erase("latency_us");

@@ -1,4 +1,5 @@
 #include "analysis_options.hpp"
+#include "checks.hpp"
 
 #include <iostream>
 
@@ -12,7 +13,7 @@ namespace dtperf::cli {
 
 void GossipCliOptions::add_to(CLI::App& app) {
   app.add_option("--gossip-bucket-mib", bucket_cap_mib_, "Decent-DP bucket size (bucket_size_in_mb counts MiB)")
-      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group("Decentralized");
+      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group("Decentralized");
 }
 
 void GossipCliOptions::resolve() { options.bucket_cap_bytes = bucket_cap_mib_ * units::MiB; }
@@ -21,11 +22,11 @@ void AnchorOptions::add_to(CLI::App& app) {
   const char* group = "Anchor on a measurement";
   given = app.add_option("--measured-iteration-ms", measured_iteration_ms,
                          "A measured iteration time: the compute term is scaled so that the model reproduces it")
-              ->type_name("MS")->check(CLI::PositiveNumber)->group(group);
+              ->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->group(group);
   app.add_option("--measured-scheme", measured_scheme, "The scheme it was measured with (all-reduce, sgp or a topology)")
       ->type_name("SCHEME")->capture_default_str()->group(group);
   app.add_option("--measured-gpus", measured_gpus, "The GPU count it was measured at (default: the cluster's)")
-      ->type_name("GPUS")->check(CLI::PositiveNumber)->group(group);
+      ->type_name("GPUS")->check(count_up_to(kMaxGpus))->group(group);
 }
 
 void AnalysisCliOptions::add_to(CLI::App& app) {

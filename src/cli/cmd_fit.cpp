@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cmd_fit_runs.hpp"
+#include "checks.hpp"
 #include "commands.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
@@ -218,16 +219,16 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--name", o->name, "Name of the new profile (default: BASE-calibrated, or 'calibrated')");
   o->o_nic = cmd->add_option("--nic-gbps", o->nic_gbps, "Line rate of one NIC: makes transport efficiency = measured / line rate")
                  ->type_name("GBIT/S")
-                 ->check(CLI::PositiveNumber);
+                 ->check(number_in(0.0, kMaxGbps, true));
   o->o_nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying GPU traffic")
                   ->type_name("K")
-                  ->check(CLI::PositiveNumber);
+                  ->check(count_up_to(kMaxGpusPerNode));
   o->o_ranks = cmd->add_option("--ranks", o->ranks, "Ranks of every nccl-tests log (overrides what the logs say; checked against busbw / algbw)")
                    ->type_name("N")
-                   ->check(CLI::PositiveNumber);
+                   ->check(count_up_to(kMaxGpus));
   o->o_nodes = cmd->add_option("--nodes", o->nodes, "Nodes of every nccl-tests log (overrides what the logs say)")
                    ->type_name("M")
-                   ->check(CLI::PositiveNumber);
+                   ->check(count_up_to(kMaxNodes));
   cmd->add_option("--collective", o->collective,
                   "Collective of every nccl-tests log, where the log does not say (nccl-tests prints no program name)")
       ->type_name("all_reduce|all_gather|reduce_scatter|alltoall|sendrecv")

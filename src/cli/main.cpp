@@ -2,6 +2,7 @@
 // 2 bad usage or input (one message on stderr naming the file, place and reason).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,43 @@ constexpr const char* kRunHelp =
     "Usage: dtperf run SCENARIO.json [OPTIONS...]\n"
     "Run the command a scenario file describes (schema dtperf.scenario/1; see scenarios/).\n"
     "Options after the file are added to the file's and override them.\n";
+
+// CLI11's messages can span lines; ours are one line.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names{"run"};
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
+
+// A parse error as one line; unexpected arguments name the option they most resemble
+// (a dash for an underscore, or a typo).
+std::string parse_message(const CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return one_line(e.what());
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (!args.empty() && sub->get_name() == args.back()) command = sub;  // args are reversed
+  }
+  if (command == nullptr) return one_line(e.what());
+  std::vector<std::string> known;
+  for (const CLI::Option* option : command->get_options()) {
+    for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
+  }
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    std::string word = it->substr(0, it->find('='));
+    if (word.rfind("--", 0) != 0 || std::find(known.begin(), known.end(), word) != known.end()) continue;
+    std::string dashed = word;
+    std::replace(dashed.begin() + 2, dashed.end(), '_', '-');
+    return command->get_name() + ": unknown option '" + word + "'" + dtperf::did_you_mean(dashed, known) +
+           " (dtperf " + command->get_name() + " --help lists them)";
+  }
+  return one_line(e.what());
+}
 
 }  // namespace
 
@@ -36,8 +74,16 @@ int main(int argc, char** argv) {
   dtperf::cli::add_profiles_command(app);
   dtperf::cli::add_topologies_command(app);
   std::string scenario;  // the scenario file being run, if any
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && !args.front().empty() && args.front().front() != '-') {
+    const std::vector<std::string> names = command_names(app);
+    if (std::find(names.begin(), names.end(), args.front()) == names.end()) {
+      std::cerr << "dtperf: error: unknown command '" << args.front().substr(0, 40) << "'"
+                << dtperf::did_you_mean(args.front(), names) << "; commands: " << dtperf::join_names(names) << "\n";
+      return 2;
+    }
+  }
   try {
-    std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "run") {
       if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
         std::cout << kRunHelp;
@@ -49,15 +95,12 @@ int main(int argc, char** argv) {
       args = std::move(expanded);
     }
     std::reverse(args.begin(), args.end());  // CLI11 takes them last to first
-    app.parse(args);
+    std::vector<std::string> consumed = args;  // and consumes them
+    app.parse(consumed);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (!scenario.empty()) {
-      std::cerr << "dtperf: error: " << scenario << ": " << e.what() << "\n";
-      return 2;
-    }
-    app.exit(e);
+    std::cerr << "dtperf: error: " << (scenario.empty() ? "" : scenario + ": ") << parse_message(app, e, args) << "\n";
     return 2;
   } catch (const dtperf::InputError& e) {
     std::cerr << "dtperf: error: " << e.what() << "\n";

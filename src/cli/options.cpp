@@ -1,4 +1,5 @@
 #include "options.hpp"
+#include "checks.hpp"
 
 #include <fmt/format.h>
 
@@ -36,30 +37,30 @@ void ModelOptions::add_to(CLI::App& app) {
       ->capture_default_str();
 
   const char* cluster_group = "Cluster what-ifs (default: the profile's values)";
-  r.o_nodes = app.add_option("--nodes", r.nodes, "Number of nodes")->type_name("N")->check(CLI::PositiveNumber)->group(cluster_group);
-  r.o_gpn = app.add_option("--gpus-per-node", r.gpus_per_node, "GPUs per node")->type_name("G")->check(CLI::PositiveNumber)->group(cluster_group);
-  r.o_nics = app.add_option("--nics-per-node", r.nics_per_node, "NICs per node")->type_name("K")->check(CLI::PositiveNumber)->group(cluster_group);
-  r.o_nic = app.add_option("--nic-gbps", r.nic_gbps, "Line rate of one NIC")->type_name("GBIT/S")->check(CLI::PositiveNumber)->group(cluster_group);
-  r.o_inter_lat = app.add_option("--inter-latency-us", r.inter_latency_us, "Latency per inter-node hop")->type_name("US")->check(CLI::NonNegativeNumber)->group(cluster_group);
-  r.o_eff = app.add_option("--transport-efficiency", r.transport_efficiency, "Achieved / line rate between nodes")->type_name("FRACTION")->check(CLI::Range(1e-6, 1.0))->group(cluster_group);
-  r.o_host = app.add_option("--host-gbps", r.host_gbps, "Ceiling of a host-driven (TCP) transport per node; 0: none")->type_name("GBIT/S")->check(CLI::NonNegativeNumber)->group(cluster_group);
-  r.o_intra = app.add_option("--intra-gb-per-s", r.intra_gb_per_s, "Intra-node link rate per GPU and direction")->type_name("GB/S")->check(CLI::PositiveNumber)->group(cluster_group);
-  r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(CLI::NonNegativeNumber)->group(cluster_group);
-  r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(CLI::Range(1e-6, 1.0))->group(cluster_group);
+  r.o_nodes = app.add_option("--nodes", r.nodes, "Number of nodes")->type_name("N")->check(count_up_to(kMaxNodes))->group(cluster_group);
+  r.o_gpn = app.add_option("--gpus-per-node", r.gpus_per_node, "GPUs per node")->type_name("G")->check(count_up_to(kMaxGpusPerNode))->group(cluster_group);
+  r.o_nics = app.add_option("--nics-per-node", r.nics_per_node, "NICs per node")->type_name("K")->check(count_up_to(kMaxGpusPerNode))->group(cluster_group);
+  r.o_nic = app.add_option("--nic-gbps", r.nic_gbps, "Line rate of one NIC")->type_name("GBIT/S")->check(number_in(0.0, kMaxGbps, true))->group(cluster_group);
+  r.o_inter_lat = app.add_option("--inter-latency-us", r.inter_latency_us, "Latency per inter-node hop")->type_name("US")->check(number_in(0.0, kMaxLatencyUs))->group(cluster_group);
+  r.o_eff = app.add_option("--transport-efficiency", r.transport_efficiency, "Achieved / line rate between nodes")->type_name("FRACTION")->check(number_in(1e-6, 1.0))->group(cluster_group);
+  r.o_host = app.add_option("--host-gbps", r.host_gbps, "Ceiling of a host-driven (TCP) transport per node; 0: none")->type_name("GBIT/S")->check(number_in(0.0, kMaxGbps))->group(cluster_group);
+  r.o_intra = app.add_option("--intra-gb-per-s", r.intra_gb_per_s, "Intra-node link rate per GPU and direction")->type_name("GB/S")->check(number_in(0.0, kMaxGBps, true))->group(cluster_group);
+  r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(number_in(0.0, kMaxLatencyUs))->group(cluster_group);
+  r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(number_in(1e-6, 1.0))->group(cluster_group);
   r.o_dtype = app.add_option("--dtype", r.dtype, "Compute dtype")->type_name("fp32|tf32|fp16|bf16")->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))->group(cluster_group);
-  r.o_interf = app.add_option("--interference", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(CLI::Range(1.0, 10.0))->group(cluster_group);
-  r.o_comm_interf = app.add_option("--comm-interference", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(CLI::Range(1.0, 10.0))->group(cluster_group);
-  r.o_overhead = app.add_option("--iteration-overhead-ms", r.overhead_ms, "Fixed time per distributed iteration outside the modelled kernels")->type_name("MS")->check(CLI::NonNegativeNumber)->group(cluster_group);
-  r.o_cross_overhead = app.add_option("--cross-node-overhead-ms", r.cross_node_overhead_ms, "Fixed time per iteration added once communication crosses nodes")->type_name("MS")->check(CLI::NonNegativeNumber)->group(cluster_group);
+  r.o_interf = app.add_option("--interference", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
+  r.o_comm_interf = app.add_option("--comm-interference", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
+  r.o_overhead = app.add_option("--iteration-overhead-ms", r.overhead_ms, "Fixed time per distributed iteration outside the modelled kernels")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
+  r.o_cross_overhead = app.add_option("--cross-node-overhead-ms", r.cross_node_overhead_ms, "Fixed time per iteration added once communication crosses nodes")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
 
   const char* workload_group = "Workload";
-  r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration (default: the model's)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->group(workload_group);
-  r.o_global = app.add_option("--global-batch", r.global_batch, "Samples per iteration over all GPUs (strong scaling: each configuration splits it over its GPUs)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->excludes(r.o_batch)->group(workload_group);
+  r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration (default: the model's)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
+  r.o_global = app.add_option("--global-batch", r.global_batch, "Samples per iteration over all GPUs (strong scaling: each configuration splits it over its GPUs)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->excludes(r.o_batch)->group(workload_group);
   r.o_opt = app.add_option("--optimizer", r.optimizer, "Optimizer (default: the model's)")->type_name("sgd|sgd-momentum|adam")->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))->group(workload_group);
   app.add_option("--compute-source", r.compute_source, "Where compute times come from")->type_name("auto|measured-layers|measured-iteration|flops")->check(CLI::IsMember({"auto", "measured-layers", "measured-iteration", "flops"}))->capture_default_str()->group(workload_group);
-  r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(CLI::PositiveNumber)->group(workload_group);
-  r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(CLI::PositiveNumber)->group(workload_group);
-  app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(CLI::Range(1.0, 1e6))->capture_default_str()->group(workload_group);
+  r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->group(workload_group);
+  r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
+  app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(1.0, 1e6))->capture_default_str()->group(workload_group);
   app.add_option("--reduction-log", reduction_log, "Measured GPU vector-add cost (bytes,seconds per line) charged per reduction step, as [NET] does")->type_name("FILE")->group(workload_group);
 }
 
@@ -99,13 +100,13 @@ void AllReduceCliOptions::add_to(CLI::App& app) {
   app.add_option("--bucketing", bucketing_, "Gradient bucketing: PyTorch DDP buckets or Horovod tensor fusion")
       ->type_name("ddp|horovod")->check(CLI::IsMember({"ddp", "horovod"}))->capture_default_str()->group(group);
   app.add_option("--bucket-cap-mib", bucket_cap_mib_, "DDP bucket cap (PyTorch's bucket_cap_mb counts MiB)")
-      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group(group);
   app.add_option("--first-bucket-mib", first_bucket_mib_, "DDP first bucket cap")
-      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group(group);
   app.add_option("--fusion-cycle-ms", fusion_cycle_ms_, "Horovod cycle time")
-      ->type_name("MS")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+      ->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->capture_default_str()->group(group);
   app.add_option("--fusion-buffer-mib", fusion_buffer_mib_, "Horovod fusion buffer")
-      ->type_name("MIB")->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group(group);
 }
 
 void AllReduceCliOptions::resolve() {
@@ -126,6 +127,11 @@ void OutputOptions::add_to(CLI::App& app) {
 Loaded load_inputs(const ModelOptions& options) {
   Loaded loaded;
   loaded.profile = apply_overrides(io::load_profile(options.profile), options.cluster);
+  if (static_cast<double>(loaded.profile.nodes) * loaded.profile.gpus_per_node > kMaxGpus) {
+    throw InputError(options.cluster.nodes || options.cluster.gpus_per_node ? "--nodes" : options.profile, "",
+                     fmt::format("{} nodes x {} GPUs is over the limit of {:.0f} GPUs", loaded.profile.nodes,
+                                 loaded.profile.gpus_per_node, kMaxGpus));
+  }
   loaded.model = io::load_model(options.model);
   if (!options.reduction_log.empty()) loaded.reduction = io::read_reduction_log(options.reduction_log);
   loaded.dtype = compute_dtype(loaded.profile, options.cluster);

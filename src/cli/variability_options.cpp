@@ -1,4 +1,5 @@
 #include "variability_options.hpp"
+#include "checks.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -26,8 +27,9 @@ std::pair<int, double> index_factor(const std::string& text, const char* option,
     throw InputError(option, "", fmt::format("{} {} does not exist: the cluster has {} {}s (0 to {})", what, index,
                                              count, what, count - 1));
   }
-  if (!(factor > 0.0) || !std::isfinite(factor)) {
-    throw InputError(option, "", fmt::format("the factor of {} {} must be positive, got {}", what, index, factor));
+  if (!(factor > 0.0) || !(factor <= kMaxFactor)) {
+    throw InputError(option, "", fmt::format("the factor of {} {} must be above 0 and at most {:.0f}, got '{}'", what,
+                                             index, kMaxFactor, text.substr(equals + 1, 24)));
   }
   return {index, factor};
 }
@@ -37,7 +39,7 @@ std::pair<int, double> index_factor(const std::string& text, const char* option,
 void VariabilityCliOptions::add_to(CLI::App& app) {
   const char* group = "Variable compute (stragglers)";
   o_cv_ = app.add_option("--compute-cv", cv_, "Coefficient of variation of each rank's compute time per iteration")
-              ->type_name("FRACTION")->check(CLI::Range(0.0, 10.0))->group(group);
+              ->type_name("FRACTION")->check(number_in(0.0, 10.0))->group(group);
   app.add_option("--cv-law", law_, "Law of the compute factors (mean 1)")
       ->type_name("normal|lognormal")->check(CLI::IsMember({"normal", "lognormal"}))->capture_default_str()->group(group);
   app.add_option("--iteration-times", iteration_times_,
@@ -49,9 +51,9 @@ void VariabilityCliOptions::add_to(CLI::App& app) {
       ->type_name("NODE=FACTOR")->group(group);
   app.add_option("--seed", seed_, "Seed of the simulated draws")->type_name("N")->capture_default_str()->group(group);
   app.add_option("--sim-iterations", iterations_, "Iterations simulated when compute varies")
-      ->type_name("K")->check(CLI::Range(1, 1000000))->capture_default_str()->group(group);
+      ->type_name("K")->check(count_up_to(1e6))->capture_default_str()->group(group);
   app.add_option("--warmup-iterations", warmup_, "Iterations simulated before measuring")
-      ->type_name("K")->check(CLI::Range(0, 1000000))->capture_default_str()->group(group);
+      ->type_name("K")->check(number_in(0.0, 1e6))->capture_default_str()->group(group);
 }
 
 Variability VariabilityCliOptions::resolve(const ClusterProfile& cluster) const {

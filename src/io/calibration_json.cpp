@@ -46,8 +46,12 @@ bool boolean(const Json& object, const std::string& key, const std::string& file
   return it->get<bool>();
 }
 
+// Ranks and nodes are bounded by the cluster limits (a 2^32 node count must not narrow
+// to 0 and be divided by); other counts by the int range.
 int whole(ObjectReader& r, const std::string& key, std::int64_t min_value) {
-  return static_cast<int>(r.integer(key, min_value));
+  const bool cluster_count = key == "ranks" || key == "nodes" || key == "ranks_per_node" || key == "rank" ||
+                             key == "local_rank" || key == "concurrent_per_node";
+  return static_cast<int>(r.integer(key, min_value, cluster_count ? limits::kMaxGpus : limits::kMaxCount));
 }
 
 bool near(double value, double expected) {
@@ -123,7 +127,7 @@ CalibrationPoint read_point(const Json& json, const std::string& file, const std
                             const CalibrationCollective& c, double factor) {
   ObjectReader r(json, file, pointer);
   CalibrationPoint p;
-  p.bytes = static_cast<double>(r.integer("bytes", 1));
+  p.bytes = static_cast<double>(r.integer("bytes", 1, limits::kMaxBytes));
   p.count = r.integer("count", 0);
   p.time_us = r.number("time_us", Range::positive);
   p.time_us_min = r.number("time_us_min", Range::positive);
@@ -213,7 +217,7 @@ CalibrationGemm read_gemm(ObjectReader r) {
 
 CalibrationCopy read_copy(ObjectReader r) {
   CalibrationCopy c;
-  c.bytes = static_cast<double>(r.integer("bytes", 1));
+  c.bytes = static_cast<double>(r.integer("bytes", 1, limits::kMaxBytes));
   c.time_us = r.number("time_us", Range::positive);
   c.GB_per_s = r.number("GB_per_s", Range::positive);
   const double traffic = 2.0 * c.bytes / (c.time_us * 1e3);  // read and written

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,6 +40,8 @@ const char* range_text(Range range) {
 
 bool in_range(double x, Range range) {
   if (!std::isfinite(x)) return false;
+  // Subnormal magnitudes (5e-324) overflow to infinity once divided into: refused.
+  if (x != 0.0 && std::abs(x) < limits::kMinMagnitude) return false;
   switch (range) {
     case Range::any: return true;
     case Range::positive: return x > 0.0;
@@ -74,10 +77,20 @@ std::string type_name(const Json& value) {
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open the file for reading");
-  std::stringstream content;
-  content << in.rdbuf();
+  // Read at most the limit and one byte more: /dev/zero or a runaway file stops there.
+  std::string content;
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::vector<char> buffer(kChunk);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(kChunk));
+    content.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (content.size() > static_cast<std::size_t>(limits::kMaxFileBytes)) {
+      throw InputError(path, "", fmt::format("larger than the limit of {} MiB for an input file",
+                                             limits::kMaxFileBytes >> 20));
+    }
+  }
   if (in.bad()) throw InputError(path, "", "read error");
-  return content.str();
+  return content;
 }
 
 Json parse_json_text(const std::string& text, const std::string& file) {
@@ -182,24 +195,28 @@ std::optional<double> ObjectReader::optional_number(const std::string& key, Rang
   return check_number(*value, file_, pointer_of(key), range);
 }
 
-std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value) {
+std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value, std::int64_t max_value) {
   const Json& value = get(key);
+  const std::string wanted = fmt::format("an integer from {} to {}", min_value, max_value);
   if (!value.is_number_integer()) {
-    fail(key, fmt::format("expected an integer >= {}, got {}", min_value,
-                          value.is_number() ? shown(value) : type_name(value)));
+    fail(key, fmt::format("expected {}, got {}", wanted, value.is_number() ? shown(value) : type_name(value)));
+  }
+  // Unsigned values above the int64 range would wrap: compare before converting.
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max_value)) {
+    fail(key, fmt::format("expected {}, got {} (over the limit)", wanted, shown(value)));
   }
   const std::int64_t x = value.get<std::int64_t>();
-  if (x < min_value) fail(key, fmt::format("expected an integer >= {}, got {}", min_value, x));
+  if (x < min_value || x > max_value) fail(key, fmt::format("expected {}, got {}", wanted, x));
   return x;
 }
 
-std::optional<std::int64_t> ObjectReader::optional_integer(const std::string& key,
-                                                           std::int64_t min_value) {
+std::optional<std::int64_t> ObjectReader::optional_integer(const std::string& key, std::int64_t min_value,
+                                                           std::int64_t max_value) {
   if (!has(key)) {
     mark(key);
     return std::nullopt;
   }
-  return integer(key, min_value);
+  return integer(key, min_value, max_value);
 }
 
 std::string ObjectReader::string(const std::string& key) {

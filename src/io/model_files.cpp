@@ -155,7 +155,7 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
   model.citation = r.optional_string("citation").value_or(file);
   model.sample_unit = r.optional_string("sample_unit").value_or("sample");
   model.default_batch_per_gpu = r.optional_number("batch_per_gpu", Range::positive).value_or(32.0);
-  model.param_bytes = static_cast<int>(r.optional_integer("param_bytes", 1).value_or(4));
+  model.param_bytes = static_cast<int>(r.optional_integer("param_bytes", 1, 16).value_or(4));
   if (r.has("optimizer")) {
     model.default_optimizer = *parse_optimizer(r.choice("optimizer", {"sgd", "sgd-momentum", "adam"}));
   }
@@ -181,7 +181,7 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
     ObjectReader l(layers[i], file, pointer_append(r.pointer_of("layers"), i));
     TensorSpec t;
     t.name = l.optional_string("name").value_or(fmt::format("layer{}", i));
-    t.params = l.integer("params", 1);
+    t.params = l.integer("params", 1, limits::kMaxParams);
     t.forward_flops_per_sample = l.optional_number("forward_gflop_per_sample", Range::non_negative).value_or(0.0) * 1e9;
     t.backward_flops_per_sample =
         l.optional_number("backward_gflop_per_sample", Range::non_negative).value_or(2.0 * t.forward_flops_per_sample / 1e9) * 1e9;

@@ -13,6 +13,7 @@
 
 #include "dtperf/error.hpp"
 #include "dtperf/io/json_reader.hpp"
+#include "dtperf/limits.hpp"
 #include "nccl_tests_checks.hpp"
 
 namespace dtperf::io {
@@ -113,11 +114,31 @@ std::optional<Layout> header_layout(const std::vector<Token>& tokens, const std:
   return layout;
 }
 
+// Long tokens are cut in messages (a 401-digit size stays one short line).
+std::string shown_token(const std::string& s) { return s.size() <= 24 ? s : s.substr(0, 20) + "..."; }
+
 double number_at(const std::vector<Token>& t, int column, const char* what, const std::string& file, std::size_t line) {
   const std::string& s = t[static_cast<std::size_t>(column)].text;
   const auto x = to_number(s);
-  if (!x) throw InputError(file, line_ref(line), fmt::format("{} '{}' is not a number", what, s));
+  if (!x || !std::isfinite(*x)) {
+    throw InputError(file, line_ref(line), fmt::format("{} '{}' is not a finite number", what, shown_token(s)));
+  }
+  // Subnormal magnitudes (5e-324) overflow to infinity once divided into.
+  if (*x != 0.0 && std::abs(*x) < limits::kMinMagnitude) {
+    throw InputError(file, line_ref(line), fmt::format("{} '{}' is too small to be a measurement", what, shown_token(s)));
+  }
   return *x;
+}
+
+// A whole number up to limits::kMaxBytes (sizes and element counts).
+std::int64_t whole_at(const std::string& s, const char* what, const std::string& file, const std::string& where) {
+  if (!is_unsigned(s)) throw InputError(file, where, fmt::format("{} '{}' is not a whole number", what, shown_token(s)));
+  const std::string digits = s.substr(std::min(s.find_first_not_of('0'), s.size()));
+  if (digits.size() > 16 || std::strtoll(s.c_str(), nullptr, 10) > limits::kMaxBytes) {
+    throw InputError(file, where,
+                     fmt::format("{} '{}' is over the limit of {} (1 PiB)", what, shown_token(s), limits::kMaxBytes));
+  }
+  return std::strtoll(s.c_str(), nullptr, 10);
 }
 
 ReadResult read_result(const std::vector<Token>& t, const Layout::Group& g, const std::string& file, std::size_t line) {
@@ -148,11 +169,8 @@ ReadRow read_row(const std::vector<Token>& t, const Layout& layout, const std::s
   ReadRow row;
   row.where = line_ref(line);
   row.line = static_cast<int>(line);
-  row.bytes = std::stod(t[0].text);
-  if (!is_unsigned(t[1].text)) {
-    throw InputError(file, row.where, fmt::format("count '{}' is not a whole number", t[1].text));
-  }
-  row.count = std::strtoll(t[1].text.c_str(), nullptr, 10);
+  row.bytes = static_cast<double>(whole_at(t[0].text, "size", file, row.where));
+  row.count = whole_at(t[1].text, "count", file, row.where);
   row.type = t[2].text;
   if (!is_type_name(row.type)) {
     throw InputError(file, row.where,

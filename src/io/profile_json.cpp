@@ -57,7 +57,7 @@ void read_intra(ObjectReader r, ClusterProfile::IntraNode& intra) {
 
 void read_inter(ObjectReader r, ClusterProfile::InterNode& inter) {
   inter.link = r.optional_string("link").value_or("");
-  inter.nics_per_node = static_cast<int>(r.integer("nics_per_node", 1));
+  inter.nics_per_node = static_cast<int>(r.integer("nics_per_node", 1, limits::kMaxGpusPerNode));
   inter.nic_gbps = r.number("nic_gbps", Range::positive);
   inter.latency_s = r.number("latency_us", Range::non_negative) * units::us;
   inter.transport_efficiency = r.number("transport_efficiency", Range::fraction);
@@ -108,8 +108,8 @@ void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
       ObjectReader t((*tables)[i], r.file(), pointer_append(r.pointer_of("collectives"), i));
       CollectiveTable table;
       table.collective = t.choice("collective", {"all_reduce", "sendrecv", "all_gather", "reduce_scatter"});
-      table.ranks = static_cast<int>(t.integer("ranks", 1));
-      table.nodes = static_cast<int>(t.integer("nodes", 1));
+      table.ranks = static_cast<int>(t.integer("ranks", 1, limits::kMaxGpus));
+      table.nodes = static_cast<int>(t.integer("nodes", 1, limits::kMaxNodes));
       if (table.ranks % table.nodes != 0) {
         t.fail("ranks", fmt::format("{} ranks do not split evenly over {} nodes", table.ranks, table.nodes));
       }
@@ -126,8 +126,8 @@ void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
       AlphaBetaFit fit;
       fit.collective = f.string("collective");
       fit.level = f.choice("level", {"intra", "inter"});
-      fit.ranks = static_cast<int>(f.integer("ranks", 1));
-      fit.nodes = static_cast<int>(f.integer("nodes", 1));
+      fit.ranks = static_cast<int>(f.integer("ranks", 1, limits::kMaxGpus));
+      fit.nodes = static_cast<int>(f.integer("nodes", 1, limits::kMaxNodes));
       fit.rms_relative_error = f.number("rms_relative_error", Range::non_negative);
       const Json& segments = f.array("segments");
       for (std::size_t k = 0; k < segments.size(); ++k) {
@@ -190,8 +190,8 @@ ClusterProfile parse_profile(const Json& json, const std::string& file) {
   p.name = r.string("name");
   if (p.name.empty()) r.fail("name", "the name must not be empty");
   p.description = r.optional_string("description").value_or("");
-  p.nodes = static_cast<int>(r.integer("nodes", 1));
-  p.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1));
+  p.nodes = static_cast<int>(r.integer("nodes", 1, limits::kMaxNodes));
+  p.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, limits::kMaxGpusPerNode));
   read_gpu(r.object("gpu"), p.gpu);
   read_intra(r.object("intra_node"), p.intra);
   read_inter(r.object("inter_node"), p.inter);

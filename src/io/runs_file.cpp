@@ -14,13 +14,8 @@ namespace dtperf::io {
 
 namespace {
 
-// Node and GPU counts beyond this are not a cluster anyone measured on.
-constexpr std::int64_t kMaxCount = 1'000'000;
-
 int count(ObjectReader& r, const std::string& key) {
-  const std::int64_t n = r.integer(key, 1);
-  if (n > kMaxCount) r.fail(key, fmt::format("{} is more than {} (not a measured cluster)", n, kMaxCount));
-  return static_cast<int>(n);
+  return static_cast<int>(r.integer(key, 1, key == "nodes" ? limits::kMaxNodes : limits::kMaxGpusPerNode));
 }
 
 std::optional<int> optional_count(ObjectReader& r, const std::string& key) {

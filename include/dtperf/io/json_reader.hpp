@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dtperf/limits.hpp"
 #include "dtperf/error.hpp"
 
 namespace dtperf::io {
@@ -43,8 +44,11 @@ class ObjectReader {
 
   double number(const std::string& key, Range range = Range::any);
   std::optional<double> optional_number(const std::string& key, Range range = Range::any);
-  std::int64_t integer(const std::string& key, std::int64_t min_value);
-  std::optional<std::int64_t> optional_integer(const std::string& key, std::int64_t min_value);
+  /// An integer min_value <= x <= max_value (default: limits::kMaxCount, safe as an int).
+  std::int64_t integer(const std::string& key, std::int64_t min_value,
+                       std::int64_t max_value = limits::kMaxCount);
+  std::optional<std::int64_t> optional_integer(const std::string& key, std::int64_t min_value,
+                                               std::int64_t max_value = limits::kMaxCount);
   std::string string(const std::string& key);
   bool boolean(const std::string& key);
   std::optional<std::string> optional_string(const std::string& key);

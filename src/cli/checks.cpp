@@ -1,0 +1,56 @@
+#include "checks.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace dtperf::cli {
+
+namespace {
+
+// Long inputs are cut in messages (a 309-digit number stays one short line).
+std::string shown(const std::string& text) { return text.size() <= 24 ? text : text.substr(0, 20) + "..."; }
+
+std::string limit(double x) {
+  return x == std::floor(x) && std::abs(x) < 1e12 ? fmt::format("{:.0f}", x) : fmt::format("{:g}", x);
+}
+
+}  // namespace
+
+CLI::Validator number_in(double low, double high, bool low_open) {
+  const std::string description = fmt::format("{}{}, {}]", low_open ? "(" : "[", limit(low), limit(high));
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const double x = std::strtod(begin, &end);
+        if (end == begin || *end != '\0') return fmt::format("'{}' is not a number", shown(text));
+        if (!std::isfinite(x) || errno == ERANGE) return fmt::format("'{}' is not a finite number", shown(text));
+        if (low_open ? !(x > low) : !(x >= low)) {
+          return fmt::format("{} is out of range: it must be {} {}", shown(text), low_open ? "above" : "at least",
+                             limit(low));
+        }
+        if (!(x <= high)) return fmt::format("{} is out of range: the limit is {}", shown(text), limit(high));
+        return {};
+      },
+      description);
+}
+
+CLI::Validator count_up_to(double high) {
+  const CLI::Validator range = number_in(1.0, high);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::string copy = text;
+        if (std::string error = range(copy); !error.empty()) return error;
+        const double x = std::strtod(text.c_str(), nullptr);
+        if (x != std::floor(x)) return fmt::format("'{}' is not a whole number", shown(text));
+        return {};
+      },
+      fmt::format("[1, {}]", limit(high)));
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,30 @@
+#pragma once
+// Checks for numeric command-line options. CLI11's own (PositiveNumber, Range) let NaN
+// through (every comparison with NaN is false) and accept any finite value: 1e308 Gbit/s,
+// 1e9 nodes. These reject anything that is not a finite number inside the option's
+// documented limits, naming the limit; the limits are the README's ("Limits").
+#include <CLI/CLI.hpp>
+
+#include "dtperf/limits.hpp"
+
+namespace dtperf::cli {
+
+/// A finite number x with low <= x <= high (low < x when low_open).
+CLI::Validator number_in(double low, double high, bool low_open = false);
+
+/// An integer count 1 <= n <= high.
+CLI::Validator count_up_to(double high);
+
+// The limits (dtperf/limits.hpp), as doubles for the checks above.
+inline constexpr double kMaxNodes = static_cast<double>(limits::kMaxNodes);
+inline constexpr double kMaxGpusPerNode = static_cast<double>(limits::kMaxGpusPerNode);
+inline constexpr double kMaxGpus = static_cast<double>(limits::kMaxGpus);
+using limits::kMaxFactor;
+using limits::kMaxGBps;
+using limits::kMaxGbps;
+using limits::kMaxLatencyUs;
+using limits::kMaxMiB;
+using limits::kMaxSamples;
+using limits::kMaxTimeMs;
+
+}  // namespace dtperf::cli
