@@ -32,9 +32,11 @@ int run(Options& options) {
   plan_settings(options, options.backend == "nccl");  // reject bad sizes before any set-up
   if (options.backend == "host") {
     resolve_host_identity(options);
+    if (options.rank == 0) check_writable(options.output);  // rank 0 writes the file
     return run_host_calibration(options);
   }
 #ifdef DTPERF_CALIBRATE_GPU
+  check_writable(options.output);
   return run_gpu_calibration(options);
 #else
   throw UsageError("this dtperf-calibrate was built without CUDA, cuBLAS and NCCL: use --backend host, "

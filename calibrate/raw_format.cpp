@@ -158,6 +158,15 @@ void write_json_file(const nlohmann::ordered_json& json, const std::string& path
   }
 }
 
+void check_writable(const std::string& path) {
+  if (path == "-") return;
+  const std::string probe = path + ".tmp." + std::to_string(::getpid());
+  std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+  if (!out) throw UsageError("cannot write -o " + path + ": " + std::strerror(errno));
+  out.close();
+  std::remove(probe.c_str());
+}
+
 std::string utc_now_iso() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};

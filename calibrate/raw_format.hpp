@@ -86,6 +86,10 @@ nlohmann::ordered_json to_json(const RawRun& run);
 /// Writes `json` to `path` atomically ("-" writes to stdout); throws CalibrationError.
 void write_json_file(const nlohmann::ordered_json& json, const std::string& path);
 
+/// Throws UsageError when `path` cannot be written (checked before any measurement, so an
+/// unwritable -o is found in a second, not after the whole run). "-" is stdout.
+void check_writable(const std::string& path);
+
 /// Now in UTC as "2026-11-21T10:00:00Z".
 std::string utc_now_iso();
 

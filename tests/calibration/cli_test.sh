@@ -27,6 +27,7 @@ expect_exit 2 "--rendezvous DIR is required" --backend host --rank 0 --world-siz
 expect_exit 2 "is not below --world-size" --backend host --rank 2 --world-size 2 --rendezvous /tmp/x
 expect_exit 2 "unknown unit" --backend host --plan --max-bytes 12Q
 expect_exit 2 "--rendezvous-timeout-s: 'nan' is not a finite number" --backend host --rank 0 --world-size 2 --rendezvous /tmp/x --rendezvous-timeout-s nan
+expect_exit 2 "cannot write -o /nonexistent-dir/out.json: No such file or directory" --backend host --rank 0 --world-size 2 --rendezvous /tmp/x -o /nonexistent-dir/out.json
 expect_exit 2 "smaller than --min-bytes" --backend host --plan --min-bytes 1M --max-bytes 1K
 expect_exit 2 "backend" --backend tpu
 expect_exit 0 "dtperf-calibrate 0.1.0" --version
