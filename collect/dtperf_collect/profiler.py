@@ -8,6 +8,8 @@ import time
 
 import torch
 
+from .stats import quantile
+
 SCHEMA = "dtperf.model/1"
 # PyTorch DDP's bucket caps: the first bucket 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), then
 # bucket_cap_mb (25 MiB by default).
@@ -77,14 +79,6 @@ def ddp_buckets(named_params, bucket_cap_mb=25.0):
 
 def _median(values):
     return statistics.median(values)
-
-
-def _quantile(values, q):
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", optimizer="sgd-momentum",
@@ -191,8 +185,8 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
             "forward_ms": round(_median(samples["forward"]), 6),
             "backward_ms": round(_median(samples["backward"]), 6),
             "optimizer_ms": round(_median(samples["optimizer"]), 6),
-            "iteration_p10_ms": round(_quantile(iteration, 0.1), 6),
-            "iteration_p90_ms": round(_quantile(iteration, 0.9), 6),
+            "iteration_p10_ms": round(quantile(iteration, 0.1), 6),
+            "iteration_p90_ms": round(quantile(iteration, 0.9), 6),
             "iterations": iters,
             "device": str(device),
             "tool": f"dtperf_collect (torch {torch.__version__})",

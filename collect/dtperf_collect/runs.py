@@ -5,6 +5,8 @@ import os
 import statistics
 import time
 
+from .stats import quantile
+
 SCHEMA = "dtperf.runs/1"
 
 
@@ -62,15 +64,9 @@ class RunRecorder:
     def summary(self):
         if len(self.times_ms) < 3:
             raise ValueError(f"only {len(self.times_ms)} timed iterations after {self.warmup} of warm-up; need 3")
-        ordered = sorted(self.times_ms)
-
-        def q(f):
-            position = f * (len(ordered) - 1)
-            low = int(position)
-            high = min(low + 1, len(ordered) - 1)
-            return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-        return {"median": round(statistics.median(ordered), 6), "p10": round(q(0.1), 6), "p90": round(q(0.9), 6)}
+        times = self.times_ms
+        return {"median": round(statistics.median(times), 6), "p10": round(quantile(times, 0.1), 6),
+                "p90": round(quantile(times, 0.9), 6)}
 
     def close(self):
         if not self.enabled:

@@ -46,12 +46,8 @@ bool boolean(const Json& object, const std::string& key, const std::string& file
   return it->get<bool>();
 }
 
-// Ranks and nodes are bounded by the cluster limits (a 2^32 node count must not narrow
-// to 0 and be divided by); other counts by the int range.
-int whole(ObjectReader& r, const std::string& key, std::int64_t min_value) {
-  const bool cluster_count = key == "ranks" || key == "nodes" || key == "ranks_per_node" || key == "rank" ||
-                             key == "local_rank" || key == "concurrent_per_node";
-  return static_cast<int>(r.integer(key, min_value, cluster_count ? limits::kMaxGpus : limits::kMaxCount));
+int whole(ObjectReader& r, const std::string& key, std::int64_t min_value, std::int64_t max_value = limits::kMaxCount) {
+  return static_cast<int>(r.integer(key, min_value, max_value));
 }
 
 bool near(double value, double expected) {
@@ -86,9 +82,9 @@ void check_date_time(const std::string& text, const std::string& file, const std
 
 CalibrationWorld read_world(ObjectReader r) {
   CalibrationWorld w;
-  w.ranks = whole(r, "ranks", 1);
-  w.nodes = whole(r, "nodes", 1);
-  w.ranks_per_node = whole(r, "ranks_per_node", 1);
+  w.ranks = whole(r, "ranks", 1, limits::kMaxGpus);
+  w.nodes = whole(r, "nodes", 1, limits::kMaxGpus);
+  w.ranks_per_node = whole(r, "ranks_per_node", 1, limits::kMaxGpus);
   if (w.ranks != w.nodes * w.ranks_per_node) {
     r.fail("ranks", fmt::format("{} ranks is not {} nodes x {} ranks per node", w.ranks, w.nodes, w.ranks_per_node));
   }
@@ -101,7 +97,7 @@ CalibrationWorld read_world(ObjectReader r) {
   for (std::size_t i = 0; i < placement.size(); ++i) {
     ObjectReader p(placement[i], r.file(), pointer_append(r.pointer_of("placement"), i));
     CalibrationPlacement entry;
-    entry.rank = whole(p, "rank", 0);
+    entry.rank = whole(p, "rank", 0, limits::kMaxGpus);
     if (entry.rank >= w.ranks) p.fail("rank", fmt::format("rank {} is not below the {} ranks", entry.rank, w.ranks));
     if (!seen.insert(entry.rank).second) p.fail("rank", fmt::format("rank {} is placed twice", entry.rank));
     entry.host = p.string("host");
@@ -109,7 +105,7 @@ CalibrationWorld read_world(ObjectReader r) {
       p.fail("host", fmt::format("unknown host '{}'{}; /world/hosts has: {}", entry.host, did_you_mean(entry.host, w.hosts),
                                  join_names(w.hosts)));
     }
-    entry.local_rank = whole(p, "local_rank", 0);
+    entry.local_rank = whole(p, "local_rank", 0, limits::kMaxGpus);
     if (entry.local_rank >= w.ranks_per_node) {
       p.fail("local_rank", fmt::format("local rank {} is not below the {} ranks per node", entry.local_rank, w.ranks_per_node));
     }
@@ -163,15 +159,15 @@ CalibrationCollective read_collective(ObjectReader r, const CalibrationWorld& w)
   c.pointer = r.pointer();
   c.collective = r.choice("collective", kCollectives);
   c.group = r.choice("group", kGroups);
-  c.ranks = whole(r, "ranks", 2);
-  c.nodes = whole(r, "nodes", 1);
+  c.ranks = whole(r, "ranks", 2, limits::kMaxGpus);
+  c.nodes = whole(r, "nodes", 1, limits::kMaxGpus);
   const auto [ranks, nodes] = expected_shape(c.group, w);
   if (c.ranks != ranks || c.nodes != nodes) {
     r.fail("ranks", fmt::format("group '{}' is {}: expected {} ranks on {} node(s), got {} on {}", c.group,
                                 shape_rule(c.group), ranks, nodes, c.ranks, c.nodes));
   }
   if (c.collective == "sendrecv" && c.ranks != 2) r.fail("ranks", "sendrecv runs on pairs: expected 2 ranks");
-  c.concurrent_per_node = whole(r, "concurrent_per_node", 1);
+  c.concurrent_per_node = whole(r, "concurrent_per_node", 1, limits::kMaxGpus);
   if (c.concurrent_per_node * (c.ranks / c.nodes) > w.ranks_per_node) {
     r.fail("concurrent_per_node", fmt::format("{} groups of {} rank(s) per node do not fit on {} ranks per node",
                                               c.concurrent_per_node, c.ranks / c.nodes, w.ranks_per_node));
@@ -230,7 +226,7 @@ CalibrationCopy read_copy(ObjectReader r) {
 
 CalibrationSpread read_spread(ObjectReader r, const CalibrationWorld& w) {
   CalibrationSpread s;
-  s.rank = whole(r, "rank", 0);
+  s.rank = whole(r, "rank", 0, limits::kMaxGpus);
   if (s.rank >= w.ranks) r.fail("rank", fmt::format("rank {} is not below the {} ranks", s.rank, w.ranks));
   s.iterations = whole(r, "iterations", 1);
   s.mean_us = r.number("mean_us", Range::positive);

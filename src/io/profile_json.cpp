@@ -73,19 +73,17 @@ void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
       r.optional_number("half_efficiency_gflop", Range::positive).value_or(c.half_efficiency_flops / 1e9) * 1e9;
   c.memory_efficiency =
       r.optional_number("memory_efficiency", Range::fraction).value_or(c.memory_efficiency);
-  c.kernel_overhead_s =
-      r.optional_number("kernel_overhead_us", Range::non_negative).value_or(c.kernel_overhead_s / units::us) *
-      units::us;
+  // An optional time in microseconds, kept in seconds (the default when absent).
+  const auto seconds_from_us = [&r](const char* key, double default_s) {
+    return r.optional_number(key, Range::non_negative).value_or(default_s / units::us) * units::us;
+  };
+  c.kernel_overhead_s = seconds_from_us("kernel_overhead_us", c.kernel_overhead_s);
   c.interference_factor =
       r.optional_number("interference_factor", Range::at_least_one).value_or(c.interference_factor);
   c.comm_interference_factor =
       r.optional_number("comm_interference_factor", Range::at_least_one).value_or(c.comm_interference_factor);
-  c.iteration_overhead_s =
-      r.optional_number("iteration_overhead_us", Range::non_negative).value_or(c.iteration_overhead_s / units::us) *
-      units::us;
-  c.cross_node_overhead_s =
-      r.optional_number("cross_node_overhead_us", Range::non_negative).value_or(c.cross_node_overhead_s / units::us) *
-      units::us;
+  c.iteration_overhead_s = seconds_from_us("iteration_overhead_us", c.iteration_overhead_s);
+  c.cross_node_overhead_s = seconds_from_us("cross_node_overhead_us", c.cross_node_overhead_s);
   if (r.has("runs_on_host")) c.runs_on_host = r.boolean("runs_on_host");
   c.compute_cv = r.optional_number("iteration_cv", Range::non_negative);
   r.finish();
