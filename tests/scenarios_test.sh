@@ -35,9 +35,9 @@ assert abs(value["overhead"] / 22.27 - 1) < 0.02, value
 assert abs(value["cross_node_overhead"] / 19.91 - 1) < 0.02, value
 PY
 
-check() {  # check PATTERN JSON: the scenario must fail with exit 2 and a message matching PATTERN
+check() {  # check PATTERN JSON [ARGS]: the scenario must fail with exit 2 and a message matching PATTERN
   printf '%s' "$2" >"$work/bad.json"
-  "$dtperf" run "$work/bad.json" >/dev/null 2>"$work/err"
+  "$dtperf" run "$work/bad.json" "${@:3}" >/dev/null 2>"$work/err"
   local code=$?
   if [ "$code" -ne 2 ] || ! grep -Eq -- "$1" "$work/err"; then fail "bad scenario ($2) gave $code: $(cat "$work/err")"; fi
 }
@@ -45,7 +45,22 @@ check "bad.json: at /options/node: 'node' is not an option of dtperf predict \(d
   '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"node": 4}}'
 check "bad.json: at /command: unknown value 'predicts' \(did you mean 'predict'\?\)" \
   '{"schema": "dtperf.scenario/1", "command": "predicts"}'
-check 'bad.json: --nodes' '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": -1}}'
+# A bad value is named by its JSON pointer, whether an option's check or the command finds it.
+check '^dtperf: error: [^ ]*bad.json: at /options/nodes: -1 is out of range: it must be at least 1$' \
+  '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": -1}}'
+check "^dtperf: error: [^ ]*bad.json: at /options/profile: unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" \
+  '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"profile": "dgx-a10"}}'
+check "^dtperf: error: [^ ]*bad.json: at /options/model: unknown model 'resnet5' \(did you mean 'resnet50'\?\)" \
+  '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"model": "resnet5"}}'
+check '^dtperf: error: [^ ]*bad.json: at /options/scheme: ring needs an even number of ranks, got 7' \
+  '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"scheme": "ring", "nodes": 7, "gpus-per-node": 1}}'
+# ... and a value given after the file is named as the option it is.
+check '^dtperf: error: --nodes: -3 is out of range: it must be at least 1$' \
+  '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": 2}}' --nodes -3
+# An option given after the file replaces the file's, bad or not.
+printf '%s' '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": -1}}' >"$work/override.json"
+"$dtperf" run "$work/override.json" --nodes 2 >/dev/null 2>"$work/err" ||
+  fail "an option after the file did not replace the file's bad value: $(cat "$work/err")"
 check 'bad.json: at /options/nodes: expected a number or a string, got null' \
   '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": null}}'
 check 'bad.json: line 1, column' '{"schema": '

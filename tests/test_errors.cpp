@@ -17,6 +17,20 @@ TEST_CASE("an input error names the file, the place and the reason", "[errors]")
   CHECK(std::string(file_only.what()) == "missing.json: cannot open the file for reading");
 }
 
+TEST_CASE("errors in named inputs name the input, never a command-line flag", "[errors]") {
+  // The engine and io say which input is wrong or missing; the front end turns the name
+  // into --profile, or a scenario file's JSON pointer (tests/cli_test.sh).
+  const InputError unknown = InputError::in_input("profile", "unknown profile 'x'");
+  CHECK(std::string(unknown.what()) == "profile: unknown profile 'x'");
+  CHECK(unknown.input() == "profile");
+  CHECK(unknown.file().empty());
+  const InputError needs = InputError("log.txt", "", "the log does not say how many nodes its 16 ranks span").needing("nodes");
+  CHECK(std::string(needs.what()) == "log.txt: the log does not say how many nodes its 16 ranks span (give: nodes)");
+  CHECK(needs.place_and_reason() == "log.txt: the log does not say how many nodes its 16 ranks span");
+  CHECK(needs.needed_input() == "nodes");
+  CHECK(needs.file() == "log.txt");
+}
+
 TEST_CASE("unknown names get the closest known one as a suggestion", "[errors]") {
   const std::vector<std::string> names = {"nodes", "gpus_per_node", "inter_node", "intra_node"};
   CHECK(closest_name("node", names) == "nodes");

@@ -211,7 +211,7 @@ TEST_CASE("bad logs name the line and the reason", "[nccl_tests][errors]") {
   NcclTestsOptions eight;
   eight.ranks = 8;
   CHECK(error_of(join(kLines), eight) ==
-        "log.txt: line 13: out-of-place busbw / algbw = 1.5001 does not match all_reduce on 8 ranks (--ranks), which "
+        "log.txt: line 13: out-of-place busbw / algbw = 1.5001 does not match all_reduce on 8 ranks (given), which "
         "needs 2(n-1)/n = 1.7500");
   // Wrong results make the times meaningless.
   CHECK(error_of(with_line(15, "     4194304       1048576     float     sum      -1   250.00   16.78   25.17       3   "
@@ -261,19 +261,19 @@ TEST_CASE("the rank count must be known, above one and fit the nodes", "[nccl_te
   sendrecv.resize(9);
   CHECK(error_of(join(sendrecv)) ==
         "log.txt: cannot tell the number of ranks: the log states none (no '# total_ranks:' or '#  Rank' lines) and "
-        "sendrecv's busbw equals its algbw for any number; give --ranks");
+        "sendrecv's busbw equals its algbw for any number (give: ranks)");
   NcclTestsOptions one;
   one.ranks = 1;
-  CHECK(error_of(join(sendrecv), one) == "log.txt: --ranks: 1 rank(s): a single rank communicates nothing");
+  CHECK(error_of(join(sendrecv), one) == "log.txt: 1 rank(s): a single rank communicates nothing");
   NcclTestsOptions three_nodes;
   three_nodes.nodes = 3;
   CHECK(error_of(join(kLines), three_nodes) ==
-        "log.txt: --nodes: 4 ranks (4 '#  Rank' lines from line 5) do not split evenly over 3 nodes (--nodes)");
+        "log.txt: 4 ranks (4 '#  Rank' lines from line 5) do not split evenly over 3 nodes (given)");
   bare[2] = "#";
   CHECK(error_of(join({"#       size         count      type   redop    root     time   algbw   busbw #wrong",
                        "        1024           256     float     sum      -1    10.00    0.10    0.10       0"})) ==
-        "log.txt: cannot tell which collective the log measures: it names no nccl-tests program (e.g. all_reduce_perf); "
-        "give --collective (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv)");
+        "log.txt: cannot tell which collective (all_reduce, all_gather, reduce_scatter, alltoall or sendrecv) the log "
+        "measures: it names no nccl-tests program (e.g. all_reduce_perf) (give: collective)");
 }
 
 TEST_CASE("--collective names what a bare log measures, and must agree with the log", "[nccl_tests][errors]") {
@@ -285,5 +285,5 @@ TEST_CASE("--collective names what a bare log measures, and must agree with the 
   CHECK(parse_nccl_tests(bare, "log.txt", options).collective == "all_reduce");
   options.collective = "sendrecv";
   CHECK(error_of("# collective: all_reduce_perf\n" + bare, options) ==
-        "log.txt: line 1: the log says 'all_reduce' but --collective says 'sendrecv'");
+        "log.txt: line 1: the log says 'all_reduce' but the collective given is 'sendrecv'");
 }

@@ -112,21 +112,21 @@ TEST_CASE("random matching is a deterministic perfect matching per seed", "[topo
 }
 
 TEST_CASE("each topology constraint fails with what would work instead", "[topology][errors]") {
-  CHECK(error_of("ring", 7, 7) == "--topology: ring needs an even number of ranks, got 7; use 6 or 8 ranks");
-  CHECK(error_of("random-matching", 1, 1) == "--topology: random-matching needs an even number of ranks, got 1; use 2 ranks");
+  CHECK(error_of("ring", 7, 7) == "topology: ring needs an even number of ranks, got 7; use 6 or 8 ranks");
+  CHECK(error_of("random-matching", 1, 1) == "topology: random-matching needs an even number of ranks, got 1; use 2 ranks");
   CHECK(error_of("one-peer-exp", 24, 4) ==
-        "--topology: one-peer-exp needs a power-of-two number of ranks, got 24; use 16 or 32 ranks");
+        "topology: one-peer-exp needs a power-of-two number of ranks, got 24; use 16 or 32 ranks");
   CHECK(error_of("exponential", 2, 2) ==
-        "--topology: exponential needs a power-of-two number of ranks >= 4, got 2; use 4 ranks");
+        "topology: exponential needs a power-of-two number of ranks >= 4, got 2; use 4 ranks");
   CHECK(error_of("alternating-exp-ring", 24, 4) ==
-        "--topology: alternating-exp-ring needs a power-of-two number of whole nodes >= 2, got 6 nodes of 4 ranks; "
+        "topology: alternating-exp-ring needs a power-of-two number of whole nodes >= 2, got 6 nodes of 4 ranks; "
         "use 4 or 8 nodes (or one-peer-exp across all 24 ranks)");
   CHECK(error_of("alternating-exp-ring", 8, 8) ==
-        "--topology: alternating-exp-ring needs a power-of-two number of whole nodes >= 2, got 1 node of 8 ranks; "
+        "topology: alternating-exp-ring needs a power-of-two number of whole nodes >= 2, got 1 node of 8 ranks; "
         "use 2 nodes (or one-peer-exp across all 8 ranks)");
   CHECK(error_of("torus", 8, 4) ==
-        "--topology: torus needs ranks = rows x cols with both even and >= 4, got 8; the next size that works is 16");
-  CHECK(error_of("rng", 8, 4).starts_with("--topology: unknown topology 'rng' (did you mean 'ring'?); built-in topologies: complete, ring"));
-  CHECK(error_of("ring", 10, 4) == "--topology: 10 ranks do not fill whole nodes of 4");
+        "topology: torus needs ranks = rows x cols with both even and >= 4, got 8; the next size that works is 16");
+  CHECK(error_of("rng", 8, 4).starts_with("topology: unknown topology 'rng' (did you mean 'ring'?); built-in topologies: complete, ring"));
+  CHECK(error_of("ring", 10, 4) == "topology: 10 ranks do not fill whole nodes of 4");
   CHECK(topology_unavailable("complete", 5, 5) == std::nullopt);
 }

@@ -168,8 +168,8 @@ void run(FitCliOptions& o) {
     try {
       settings.base = io::load_profile(o.base);
     } catch (const InputError& e) {
-      if (e.file() != "--profile") throw;
-      throw InputError("--base", e.where(), e.reason());
+      if (e.input() != "profile") throw;
+      throw InputError::in_input("base", e.reason());
     }
   }
   settings.name = o.name;

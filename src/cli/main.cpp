@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "dtperf/error.hpp"
 #include "scenario_file.hpp"
+#include "sources.hpp"
 
 namespace {
 
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   dtperf::cli::add_profiles_command(app);
   dtperf::cli::add_topologies_command(app);
   std::string scenario;  // the scenario file being run, if any
+  dtperf::cli::ValueSources sources;  // where option values came from, for messages
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && !args.front().empty() && args.front().front() != '-') {
     const std::vector<std::string> names = command_names(app);
@@ -90,9 +92,11 @@ int main(int argc, char** argv) {
         return args.size() < 2 ? 2 : 0;
       }
       scenario = args[1];
-      std::vector<std::string> expanded = dtperf::cli::scenario_arguments(app, scenario);
-      expanded.insert(expanded.end(), args.begin() + 2, args.end());
-      args = std::move(expanded);
+      const std::vector<std::string> overrides(args.begin() + 2, args.end());
+      dtperf::cli::ScenarioArguments expanded = dtperf::cli::read_scenario_file(app, scenario, overrides);
+      sources = dtperf::cli::ValueSources(scenario, expanded.pointers, overrides);
+      expanded.args.insert(expanded.args.end(), overrides.begin(), overrides.end());
+      args = std::move(expanded.args);
     }
     std::reverse(args.begin(), args.end());  // CLI11 takes them last to first
     std::vector<std::string> consumed = args;  // and consumes them
@@ -100,10 +104,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "dtperf: error: " << (scenario.empty() ? "" : scenario + ": ") << parse_message(app, e, args) << "\n";
+    const std::string text = parse_message(app, e, args);
+    std::string message = sources.message(text);
+    // A message about the command as a whole, in a scenario: the file is where it was said.
+    if (!scenario.empty() && message == text && text.rfind("--", 0) != 0) message = scenario + ": " + text;
+    std::cerr << "dtperf: error: " << message << "\n";
     return 2;
   } catch (const dtperf::InputError& e) {
-    std::cerr << "dtperf: error: " << e.what() << "\n";
+    std::cerr << "dtperf: error: " << sources.message(e) << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "dtperf: internal error: " << e.what() << "\n";

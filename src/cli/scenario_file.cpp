@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "dtperf/error.hpp"
 #include "dtperf/io/json_reader.hpp"
 
@@ -18,8 +20,18 @@ std::string value_text(const io::Json& value, const std::string& file, const std
 
 }  // namespace
 
-std::vector<std::string> scenario_arguments(const CLI::App& app, const std::string& path) {
-  const io::Json json = io::read_json_file(path);
+ScenarioArguments read_scenario_file(const CLI::App& app, const std::string& path,
+                                     const std::vector<std::string>& overrides) {
+  return scenario_arguments(app, io::read_json_file(path), path, overrides);
+}
+
+ScenarioArguments scenario_arguments(const CLI::App& app, const io::Json& json, const std::string& path,
+                                     const std::vector<std::string>& overrides) {
+  const auto overridden = [&](const std::string& name) {
+    return std::any_of(overrides.begin(), overrides.end(), [&](const std::string& arg) {
+      return arg == "--" + name || arg.rfind("--" + name + "=", 0) == 0;
+    });
+  };
   io::ObjectReader r(json, path, "");
   const std::string schema = r.string("schema");
   if (schema != "dtperf.scenario/1") {
@@ -34,7 +46,9 @@ std::vector<std::string> scenario_arguments(const CLI::App& app, const std::stri
   for (const CLI::Option* option : sub->get_options()) {
     for (const auto& name : option->get_lnames()) known.push_back(name);
   }
-  std::vector<std::string> args{command};
+  ScenarioArguments out;
+  std::vector<std::string>& args = out.args;
+  args.push_back(command);
   if (auto options = r.optional_object("options")) {
     const io::Json& object = json.at("options");
     for (const auto& [name, value] : object.items()) {
@@ -43,6 +57,8 @@ std::vector<std::string> scenario_arguments(const CLI::App& app, const std::stri
         throw InputError(path, pointer,
                          fmt::format("'{}' is not an option of dtperf {}{}", name, command, did_you_mean(name, known)));
       }
+      if (overridden(name)) continue;
+      out.pointers[name] = pointer;
       if (value.is_boolean()) {
         if (value.get<bool>()) args.push_back("--" + name);
       } else if (value.is_array()) {
@@ -57,7 +73,7 @@ std::vector<std::string> scenario_arguments(const CLI::App& app, const std::stri
     }
   }
   r.finish();
-  return args;
+  return out;
 }
 
 }  // namespace dtperf::cli

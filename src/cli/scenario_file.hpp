@@ -12,15 +12,30 @@
 //
 // Numbers and strings become `--name value`, true becomes `--name` (a flag; false omits
 // it), an array repeats the option. Unknown commands and options are errors at their
-// JSON pointer, with a suggestion.
+// JSON pointer, with a suggestion. Errors in a value found later (by the option's check,
+// or when the command uses it) are reported at the value's JSON pointer too: the
+// pointers are kept with the arguments.
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "dtperf/io/json_reader.hpp"
+
 namespace dtperf::cli {
 
-/// The arguments (after the program name) that the scenario file stands for.
-std::vector<std::string> scenario_arguments(const CLI::App& app, const std::string& path);
+struct ScenarioArguments {
+  std::vector<std::string> args;                 // after the program name
+  std::map<std::string, std::string> pointers;   // option long name -> JSON pointer of its value
+};
+
+/// `overrides`: the arguments given after the file; the file's options among them are
+/// left out (the command line decides them, and a bad value the file gives for them
+/// does not stop the run).
+ScenarioArguments scenario_arguments(const CLI::App& app, const io::Json& json, const std::string& file,
+                                     const std::vector<std::string>& overrides = {});
+ScenarioArguments read_scenario_file(const CLI::App& app, const std::string& path,
+                                     const std::vector<std::string>& overrides = {});
 
 }  // namespace dtperf::cli

@@ -7,9 +7,9 @@ namespace dtperf {
 
 namespace {
 
-std::string format_message(const std::string& file, const std::string& where,
-                           const std::string& reason) {
-  std::string message;
+std::string format_message(const std::string& file, const std::string& where, const std::string& reason,
+                           const std::string& input = "", const std::string& needed = "") {
+  std::string message = input;
   if (!file.empty()) message += file;
   if (!where.empty()) {
     if (!message.empty()) message += ": ";
@@ -19,6 +19,7 @@ std::string format_message(const std::string& file, const std::string& where,
   }
   if (!message.empty()) message += ": ";
   message += reason;
+  if (!needed.empty()) message += " (give: " + needed + ")";
   return message;
 }
 
@@ -45,6 +46,25 @@ InputError::InputError(std::string file, std::string where, std::string reason)
       file_(std::move(file)),
       where_(std::move(where)),
       reason_(std::move(reason)) {}
+
+InputError::InputError(std::string file, std::string where, std::string reason, std::string input,
+                       std::string needed)
+    : std::runtime_error(format_message(file, where, reason, input, needed)),
+      file_(std::move(file)),
+      where_(std::move(where)),
+      reason_(std::move(reason)),
+      input_(std::move(input)),
+      needed_(std::move(needed)) {}
+
+std::string InputError::place_and_reason() const { return format_message(file_, where_, reason_, input_); }
+
+InputError InputError::in_input(std::string input, std::string reason) {
+  return InputError("", "", std::move(reason), std::move(input), "");
+}
+
+InputError InputError::needing(std::string input) const {
+  return InputError(file_, where_, reason_, input_, std::move(input));
+}
 
 std::string closest_name(std::string_view word, std::span<const std::string> candidates) {
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);

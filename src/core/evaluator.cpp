@@ -132,7 +132,7 @@ double Evaluator::fit_compute_scale(const Scheme& scheme, int nodes, double meas
   const auto iteration_at = [&](double scale) {
     setup_.workload.compute_scale = scale;
     const SchemeOutcome o = evaluate_on(cluster, scheme);
-    if (!o.available) throw InputError("--measured-scheme", "", o.unavailable_reason);
+    if (!o.available) throw InputError::in_input("measured-scheme", o.unavailable_reason);
     return o.iteration.iteration_s;
   };
   double low = 1e-3;
@@ -141,7 +141,7 @@ double Evaluator::fit_compute_scale(const Scheme& scheme, int nodes, double meas
   const double slowest = iteration_at(high);
   setup_.workload.compute_scale = saved;
   if (measured_iteration_s < fastest || measured_iteration_s > slowest) {
-    throw InputError("--measured-iteration-ms", "",
+    throw InputError::in_input("measured-iteration-ms",
                      fmt::format("{:.3f} ms cannot be reproduced by scaling compute: {} on {} nodes takes {:.3f} ms "
                                  "with compute 1000x faster and {:.3f} ms with it 1000x slower",
                                  measured_iteration_s * 1e3, scheme.name(), nodes, fastest * 1e3, slowest * 1e3));

@@ -160,10 +160,10 @@ std::optional<std::string> topology_unavailable(const std::string& name, int ran
 
 Topology make_topology(const std::string& name, int n, int per_node, std::uint64_t seed) {
   if (n < 1 || per_node < 1 || n % per_node != 0) {
-    throw InputError("--topology", "", fmt::format("{} ranks do not fill whole nodes of {}", n, per_node));
+    throw InputError::in_input("topology", fmt::format("{} ranks do not fill whole nodes of {}", n, per_node));
   }
   if (const std::string problem = check(name, n, per_node); !problem.empty()) {
-    throw InputError("--topology", "", problem);
+    throw InputError::in_input("topology", problem);
   }
   Topology t;
   t.name = name;
@@ -212,7 +212,9 @@ Topology make_topology(const std::string& name, int n, int per_node, std::uint64
       t.steps.push_back(single_round(groups_round(second)));
     }
   } else if (name == "torus") {
-    const auto [rows, cols] = *torus_shape(n);
+    const std::pair<int, int> shape = *torus_shape(n);
+    const int rows = shape.first;  // named: clang before 16 cannot capture structured bindings
+    const int cols = shape.second;
     const auto at = [&](int row, int col) { return ((row + rows) % rows) * cols + (col + cols) % cols; };
     Step step;
     step.mixing = Mixing::neighbour_average;

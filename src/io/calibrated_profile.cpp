@@ -24,7 +24,8 @@ std::string log_group(const NcclTestsLog& log) {
 
 MeasuredSeries series_of_log(const std::string& file, const NcclTestsLog& log) {
   if (log.nodes < 1) {
-    throw InputError(file, "", fmt::format("the log does not say how many nodes its {} ranks span: give --nodes", log.ranks));
+    throw InputError(file, "", fmt::format("the log does not say how many nodes its {} ranks span", log.ranks))
+        .needing("nodes");
   }
   MeasuredSeries s;
   s.file = file;
@@ -105,8 +106,9 @@ void default_gpu(const FitInputs& in, ClusterProfile& p, std::vector<std::string
   if (best.empty() || !copy) {
     throw InputError("", "",
                      fmt::format("no base profile, and the GPU '{}' matches no built-in profile and has no GEMM and copy "
-                                 "measurements to take peaks from: give --base PROFILE (a built-in name or a file)",
-                                 gpu.empty() ? "(not named)" : gpu));
+                                 "measurements to take peaks from",
+                                 gpu.empty() ? "(not named)" : gpu))
+        .needing("base");
   }
   p.gpu.model = gpu.empty() ? "unknown GPU" : gpu;
   p.gpu.peak_flops_per_s = best;
@@ -114,7 +116,7 @@ void default_gpu(const FitInputs& in, ClusterProfile& p, std::vector<std::string
   p.compute.dtype = best.contains(DType::bf16) ? DType::bf16 : best.begin()->first;
   p.compute.memory_efficiency = 1.0;
   notes.push_back("GPU peaks are the best measured GEMM rates and memory bandwidth the measured copy rate "
-                  "(no datasheet values: give --base for them).");
+                  "(no datasheet values: a base profile would give them).");
 }
 
 void default_links(ClusterProfile& p, std::vector<std::string>& notes) {

@@ -213,7 +213,7 @@ ModelSpec load_model(const std::string& name_or_path) {
   if (auto model = zoo_model(name_or_path)) return *model;
   std::vector<std::string> names;
   for (const auto& entry : model_zoo()) names.emplace_back(entry.name);
-  throw InputError("--model", "",
+  throw InputError::in_input("model",
                    fmt::format("unknown model '{}'{}; built-in models: {} (or give a .json layer file "
                                "or a .log timing log)",
                                name_or_path, did_you_mean(name_or_path, names), join_names(names)));

@@ -108,19 +108,20 @@ Stated<std::string> decide_collective(const std::vector<ReadRow>& rows, const Re
     if (above) return {"all_reduce", row.where, "busbw > algbw"};
   }
   throw InputError(file, "",
-                   "cannot tell which collective the log measures: it names no nccl-tests program (e.g. "
-                   "all_reduce_perf); give --collective (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv)");
+                   "cannot tell which collective (all_reduce, all_gather, reduce_scatter, alltoall or sendrecv) the "
+                   "log measures: it names no nccl-tests program (e.g. all_reduce_perf)")
+      .needing("collective");
 }
 
 // The one rank count that every row's busbw / algbw allows, or an error.
 Stated<int> infer_ranks(const std::vector<ReadRow>& rows, const std::string& collective, const std::string& file) {
   const double scale = collective == "all_reduce" ? 2.0 : 1.0;  // factor = scale (1 - 1/n)
-  const std::string advice = "; give --ranks";
   if (std::string(factor_formula(collective)) == "1") {
     throw InputError(file, "",
                      fmt::format("cannot tell the number of ranks: the log states none (no '# total_ranks:' or '#  "
-                                 "Rank' lines) and {}'s busbw equals its algbw for any number{}",
-                                 collective, advice));
+                                 "Rank' lines) and {}'s busbw equals its algbw for any number",
+                                 collective))
+        .needing("ranks");
   }
   Interval all;
   for (const auto& row : rows) {
@@ -147,8 +148,9 @@ Stated<int> infer_ranks(const std::vector<ReadRow>& rows, const std::string& col
                                : fmt::format("fits {} to {} ranks", n_lo, n_hi);
   throw InputError(file, "",
                    fmt::format("cannot tell the number of ranks: the log states none (no '# total_ranks:' or '#  Rank' "
-                               "lines) and busbw / algbw {}{}",
-                               fits, advice));
+                               "lines) and busbw / algbw {}",
+                               fits))
+      .needing("ranks");
 }
 
 void check_factor(const std::vector<ReadRow>& rows, const std::string& collective, const Stated<int>& ranks,
@@ -194,14 +196,14 @@ NcclTestsLog finish_log(std::vector<ReadRow> rows, ReadFacts facts, const std::s
     if (name.empty()) name = *options.collective;
     if (facts.collective && facts.collective->value != name) {
       throw InputError(file, facts.collective->where,
-                       fmt::format("the log says '{}' but --collective says '{}'", facts.collective->value, name));
+                       fmt::format("the log says '{}' but the collective given is '{}'", facts.collective->value, name));
     }
-    stated.collective = Stated<std::string>{name, "--collective", "--collective"};
+    stated.collective = Stated<std::string>{name, "", "given"};
   }
   const Stated<std::string> collective = decide_collective(rows, stated, file);
   Stated<int> ranks;
   if (options.ranks) {
-    ranks = {*options.ranks, "--ranks", "--ranks"};
+    ranks = {*options.ranks, "", "given"};
   } else if (facts.ranks) {
     ranks = *facts.ranks;
   } else {
@@ -212,7 +214,7 @@ NcclTestsLog finish_log(std::vector<ReadRow> rows, ReadFacts facts, const std::s
   }
   check_factor(rows, collective.value, ranks, file);
   std::optional<Stated<int>> nodes = facts.nodes;
-  if (options.nodes) nodes = Stated<int>{*options.nodes, "--nodes", "--nodes"};
+  if (options.nodes) nodes = Stated<int>{*options.nodes, "", "given"};
   if (nodes && (nodes->value < 1 || ranks.value % nodes->value != 0)) {
     throw InputError(file, nodes->where,
                      fmt::format("{} ranks ({}) do not split evenly over {} nodes ({})", ranks.value, ranks.source,

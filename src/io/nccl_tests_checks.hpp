@@ -34,8 +34,8 @@ struct ReadRow {
 template <typename T>
 struct Stated {
   T value{};
-  std::string where;  // "line 7", "--ranks", a JSON pointer
-  std::string source;  // "# total_ranks", "--ranks", "24 Rank lines", ...
+  std::string where;   // "line 7", a JSON pointer, "" when given by the caller
+  std::string source;  // "# total_ranks", "24 Rank lines", "given", ...
 };
 
 struct ReadFacts {

@@ -201,7 +201,7 @@ ClusterProfile parse_profile(const Json& json, const std::string& file) {
   }
   if (auto calibration = r.optional_object("calibration")) read_calibration(*calibration, p.calibration);
   if (auto runs_fit = r.optional_object("runs_fit")) {
-    p.runs_fit.emplace();
+    p.runs_fit = ClusterProfile::RunsFit{};
     read_runs_fit(*runs_fit, *p.runs_fit);
   }
   read_provenance(r.object("provenance"), p.provenance);
@@ -333,7 +333,7 @@ ClusterProfile load_profile(const std::string& name_or_path) {
     if (p.name == name_or_path) return p;
     names.push_back(p.name);
   }
-  throw InputError("--profile", "", fmt::format("unknown profile '{}'{}; built-in profiles: {}", name_or_path,
+  throw InputError::in_input("profile", fmt::format("unknown profile '{}'{}; built-in profiles: {}", name_or_path,
                                                 did_you_mean(name_or_path, names), join_names(names)));
 }
 

@@ -1,0 +1,36 @@
+#include "sources.hpp"
+
+#include <algorithm>
+
+namespace dtperf::cli {
+
+ValueSources::ValueSources(std::string scenario_file, std::map<std::string, std::string> pointers,
+                           const std::vector<std::string>& command_line)
+    : scenario_file_(std::move(scenario_file)), pointers_(std::move(pointers)) {
+  for (const std::string& arg : command_line) {
+    if (arg.rfind("--", 0) == 0) pointers_.erase(arg.substr(2, arg.find('=') - 2));
+  }
+}
+
+std::string ValueSources::option(const std::string& name) const {
+  const auto it = pointers_.find(name);
+  if (it == pointers_.end()) return "--" + name;
+  return scenario_file_ + ": at " + it->second;
+}
+
+std::string ValueSources::message(const InputError& e) const {
+  std::string text = e.input().empty() ? e.place_and_reason() : option(e.input()) + ": " + e.reason();
+  if (!e.needed_input().empty()) text += "; give --" + e.needed_input();
+  return message(text);
+}
+
+std::string ValueSources::message(const std::string& text) const {
+  if (text.rfind("--", 0) != 0) return text;
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) return text;
+  const std::string name = text.substr(2, colon - 2);
+  if (!pointers_.contains(name)) return text;
+  return option(name) + text.substr(colon);
+}
+
+}  // namespace dtperf::cli
