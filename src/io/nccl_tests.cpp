@@ -210,22 +210,24 @@ std::optional<std::size_t> rank_line_host(const std::vector<Token>& words) {
 // What the non-table lines of a log state.
 struct Context {
   std::string file;
-  std::vector<Stated<std::string>> collectives;  // "# collective:" and "Collective test starting:"
-  std::vector<Stated<std::string>> programs;     // program names elsewhere
+  // The first "# collective:" or "Collective test starting:"; a different one later is an error.
+  std::optional<Stated<std::string>> collective;
+  // The first program name elsewhere, and the first that differs from it (an error only
+  // when no line names the collective). Only these are kept: linear in the log's length.
+  std::optional<Stated<std::string>> program, other_program;
   std::optional<Stated<int>> total_ranks, gpus_per_node, nodes;
   std::set<int> ranks;
   std::set<std::string> hosts;
   std::string rank_line, gpu_key, gpu_rank0;
   std::optional<Stated<int>> out_of_bounds;
 
-  void add_collective(std::vector<Stated<std::string>>& list, std::string name, std::size_t line) {
-    for (const auto& c : list) {
-      if (c.value != name) {
-        throw InputError(file, line_ref(line),
-                         fmt::format("'{}' here but '{}' on {}: one collective per log", name, c.value, c.where));
-      }
+  void add_collective(std::string name, std::size_t line) {
+    if (!collective) {
+      collective = Stated<std::string>{std::move(name), line_ref(line), ""};
+    } else if (collective->value != name) {
+      throw InputError(file, line_ref(line), fmt::format("'{}' here but '{}' on {}: one collective per log", name,
+                                                         collective->value, collective->where));
     }
-    list.push_back({std::move(name), line_ref(line), ""});
   }
 
   // `body`: the line without prefix and '#'; `commented`: it had a '#'.
@@ -236,7 +238,7 @@ struct Context {
         if (const auto n = leading_int(body.substr(colon + 1))) out_of_bounds = Stated<int>{*n, line_ref(line), ""};
       }
     } else if (body.starts_with("Collective test starting:")) {
-      add_collective(collectives, detail::collective_of_program(trim(body.substr(25))), line);
+      add_collective(detail::collective_of_program(trim(body.substr(25))), line);
     } else if (const auto on = rank_line_host(words)) {
       const int rank = std::atoi(words[1].text.c_str());
       ranks.insert(rank);
@@ -248,7 +250,12 @@ struct Context {
     }
     for (const auto& t : tokens) {
       const std::string name = detail::collective_of_program(t.text);
-      if (!name.empty()) programs.push_back({name, line_ref(line), ""});
+      if (name.empty()) continue;
+      if (!program) {
+        program = Stated<std::string>{name, line_ref(line), ""};
+      } else if (!other_program && name != program->value) {
+        other_program = Stated<std::string>{name, line_ref(line), ""};
+      }
     }
   }
 
@@ -257,7 +264,7 @@ struct Context {
       const auto t = tokenize(value);
       if (t.empty()) return;
       std::string name = detail::collective_of_program(t[0].text);
-      add_collective(collectives, name.empty() ? t[0].text : name, line);
+      add_collective(name.empty() ? t[0].text : name, line);
     } else if (key == "gpu") {
       gpu_key = value;
     } else if (key == "total_ranks" || key == "gpus_per_node" || key == "nodes") {
@@ -270,16 +277,15 @@ struct Context {
 
   detail::ReadFacts facts(std::size_t lines) const {
     detail::ReadFacts f;
-    if (!collectives.empty()) {
-      f.collective = collectives.front();
-    } else if (!programs.empty()) {
-      for (const auto& p : programs) {
-        if (p.value != programs.front().value) {
-          throw InputError(file, p.where, fmt::format("'{}' here but '{}' on {}: one collective per log", p.value,
-                                                      programs.front().value, programs.front().where));
-        }
+    if (collective) {
+      f.collective = collective;
+    } else if (program) {
+      if (other_program) {
+        throw InputError(file, other_program->where,
+                         fmt::format("'{}' here but '{}' on {}: one collective per log", other_program->value,
+                                     program->value, program->where));
       }
-      f.collective = programs.front();
+      f.collective = program;
     }
     if (total_ranks) {
       f.ranks = total_ranks;
