@@ -133,7 +133,7 @@ cat >"$work/ar.txt" <<'LOG'
 # Out of bounds values : 0 OK
 # Avg bus bandwidth    : 10.6
 LOG
-expect 2 'cannot tell which collective the log measures.*give --collective' fit "$work/ar.txt" --base dgx-a100 --nodes 2 -o "$work/never.json"
+expect 2 'cannot tell which collective \(all_reduce, all_gather, reduce_scatter, alltoall or sendrecv\) the log measures: it names no nccl-tests program \(e.g. all_reduce_perf\); give --collective$' fit "$work/ar.txt" --base dgx-a100 --nodes 2 -o "$work/never.json"
 expect 0 'all_reduce' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/fitted.json"
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["provenance"]["source"]=="calibrated"; assert p["provenance"]["residuals"]' \
   "$work/fitted.json" || fail "the fitted profile lacks its provenance"
@@ -172,6 +172,22 @@ open(sys.argv[2], "w").write(re.sub(r"^( +)4194304 ", r"\g<1>" + "9" * 401 + " "
 PY
 expect 2 "huge-size.txt: line [0-9]+: size '99999999999999999999...' is over the limit of 1125899906842624 \(1 PiB\)$" fit "$work/huge-size.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/never.json"
 [ -e "$work/never.json" ] && fail "a failed fit left $work/never.json"
+
+# Errors about named inputs name them as options (the engine and io name inputs, not flags).
+expect 2 "^dtperf: error: --scheme: ring needs an even number of ranks, got 7; use 6 or 8 ranks$" predict --scheme ring --nodes 7 --gpus-per-node 1
+expect 2 "^dtperf: error: --measured-iteration-ms: 0.001 ms cannot be reproduced by scaling compute" compare --profile a40x4-eth25 --model resnet50 --measured-iteration-ms 0.001
+grep -v 'Rank' "$work/ar.txt" >"$work/no-hosts.txt"
+expect 2 "^dtperf: error: [^ ]*no-hosts.txt: the log does not say how many nodes its 2 ranks span; give --nodes$" fit "$work/no-hosts.txt" --collective all_reduce --ranks 2 --base dgx-a100 -o "$work/never.json"
+expect 2 "^dtperf: error: [^ ]*no-hosts.txt: cannot tell the number of ranks: .* for any number; give --ranks$" fit "$work/no-hosts.txt" --collective sendrecv --base dgx-a100 -o "$work/never.json"
+expect 2 "^dtperf: error: --base: unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" fit "$work/ar.txt" --collective all_reduce --base dgx-a10 --nodes 2 -o "$work/never.json"
+# Linear time in the log's length: 200,000 '# collective:' lines (6 MB) took minutes when
+# each was compared with all before it; well under a second now (the limit is generous).
+python3 - "$work/ar.txt" "$work/long.txt" <<'PY'
+import sys
+open(sys.argv[2], "w").write("# collective: all_reduce_perf\n" * 200000 + open(sys.argv[1]).read())
+PY
+timeout 30 "$dtperf" fit "$work/long.txt" --base dgx-a100 --nodes 2 -o "$work/long.json" >/dev/null 2>&1 ||
+  fail "a 6 MB log of '# collective:' lines did not fit within 30 s"
 
 # --- dtperf fit --runs: measured training runs to a fitted profile
 cat >"$work/runs.json" <<'RUNS'
