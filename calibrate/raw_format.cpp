@@ -11,6 +11,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "dtperf/io/temporary_file_guard.hpp"
 #include "error.hpp"
 
 extern char** environ;
@@ -142,6 +143,7 @@ void write_json_file(const nlohmann::ordered_json& json, const std::string& path
     return;
   }
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  const io::TemporaryFileGuard guard(temporary);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << text;

@@ -1,6 +1,7 @@
 #include "rendezvous.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -25,6 +26,29 @@ constexpr const char* kSchema = "dtperf.rendezvous/1";
 
 std::string file_of(const std::string& folder, int rank) {
   return folder + "/rank-" + std::to_string(rank) + ".json";
+}
+
+std::string claim_of(const std::string& folder, int rank) {
+  return folder + "/rank-" + std::to_string(rank) + ".claim";
+}
+
+// Claims the rank number for this process, or says who holds it.
+void claim(const std::string& folder, const Endpoint& mine) {
+  const std::string path = claim_of(folder, mine.rank);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    std::ifstream in(path);
+    std::string holder;
+    std::getline(in, holder);
+    throw UsageError("rendezvous: rank " + std::to_string(mine.rank) + " was started twice (" + path +
+                           " is held by " + (holder.empty() ? "another process" : holder) +
+                           "); give every process its own rank, and an empty folder per run");
+  }
+  if (fd < 0) throw CalibrationError("rendezvous: cannot create " + path + ": " + std::strerror(errno));
+  const std::string holder = "host " + mine.host + ", process " + std::to_string(::getpid()) + "\n";
+  const bool written = ::write(fd, holder.data(), holder.size()) == static_cast<ssize_t>(holder.size());
+  ::close(fd);
+  if (!written) throw CalibrationError("rendezvous: cannot write " + path + ": " + std::strerror(errno));
 }
 
 void publish(const std::string& folder, const Endpoint& mine) {
@@ -82,6 +106,7 @@ std::vector<Endpoint> rendezvous(const std::string& folder, const Endpoint& mine
   if (!std::filesystem::is_directory(folder)) {
     throw CalibrationError("rendezvous: " + folder + " is not a folder and cannot be made one");
   }
+  claim(folder, mine);
   publish(folder, mine);
   std::vector<Endpoint> endpoints(static_cast<std::size_t>(mine.world_size));
   std::vector<bool> seen(endpoints.size(), false);
@@ -110,6 +135,7 @@ std::vector<Endpoint> rendezvous(const std::string& folder, const Endpoint& mine
 
 void withdraw(const std::string& folder, int rank) {
   std::remove(file_of(folder, rank).c_str());
+  std::remove(claim_of(folder, rank).c_str());
 }
 
 std::string default_address() {

@@ -4,6 +4,9 @@
 // rank of the world has done so. It needs nothing but a file system all ranks see, so it
 // works across network namespaces and hosts that no launcher connects. Use an empty
 // folder per run: files left by an earlier run would point at listeners that are gone.
+// Each rank first claims its number with `<folder>/rank-<R>.claim`, created exclusively
+// (O_EXCL): a second process started with the same rank finds the claim and stops at
+// once, naming the host and process that hold it.
 #include <string>
 #include <vector>
 
@@ -20,11 +23,11 @@ struct Endpoint {
 };
 
 /// Publishes `mine` and returns every rank's endpoint (index = rank). Throws
-/// CalibrationError when a rank does not appear within `timeout_s` or a file disagrees on
-/// the world size or its own rank.
+/// CalibrationError when the rank is already claimed, a rank does not appear within
+/// `timeout_s`, or a file disagrees on the world size or its own rank.
 std::vector<Endpoint> rendezvous(const std::string& folder, const Endpoint& mine, double timeout_s);
 
-/// Removes this rank's file (after every rank has connected).
+/// Removes this rank's files (after every rank has connected).
 void withdraw(const std::string& folder, int rank);
 
 /// The first IPv4 address of an interface that is up and not loopback, else "127.0.0.1".

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "dtperf/error.hpp"
+#include "dtperf/io/temporary_file_guard.hpp"
 
 namespace dtperf::cli {
 
@@ -14,6 +15,7 @@ std::string json_text(const io::Json& json) { return json.dump(2) + "\n"; }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  const io::TemporaryFileGuard guard(temporary);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) throw InputError(path, "", "cannot create the output file");

@@ -28,6 +28,13 @@ expect_exit 2 "is not below --world-size" --backend host --rank 2 --world-size 2
 expect_exit 2 "unknown unit" --backend host --plan --max-bytes 12Q
 expect_exit 2 "--rendezvous-timeout-s: 'nan' is not a finite number" --backend host --rank 0 --world-size 2 --rendezvous /tmp/x --rendezvous-timeout-s nan
 expect_exit 2 "cannot write -o /nonexistent-dir/out.json: No such file or directory" --backend host --rank 0 --world-size 2 --rendezvous /tmp/x -o /nonexistent-dir/out.json
+# A second process with a rank already claimed in the rendezvous folder stops at once.
+claimed=$(mktemp -d)
+echo "host node7, process 4242" >"$claimed/rank-0.claim"
+expect_exit 2 "rank 0 was started twice ($claimed/rank-0.claim is held by host node7, process 4242)" \
+  --backend host --rank 0 --world-size 2 --rendezvous "$claimed" --rendezvous-timeout-s 1 -o "$claimed/out.json"
+[ -e "$claimed/out.json" ] && fail "a refused rank wrote $claimed/out.json"
+rm -rf "$claimed"
 expect_exit 2 "smaller than --min-bytes" --backend host --plan --min-bytes 1M --max-bytes 1K
 expect_exit 2 "backend" --backend tpu
 expect_exit 0 "dtperf-calibrate 0.1.0" --version

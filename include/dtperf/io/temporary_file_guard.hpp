@@ -1,0 +1,56 @@
+#pragma once
+// Output files are written to `PATH.tmp.PID` and renamed into place, so that a reader
+// never sees half a file. While a TemporaryFileGuard is alive, an interrupt (SIGINT,
+// SIGTERM, SIGHUP) first removes that temporary file, then ends the process as the
+// signal would have: Ctrl-C during a write leaves neither a partial output nor a
+// `.tmp.PID` behind. Header-only, so that dtperf and dtperf-calibrate share it.
+// One guard at a time per process (the programs write one file at a time).
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+
+namespace dtperf::io {
+
+class TemporaryFileGuard {
+ public:
+  explicit TemporaryFileGuard(const std::string& path) {
+    if (path.size() >= state().path.size()) return;  // too long to keep: no cleanup, as before
+    std::memcpy(state().path.data(), path.c_str(), path.size() + 1);
+    state().armed = 1;
+    struct sigaction action {};
+    action.sa_handler = &TemporaryFileGuard::on_signal;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &saved_[i]);
+  }
+  ~TemporaryFileGuard() {
+    if (state().armed == 0) return;
+    state().armed = 0;
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &saved_[i], nullptr);
+  }
+  TemporaryFileGuard(const TemporaryFileGuard&) = delete;
+  TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  struct State {
+    std::array<char, 4096> path{};
+    volatile sig_atomic_t armed = 0;
+  };
+  static State& state() {
+    static State s;
+    return s;
+  }
+  // Async-signal-safe only: unlink, signal, raise.
+  static void on_signal(int signal_number) {
+    if (state().armed != 0) ::unlink(state().path.data());
+    ::signal(signal_number, SIG_DFL);
+    ::raise(signal_number);
+  }
+
+  std::array<struct sigaction, 3> saved_{};
+};
+
+}  // namespace dtperf::io

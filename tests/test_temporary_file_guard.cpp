@@ -1,0 +1,61 @@
+// An interrupt while an output file is being written leaves no `.tmp.PID` behind.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "dtperf/io/temporary_file_guard.hpp"
+
+namespace {
+
+// Forks a child that writes `path` under a guard (or not) and interrupts itself; returns
+// the signal that ended the child.
+int interrupted_child(const std::string& path, bool guarded) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::signal(SIGINT, SIG_DFL);  // the test framework's own handler would report the signal
+    if (guarded) {
+      const dtperf::io::TemporaryFileGuard guard(path);
+      std::ofstream(path) << "half a file";
+      ::raise(SIGINT);
+    } else {
+      std::ofstream(path) << "half a file";
+      ::raise(SIGINT);
+    }
+    ::_exit(0);  // not reached: SIGINT ends the child
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+}  // namespace
+
+TEST_CASE("an interrupt during a guarded write removes the temporary file", "[io]") {
+  const std::string dir = std::filesystem::temp_directory_path() / ("dtperf-guard-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/out.json.tmp.1";
+  // Without the guard the interrupted write leaves the file: the test can tell.
+  CHECK(interrupted_child(path, false) == SIGINT);
+  CHECK(std::filesystem::exists(path));
+  std::filesystem::remove(path);
+  // With it, the process still ends by SIGINT, and the file is gone.
+  CHECK(interrupted_child(path, true) == SIGINT);
+  CHECK_FALSE(std::filesystem::exists(path));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a guard that ends restores the previous signal handling", "[io]") {
+  struct sigaction before {};
+  sigaction(SIGINT, nullptr, &before);
+  { const dtperf::io::TemporaryFileGuard guard("/nonexistent/x.tmp"); }
+  struct sigaction after {};
+  sigaction(SIGINT, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);
+}
