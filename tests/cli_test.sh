@@ -164,6 +164,8 @@ expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--no
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25
 expect 2 "^dtperf: error: A subcommand is required$"
 # Files: a size cap (not read until memory runs out), sizes and times in range.
+printf '{"schema": "dtperf.profile/1",\n "nodes": 1e999}' >"$work/huge-number.json"
+expect 2 "^dtperf: error: [^ ]*huge-number.json: line 2, column 11: the number 1e999 is beyond the range of a double$" predict --profile "$work/huge-number.json"
 expect 2 "^dtperf: error: /dev/zero: larger than the limit of 256 MiB for an input file$" predict --profile /dev/zero
 python3 - "$work/ar.txt" "$work/huge-size.txt" <<'PY'
 import re, sys

@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "dtperf/compute.hpp"
+#include "dtperf/error.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/scenario.hpp"
 
 using namespace dtperf;
 using Catch::Matchers::WithinRel;
@@ -170,4 +173,16 @@ TEST_CASE("the compute scale multiplies forward and backward only", "[compute]")
   CHECK_THAT(two.times.forward_s, WithinRel(2 * one.times.forward_s, 1e-12));
   CHECK_THAT(two.times.backward_total_s, WithinRel(2 * one.times.backward_total_s, 1e-12));
   CHECK(two.times.optimizer_s == one.times.optimizer_s);
+}
+
+TEST_CASE("a dtype without a peak is an input error naming the input, not a crash", "[compute]") {
+  ClusterProfile profile = io::load_profile("dgx-a100");
+  profile.gpu.peak_flops_per_s.erase(DType::fp32);
+  try {
+    (void)compute_params(profile, DType::fp32);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.input() == "dtype");
+    CHECK(std::string(e.reason()).starts_with("profile 'dgx-a100' has no fp32 peak for its GPU"));
+  }
 }

@@ -35,6 +35,17 @@ TEST_CASE("a timing log gives tensors in backward order with their waits", "[mod
   CHECK(m.has_measured_layers());
 }
 
+TEST_CASE("a timing log's declared counts cost nothing until its lines are there", "[model_files]") {
+  // 10^12 tensors declared, two lines given: the truncation is found at line 5 without
+  // allocating for 10^12 tensors (it used to end in bad_alloc).
+  CHECK(error_of([] { parse_timing_log("c\n1\n1000000000000\n1,4\n", "big.bk.log"); }) ==
+        "big.bk.log: line 5: truncated: expected 1000000000000 tensors x 1 batches, the data ends at tensor 2 of "
+        "batch 1");
+  CHECK(error_of([] { parse_timing_log("c\n1000000000000\n1\n1,4\n", "many.bk.log"); }) ==
+        "many.bk.log: line 5: truncated: expected 1 tensors x 1000000000000 batches, the data ends at tensor 1 of "
+        "batch 2");
+}
+
 TEST_CASE("several batches in a timing log are averaged", "[model_files][log]") {
   const ModelSpec m = parse_timing_log("c\n2\n2\n10,8\n20,8\n30,8\n40,8\n", "two.log");
   CHECK(m.tensors[0].measured_backward_s.value() == Approx(20e-6));

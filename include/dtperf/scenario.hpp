@@ -56,6 +56,8 @@ NetworkParams network_params(const ClusterProfile& profile, double compression_r
                              std::span<const std::pair<double, double>> reduction);
 
 /// Compute parameters of a profile for a dtype (which must have a peak in the profile).
+/// The GPU's peak rate for `dtype`; InputError (input "dtype") when the profile lists none.
+double peak_flops_per_s(const ClusterProfile& profile, DType dtype);
 ComputeParams compute_params(const ClusterProfile& profile, DType dtype);
 
 /// The dtype a scenario computes in: the override, else the profile's default.

@@ -1,5 +1,11 @@
 #include "dtperf/scenario.hpp"
 
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "dtperf/error.hpp"
 #include "dtperf/units.hpp"
 
 namespace dtperf {
@@ -46,9 +52,18 @@ DType compute_dtype(const ClusterProfile& profile, const ClusterOverrides& overr
   return overrides.dtype.value_or(profile.compute.dtype);
 }
 
+double peak_flops_per_s(const ClusterProfile& p, DType dtype) {
+  const auto peak = p.gpu.peak_flops_per_s.find(dtype);
+  if (peak != p.gpu.peak_flops_per_s.end()) return peak->second;
+  std::vector<std::string> have;
+  for (const auto& [listed, rate] : p.gpu.peak_flops_per_s) have.emplace_back(dtype_name(listed));
+  throw InputError::in_input("dtype", fmt::format("profile '{}' has no {} peak for its GPU ({}); it has: {}", p.name,
+                                                  dtype_name(dtype), p.gpu.model, join_names(have)));
+}
+
 ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
   ComputeParams c;
-  c.peak_flops_per_s = p.gpu.peak_flops_per_s.at(dtype);
+  c.peak_flops_per_s = peak_flops_per_s(p, dtype);
   // Elementwise kernels run on the vector units: the fp32 rate (or the slowest listed).
   c.vector_flops_per_s = p.gpu.peak_flops_per_s.contains(DType::fp32) ? p.gpu.peak_flops_per_s.at(DType::fp32)
                                                                        : p.gpu.peak_flops_per_s.begin()->second;

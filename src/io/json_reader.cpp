@@ -105,6 +105,17 @@ Json parse_json_text(const std::string& text, const std::string& file) {
     }
     const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
     throw InputError(file, line_and_column(text, offset), "malformed JSON: " + reason);
+  } catch (const Json::out_of_range& e) {
+    // A number beyond double range ("1e999"): nlohmann names the number but not where it
+    // is; its first occurrence in the text is the one the parser stopped at.
+    const std::string what = e.what();
+    const std::size_t open = what.find('\'');
+    const std::size_t close = what.rfind('\'');
+    const std::string number = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const std::size_t offset = number.empty() ? std::string::npos : text.find(number);
+    const std::string shown = number.size() > 20 ? number.substr(0, 20) + "..." : number;
+    throw InputError(file, offset == std::string::npos ? "" : line_and_column(text, offset),
+                     fmt::format("the number {} is beyond the range of a double", shown));
   }
 }
 

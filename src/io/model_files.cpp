@@ -91,14 +91,13 @@ ModelSpec parse_timing_log(const std::string& text, const std::string& file) {
   }
   const std::int64_t batches = parse_count(lines[1], file, 2, "number of batches");
   const std::int64_t tensors = parse_count(lines[2], file, 3, "number of tensors");
-
   ModelSpec model;
   model.name = stem(file);
   model.description = fmt::format("per-layer backward timings from {} ({} tensors, mean of {} batch{})",
                                   file, tensors, batches, batches == 1 ? "" : "es");
   model.citation = "measured per-layer log ([NET] .bk.log format)";
-  model.tensors.resize(static_cast<std::size_t>(tensors));
-  std::vector<double> wait_sum_s(model.tensors.size(), 0.0);
+  // Grown line by line: memory follows the file's length, not the count it declares.
+  std::vector<double> wait_sum_s;
 
   std::size_t index = 3;  // 0-based line index of the next data line
   for (std::int64_t b = 0; b < batches; ++b) {
@@ -116,11 +115,14 @@ ModelSpec parse_timing_log(const std::string& text, const std::string& file) {
         throw InputError(file, line_ref(line),
                          fmt::format("{} bytes is not a whole number of 4-byte (fp32) gradients", bytes));
       }
-      TensorSpec& spec = model.tensors[static_cast<std::size_t>(t)];
       if (b == 0) {
-        spec.name = fmt::format("tensor{}", t);
-        spec.params = bytes / 4;
-      } else if (spec.params != bytes / 4) {
+        model.tensors.push_back(TensorSpec{});
+        model.tensors.back().name = fmt::format("tensor{}", t);
+        model.tensors.back().params = bytes / 4;
+        wait_sum_s.push_back(0.0);
+      }
+      const TensorSpec& spec = model.tensors[static_cast<std::size_t>(t)];
+      if (spec.params != bytes / 4) {
         throw InputError(file, line_ref(line),
                          fmt::format("tensor {} has {} bytes here but {} bytes in the first batch",
                                      t + 1, bytes, spec.params * 4));

@@ -386,6 +386,8 @@ bool is_nccl_tests_json(const std::string& text) {
   try {
     const Json j = Json::parse(text);
     return j.is_object() && j.contains("results");
+  } catch (const Json::out_of_range&) {
+    return true;  // JSON with a number beyond double range: the JSON reader says where
   } catch (const Json::parse_error&) {
     return false;
   }
