@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A short fuzzing pass: run.sh TARGET SECONDS SEED_DIR...
+# The corpus starts from the seed folders that exist (a missing one, such as
+# ../shared/data on a machine without it, is skipped) and grows in a temporary folder.
+# Fails on any finding: libFuzzer exits non-zero and leaves the input as crash-*/timeout-*
+# in the temporary folder, whose path it prints.
+set -euo pipefail
+target=$1
+seconds=$2
+shift 2
+work=$(mktemp -d)
+seeds=()
+for dir in "$@"; do
+  [ -d "$dir" ] && seeds+=("$dir")
+done
+cd "$work"
+mkdir corpus
+status=0
+"$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+  -artifact_prefix="$work/" corpus "${seeds[@]}" >fuzz.log 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  # The report: the sanitizer's or the uncaught exception's message and its first frames.
+  grep -E -A 12 "ERROR:|runtime error|terminate called|Timeout|out-of-memory" fuzz.log | head -n 40
+  echo "fuzz: $(basename "$target") found a problem; the input and fuzz.log are in $work" >&2
+  exit 1
+fi
+grep -E "^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)" fuzz.log
+rm -rf "$work"
