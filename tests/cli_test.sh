@@ -159,7 +159,7 @@ expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the 
 expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be above 0 and at most 1000, got '1e308'$" compare --slow-rank 63=1e308
 expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be above 0 and at most 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
 expect 2 "^dtperf: error: --interference: 0.5 is out of range: it must be at least 1$" predict --interference 0.5
-expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, fit, models, profiles, topologies$" predic
+expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, fit, models, profiles, topologies$" predic
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25
 expect 2 "^dtperf: error: A subcommand is required$"
@@ -190,6 +190,23 @@ open(sys.argv[2], "w").write("# collective: all_reduce_perf\n" * 200000 + open(s
 PY
 timeout 30 "$dtperf" fit "$work/long.txt" --base dgx-a100 --nodes 2 -o "$work/long.json" >/dev/null 2>&1 ||
   fail "a 6 MB log of '# collective:' lines did not fit within 30 s"
+
+# --- dtperf whatif: rates, solvers, nodes to win
+expect 0 'NIC-rate  scaling  NIC-util' whatif
+expect 0 '^# -: not reached; the scaling factor is at most 72.1 % at any rate' whatif
+expect 0 'alternating-exp-ring beats all-reduce from 2 nodes on' whatif --profile a100x4-ib100 --model transformer-base --dtype fp16 --global-batch 25000 --scheme alternating-exp-ring --rates 25,100
+"$dtperf" whatif --json --rates 10,100 --target 0.5 >"$work/whatif.json" || fail "whatif --json failed"
+python3 - "$work/whatif.json" <<'PY' || fail "whatif --json lacks its rates or targets"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["command"] == "whatif" and [p["nic_gbps"] for p in r["rates"]] == [10, 100], r["rates"]
+t = r["targets"][0]
+assert t["scaling_factor"] == 0.5 and 10 < t["least_nic_gbps"] < 100, t
+assert t["least_nic_gbps_line_rate"] <= t["least_nic_gbps"], t
+PY
+expect 2 "^dtperf: error: --rates: 'nan' is not a finite number$" whatif --rates 10,nan
+expect 2 "^dtperf: error: --target: 1.5 is out of range" whatif --target 1.5
+expect 2 "^dtperf: error: --scheme: unknown scheme 'rng'" whatif --scheme rng
 
 # --- dtperf fit --runs: measured training runs to a fitted profile
 cat >"$work/runs.json" <<'RUNS'

@@ -12,5 +12,6 @@ void add_fit_command(CLI::App& app);
 void add_topologies_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_profiles_command(CLI::App& app);
+void add_whatif_command(CLI::App& app);
 
 }  // namespace dtperf::cli

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   dtperf::cli::add_predict_command(app);
   dtperf::cli::add_compare_command(app);
   dtperf::cli::add_advise_command(app);
+  dtperf::cli::add_whatif_command(app);
   dtperf::cli::add_fit_command(app);
   dtperf::cli::add_models_command(app);
   dtperf::cli::add_profiles_command(app);

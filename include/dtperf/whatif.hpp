@@ -1,0 +1,68 @@
+#pragma once
+// Network what-ifs on one configuration, the questions [NET] asks: how does the scaling
+// factor change with the inter-node rate, what rate or what gradient compression reaches
+// a target scaling factor, and from how many nodes on does a scheme beat All-Reduce.
+// Pure: every point is one Evaluator evaluation of a changed cluster or workload.
+//
+// Solvers use bisection on a monotone quantity, so each answer is the least value to a
+// relative 1e-4:
+//  - rate: the scaling factor never falls as the NIC rate rises (every transfer is
+//    shorter); searched on a log scale over [kMinRateGbps, kMaxRateGbps];
+//  - compression: the wire carries bytes / ratio, so the scaling factor never falls as
+//    the ratio rises, unless the codec's own cost per byte grows faster than the wire
+//    time falls (then the answer may not exist); searched over [1, kMaxCompression];
+//  - nodes: not monotone in general (topologies allow only some sizes), so every allowed
+//    node count from 1 up is evaluated until the scheme wins.
+// A target that the search range cannot reach is `std::nullopt`, with the best value
+// found, so a report can say "compute-bound: at most 71 % at any rate".
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "dtperf/evaluator.hpp"
+
+namespace dtperf {
+
+inline constexpr double kMinRateGbps = 1e-3;
+inline constexpr double kMaxRateGbps = 1e5;
+inline constexpr double kMaxCompression = 1e4;
+
+/// The rates [NET] and capacity planners ask about, Gbit/s per NIC.
+inline constexpr double kDefaultRatesGbps[] = {1, 10, 25, 40, 100, 200, 400, 800};
+
+struct RatePoint {
+  double nic_gbps = 0.0;
+  IterationResult at_profile;    // at the profile's transport efficiency (achieved rate)
+  IterationResult at_line_rate;  // transport efficiency 1
+};
+
+/// `scheme` at each inter-node rate (the profile's other values unchanged).
+std::vector<RatePoint> scaling_by_rate(Evaluator& evaluator, const Scheme& scheme, std::span<const double> rates_gbps);
+
+struct Solved {
+  std::optional<double> value;  // the least value that reaches the target, if any
+  double best_scaling = 0.0;    // the scaling factor at the end of the search range
+};
+
+/// The least NIC rate (Gbit/s) at which `scheme` reaches `target` scaling, at the
+/// profile's transport efficiency or (line_rate) at efficiency 1.
+Solved least_rate_gbps(Evaluator& evaluator, const Scheme& scheme, double target, bool line_rate);
+
+/// The least gradient compression ratio at which `scheme` reaches `target`. The codec
+/// costs `codec_s_per_byte` per gradient byte (encoding and decoding, on the critical
+/// path once per iteration: added to the fixed per-iteration overhead).
+Solved least_compression(const Setup& setup, const Scheme& scheme, double target, double codec_s_per_byte);
+
+/// The setup with a compression ratio and its codec cost applied.
+Setup with_compression(Setup setup, double ratio, double codec_s_per_byte);
+
+struct NodesToWin {
+  std::optional<int> nodes;     // the least node count where `scheme` is faster
+  double speedup = 0.0;         // All-Reduce time / scheme time there (or at max_nodes)
+};
+
+/// The least node count in [1, max_nodes] (among those `scheme` allows) at which it is
+/// faster than All-Reduce.
+NodesToWin least_nodes_to_win(Evaluator& evaluator, const Scheme& scheme, int max_nodes);
+
+}  // namespace dtperf
