@@ -94,7 +94,8 @@ void ModelOptions::resolve() {
 
 void AllReduceCliOptions::add_to(CLI::App& app) {
   const char* group = "All-Reduce";
-  app.add_option("--algorithm", algorithm_, "All-reduce algorithm (auto: the faster of ring and tree, per bucket)")
+  app.add_option("--algorithm", algorithm_, "All-reduce algorithm (auto: ring or tree per bucket as NCCL's tuner picks them: tree only where its "
+                 "cost model says latency dominates, not always the faster)")
       ->type_name("auto|ring|tree|hierarchical")->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical"}))
       ->capture_default_str()->group(group);
   app.add_option("--bucketing", bucketing_, "Gradient bucketing: PyTorch DDP buckets or Horovod tensor fusion")

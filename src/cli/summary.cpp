@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include "dtperf/error.hpp"
 #include "dtperf/io/report.hpp"
 
@@ -24,6 +27,21 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
     text += fmt::format("; compute scaled x{:.4g} to reproduce {:g} ms measured with {} on {} GPUs",
                         anchored->compute_scale, anchored->measured_iteration_ms, anchored->scheme, anchored->gpus);
   }
+  // The links as modelled, naming what the command line changed from the profile.
+  const auto& inter = loaded.profile.inter;
+  text += fmt::format("\n# between nodes: {} x {:g} Gbit/s NIC{} per node at {:g} % of line rate, {:g} us per hop",
+                      inter.nics_per_node, inter.nic_gbps, inter.nics_per_node == 1 ? "" : "s",
+                      100.0 * inter.transport_efficiency, inter.latency_s * 1e6);
+  if (inter.host_gbps > 0.0) text += fmt::format(", host ceiling {:g} Gbit/s", inter.host_gbps);
+  const ClusterOverrides& o = options.cluster;
+  std::vector<std::string> changed;
+  if (o.nic_gbps) changed.emplace_back("NIC rate");
+  if (o.nics_per_node) changed.emplace_back("NIC count");
+  if (o.transport_efficiency) changed.emplace_back("efficiency");
+  if (o.inter_latency_s) changed.emplace_back("latency");
+  if (o.host_gbps) changed.emplace_back("host ceiling");
+  if (o.intra_bandwidth_bytes_per_s || o.intra_latency_s || o.intra_efficiency) changed.emplace_back("intra-node link");
+  if (!changed.empty()) text += " (what-if: " + join_names(changed) + ")";
   return text + "\n";
 }
 
