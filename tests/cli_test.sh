@@ -163,6 +163,10 @@ expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\);
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25
 expect 2 "^dtperf: error: A subcommand is required$"
+# A key with a newline and a bell in it is echoed escaped: the message stays one line.
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p["bad\nkey\u0007"] = 1; json.dump(p, open(sys.argv[2], "w"))' \
+  "$2/../profiles/dgx-a100.json" "$work/control-key.json"
+expect 2 "^dtperf: error: [^ ]*control-key.json: at /bad\\\\nkey\\\\x07: unknown key 'bad\\\\nkey\\\\x07'; expected one of" predict --profile "$work/control-key.json"
 # Files: a size cap (not read until memory runs out), sizes and times in range.
 printf '{"schema": "dtperf.profile/1",\n "nodes": 1e999}' >"$work/huge-number.json"
 expect 2 "^dtperf: error: [^ ]*huge-number.json: line 2, column 11: the number 1e999 is beyond the range of a double$" predict --profile "$work/huge-number.json"

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   if (!args.empty() && !args.front().empty() && args.front().front() != '-') {
     const std::vector<std::string> names = command_names(app);
     if (std::find(names.begin(), names.end(), args.front()) == names.end()) {
-      std::cerr << "dtperf: error: unknown command '" << args.front().substr(0, 40) << "'"
+      std::cerr << "dtperf: error: unknown command '" << dtperf::cli::printable(args.front().substr(0, 40)) << "'"
                 << dtperf::did_you_mean(args.front(), names) << "; commands: " << dtperf::join_names(names) << "\n";
       return 2;
     }
@@ -109,13 +109,13 @@ int main(int argc, char** argv) {
     std::string message = sources.message(text);
     // A message about the command as a whole, in a scenario: the file is where it was said.
     if (!scenario.empty() && message == text && text.rfind("--", 0) != 0) message = scenario + ": " + text;
-    std::cerr << "dtperf: error: " << message << "\n";
+    std::cerr << "dtperf: error: " << dtperf::cli::printable(message) << "\n";
     return 2;
   } catch (const dtperf::InputError& e) {
-    std::cerr << "dtperf: error: " << sources.message(e) << "\n";
+    std::cerr << "dtperf: error: " << dtperf::cli::printable(sources.message(e)) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "dtperf: internal error: " << e.what() << "\n";
+    std::cerr << "dtperf: internal error: " << dtperf::cli::printable(e.what()) << "\n";
     return 1;
   }
   return 0;

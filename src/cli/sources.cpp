@@ -4,6 +4,29 @@
 
 namespace dtperf::cli {
 
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 ValueSources::ValueSources(std::string scenario_file, std::map<std::string, std::string> pointers,
                            const std::vector<std::string>& command_line)
     : scenario_file_(std::move(scenario_file)), pointers_(std::move(pointers)) {

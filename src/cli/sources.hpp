@@ -6,11 +6,16 @@
 // without flags (InputError::input, needed_input); this is where they become flags.
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtperf/error.hpp"
 
 namespace dtperf::cli {
+
+/// `text` with control characters written as escapes (\n, \t, \r, \xNN): an error
+/// message stays one line whatever a file's keys or values contain.
+std::string printable(std::string_view text);
 
 class ValueSources {
  public:
