@@ -159,7 +159,7 @@ expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the 
 expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be above 0 and at most 1000, got '1e308'$" compare --slow-rank 63=1e308
 expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be above 0 and at most 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
 expect 2 "^dtperf: error: --interference: 0.5 is out of range: it must be at least 1$" predict --interference 0.5
-expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, fit, models, profiles, topologies$" predic
+expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, fit, models, profiles, topologies$" predic
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25
 expect 2 "^dtperf: error: A subcommand is required$"
@@ -211,6 +211,25 @@ PY
 expect 2 "^dtperf: error: --rates: 'nan' is not a finite number$" whatif --rates 10,nan
 expect 2 "^dtperf: error: --target: 1.5 is out of range" whatif --target 1.5
 expect 2 "^dtperf: error: --scheme: unknown scheme 'rng'" whatif --scheme rng
+
+# --- dtperf collective: nccl-tests' table, predicted; a log beside its prediction
+expect 0 '^# Avg bus bandwidth' collective --profile dgx-h100 --nodes 2 -b 1K -e 64M
+expect 0 'redop    root     time   algbw   busbw #wrong' collective --collective alltoall --profile dgx-a100
+# The predicted table reads back as a log: dtperf fit takes it like nccl-tests' own.
+"$dtperf" collective --profile dgx-h100 --nodes 2 -b 1M -e 1G >"$work/predicted.txt" || fail "collective failed"
+expect 0 'all_reduce +world +16 +2' fit "$work/predicted.txt" --base dgx-h100 -o "$work/from-prediction.json"
+"$dtperf" collective --profile dgx-h100 --nodes 2 -b 1M -e 1G --json >"$work/collective.json" || fail "collective --json failed"
+python3 - "$work/collective.json" <<'PY' || fail "collective --json is not the table's numbers"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["collective"] == "all_reduce" and r["ranks"] == 16 and len(r["rows"]) == 11, r
+# busbw = size / time x 2(n-1)/n
+row = r["rows"][-1]
+assert abs(row["predicted_busbw_GB_per_s"] - row["bytes"] / (row["predicted_time_us"] * 1e3) * 30 / 16) < 1e-9, row
+PY
+expect 0 'sizes >= 1 MiB: geometric mean \|error\|' collective --profile dgx-a100 --log "$work/ar.txt" --collective all_reduce --nodes 2
+expect 2 "^dtperf: error: --collective: all_scatter not in" collective --collective all_scatter
+expect 2 "^dtperf: error: --max-bytes: 8 is below --min-bytes 1024$" collective -b 1K -e 8
 
 # --- dtperf fit --runs: measured training runs to a fitted profile
 cat >"$work/runs.json" <<'RUNS'

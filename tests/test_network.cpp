@@ -173,3 +173,54 @@ TEST_CASE("a pair send moves the message once each way", "[network][p2p]") {
   // Inside a node at 100 GB/s: 1 ms.
   CHECK_THAT(pair_send_cost(net, GroupShape{1, 2, 0}, 100e6).time_s, WithinRel(1e-3, 1e-12));
 }
+
+TEST_CASE("the other collectives on one node: ring passes over NVLink", "[network][collective]") {
+  // 1 node x 8 ranks, 100 GB/s and 2 us per intra step; S = 8 MB (nccl-tests' size).
+  NetworkParams net = eight_by_eight();
+  net.nodes = 1;
+  net.intra_latency_s = 2e-6;
+  const GroupShape node{1, 8, 8};
+  const auto us = [&](Collective c) { return collective_cost(net, node, c, 8e6).time_s * 1e6; };
+  // all_gather: 7 steps of S/8: each rank sends 7 MB = 70 us, and 7 x 2 us = 14 us.
+  CHECK_THAT(us(Collective::all_gather), WithinRel(84.0, 1e-12));
+  // reduce_scatter: the same traffic; no reduction cost given.
+  CHECK_THAT(us(Collective::reduce_scatter), WithinRel(84.0, 1e-12));
+  // broadcast: a pipelined chain: S once (80 us) and 7 hops (14 us).
+  CHECK_THAT(us(Collective::broadcast), WithinRel(94.0, 1e-12));
+  // alltoall: S/8 to each of the 7 others: 7 MB = 70 us, one latency.
+  CHECK_THAT(us(Collective::alltoall), WithinRel(72.0, 1e-12));
+  // sendrecv: S to the next rank: 80 us + 2 us.
+  CHECK_THAT(us(Collective::sendrecv), WithinRel(82.0, 1e-12));
+  // all_reduce: the ring of allreduce_cost, 2 x 70 us + 14 x 2 us.
+  CHECK_THAT(collective_cost(net, node, Collective::all_reduce, 8e6, Algorithm::ring).time_s * 1e6,
+             WithinRel(168.0, 1e-12));
+}
+
+TEST_CASE("the other collectives across nodes: the node's NICs carry what leaves it", "[network][collective]") {
+  // 2 nodes x 4 ranks, one 100 Gbit/s NIC (12.5 GB/s) at line rate, 5 us per inter hop,
+  // 100 GB/s and 2 us inside; S = 8 MB.
+  NetworkParams net = eight_by_eight();
+  net.nodes = 2;
+  net.gpus_per_node = 4;
+  net.intra_latency_s = 2e-6;
+  net.inter_latency_s = 5e-6;
+  const GroupShape world{2, 4, 4};
+  // all_gather: each rank sends 7 MB; the ring leaves each node once, so the NIC carries
+  // 7 MB: 560 us; 7 steps, 1 of them across nodes: 6 x 2 + 5 = 17 us.
+  CHECK_THAT(collective_cost(net, world, Collective::all_gather, 8e6).time_s * 1e6, WithinRel(577.0, 1e-12));
+  // alltoall: each rank sends 4/8 of S (4 MB) to the other node; the node's 4 ranks
+  // together push 16 MB through its NIC: 1280 us, and one inter-node latency.
+  const CollectiveCost a2a = collective_cost(net, world, Collective::alltoall, 8e6);
+  CHECK_THAT(a2a.time_s * 1e6, WithinRel(1285.0, 1e-12));
+  CHECK_THAT(a2a.inter_bytes_per_node, WithinRel(16e6, 1e-12));
+  // sendrecv: one rank per node crosses, with the whole NIC: 8 MB / 12.5 GB/s + 5 us.
+  CHECK_THAT(collective_cost(net, world, Collective::sendrecv, 8e6).time_s * 1e6, WithinRel(645.0, 1e-12));
+}
+
+TEST_CASE("collective names round-trip", "[network][collective]") {
+  for (const Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                             Collective::alltoall, Collective::sendrecv, Collective::broadcast}) {
+    CHECK(parse_collective(collective_name(c)) == c);
+  }
+  CHECK_FALSE(parse_collective("allreduce"));
+}

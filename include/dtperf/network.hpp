@@ -97,6 +97,27 @@ CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group,
 
 /// Concurrent exchange of `bytes` between the two ranks of a pair, both directions
 /// at once (send/recv), for directed gossip (SGP push).
+/// The collectives nccl-tests measures, for `dtperf collective`.
+enum class Collective : std::uint8_t { all_reduce, all_gather, reduce_scatter, alltoall, sendrecv, broadcast };
+const char* collective_name(Collective c);
+std::optional<Collective> parse_collective(const std::string& name);
+
+/// One collective on the group, where `bytes` is nccl-tests' size column: the buffer of
+/// all_reduce and broadcast, the whole (all ranks') output of all_gather and input of
+/// reduce_scatter and alltoall, the message of sendrecv. Ring algorithms as NCCL runs
+/// them (all_reduce: `algorithm`, as allreduce_cost), with n = ranks, S = bytes:
+///   all_gather      (n-1) steps of S/n: each rank sends (n-1)/n S;
+///   reduce_scatter  the same traffic, and (n-1) reductions of S/n;
+///   alltoall        each rank sends S/n to every other rank: (n-1)/n S, of which
+///                   (n-r)/n S leave the node, through the NICs its r ranks share;
+///   broadcast       a pipelined chain: every rank but the root receives S, one hop of
+///                   latency per rank;
+///   sendrecv        every rank sends S to the next (nccl-tests' ring): one hop, across
+///                   nodes at the NIC share of the one rank per node that crosses.
+/// Multi-node rings leave each node once per channel (as allreduce_cost's ring).
+CollectiveCost collective_cost(const NetworkParams& net, const GroupShape& group, Collective collective,
+                               double bytes, Algorithm algorithm = Algorithm::automatic);
+
 CollectiveCost pair_send_cost(const NetworkParams& net, const GroupShape& pair, double bytes);
 
 }  // namespace dtperf

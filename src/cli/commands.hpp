@@ -13,5 +13,6 @@ void add_topologies_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_profiles_command(CLI::App& app);
 void add_whatif_command(CLI::App& app);
+void add_collective_command(CLI::App& app);
 
 }  // namespace dtperf::cli

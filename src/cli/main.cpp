@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   dtperf::cli::add_compare_command(app);
   dtperf::cli::add_advise_command(app);
   dtperf::cli::add_whatif_command(app);
+  dtperf::cli::add_collective_command(app);
   dtperf::cli::add_fit_command(app);
   dtperf::cli::add_models_command(app);
   dtperf::cli::add_profiles_command(app);

@@ -207,6 +207,100 @@ CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group,
   return cost;
 }
 
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::alltoall: return "alltoall";
+    case Collective::sendrecv: return "sendrecv";
+    case Collective::broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+std::optional<Collective> parse_collective(const std::string& name) {
+  for (const Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                             Collective::alltoall, Collective::sendrecv, Collective::broadcast}) {
+    if (name == collective_name(c)) return c;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// A ring pass in which each rank sends `per_rank` bytes over `steps` pipelined steps
+// (steps crossing nodes: one per node, as in the all-reduce ring).
+CollectiveCost ring_pass(const NetworkParams& net, const GroupShape& g, double per_rank, int steps_per_rank) {
+  const int m = g.nodes;
+  const int r = g.ranks_per_node;
+  CollectiveCost cost;
+  cost.algorithm = Algorithm::ring;
+  const double crossing_steps = m > 1 ? static_cast<double>(m - 1) * steps_per_rank / (g.ranks() - 1) : 0.0;
+  cost.time_s = (steps_per_rank - crossing_steps) * net.intra_latency_s + crossing_steps * net.inter_latency_s;
+  if (m == 1) {
+    cost.time_s += per_rank / net.intra_bytes_per_s;
+    cost.intra_bytes_per_rank = per_rank;
+  } else {
+    const double inter = per_rank / group_nic_bytes_per_s(net, g);
+    const double intra = r > 1 ? per_rank / net.intra_bytes_per_s : 0.0;
+    cost.time_s += std::max(inter, intra);
+    cost.intra_bytes_per_rank = per_rank * (r - 1) / r;
+    cost.inter_bytes_per_node = per_rank;
+  }
+  return cost;
+}
+
+}  // namespace
+
+CollectiveCost collective_cost(const NetworkParams& net, const GroupShape& g, Collective collective, double bytes,
+                               Algorithm algorithm) {
+  const int n = g.ranks();
+  if (n <= 1 || bytes <= 0.0) return CollectiveCost{0.0, Algorithm::ring, 0.0, 0.0};
+  const double wire = bytes / net.compression_ratio;
+  switch (collective) {
+    case Collective::all_reduce:
+      return allreduce_cost(net, g, bytes, algorithm);
+    case Collective::all_gather:
+      return ring_pass(net, g, (n - 1.0) / n * wire, n - 1);
+    case Collective::reduce_scatter: {
+      CollectiveCost cost = ring_pass(net, g, (n - 1.0) / n * wire, n - 1);
+      cost.time_s += (n - 1) * net.reduction.time_s(bytes / n);
+      return cost;
+    }
+    case Collective::broadcast:
+      return ring_pass(net, g, wire, n - 1);
+    case Collective::alltoall: {
+      const int r = g.ranks_per_node;
+      CollectiveCost cost;
+      cost.algorithm = Algorithm::ring;
+      const double intra_bytes = (r - 1.0) / n * wire;
+      const double inter_bytes_per_rank = static_cast<double>(n - r) / n * wire;
+      double transfer = r > 1 ? intra_bytes / net.intra_bytes_per_s : 0.0;
+      if (g.nodes > 1) {
+        transfer = std::max(transfer, inter_bytes_per_rank * r / group_nic_bytes_per_s(net, g));
+        cost.inter_bytes_per_node = inter_bytes_per_rank * r;
+      }
+      cost.intra_bytes_per_rank = intra_bytes;
+      cost.time_s = (g.nodes > 1 ? net.inter_latency_s : net.intra_latency_s) + transfer;
+      return cost;
+    }
+    case Collective::sendrecv: {
+      if (g.nodes <= 1) return pair_send_cost(net, g, bytes);
+      const GroupShape crossing{g.nodes, 1, 1};  // one rank per node sends across
+      CollectiveCost cost;
+      cost.algorithm = Algorithm::ring;
+      const double inter = net.inter_latency_s + wire / group_nic_bytes_per_s(net, crossing);
+      const double intra = g.ranks_per_node > 1 ? net.intra_latency_s + wire / net.intra_bytes_per_s : 0.0;
+      cost.time_s = std::max(inter, intra);
+      cost.inter_bytes_per_node = wire;
+      cost.intra_bytes_per_rank = g.ranks_per_node > 1 ? wire : 0.0;
+      return cost;
+    }
+  }
+  return CollectiveCost{};
+}
+
 CollectiveCost pair_send_cost(const NetworkParams& net, const GroupShape& pair, double bytes) {
   const double wire = bytes / net.compression_ratio;
   CollectiveCost cost;
