@@ -10,13 +10,16 @@ dtperf predicts it blind from:
 
   * the profile: what the harness measured of the links before training (a TCP stream
     and a one-byte ping-pong across nodes and inside a node, by linkprobe; the loopback
-    stream, bound by the CPU alone, is also the TCP stack's ceiling; the machine's CPU time
-    per byte of the cross-node stream, which compute loses while traffic flows) and of the
-    host's memory copy rate; compute runs on the host CPU; gloo's sums are charged at the
-    measured time of a CPU vector add (--reduction-log);
+    stream, bound by the CPU alone, is also the TCP stack's ceiling) and of the host's
+    memory copy rate; compute runs on the host CPU; gloo's sums are charged at the
+    measured time of a CPU vector add (--reduction-log); what the transport's CPU work
+    takes from compute, per byte sent, comes from the run's communication-only phase
+    (host_cpu_ns_per_byte below);
   * the model: dtperf_collect's layer file of the same model (one process);
   * compute: the same run's compute-only phase (every rank computing at once, no
     communication), given as --single-gpu-iteration-ms.
+
+Both phases run before training (train.py), so the prediction stays blind.
 
 Only the comparison step reads the training times. The report lists every cell's measured
 and predicted time, the median and max |error|, and whether the faster scheme is picked.
@@ -227,8 +230,28 @@ def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s):
         return json.load(f)
 
 
-def profile_json(nodes, per_node, link, copy_gb_per_s, name):
-    """The cluster as the harness measured it."""
+def host_cpu_ns_per_byte(result, world):
+    """What the transport costs compute, per byte a rank sends, from the run's
+    communication-only phase (train.py), measured before training.
+
+    Every emulated node is the same machine: its C cores run all ranks' compute and all
+    the communication's CPU work (gloo's threads, the kernel's copies, the link emulator).
+    The phase measured M, the machine's busy CPU seconds per iteration of exchanges, while
+    each rank sent B bytes. When the ranks' compute keeps every core busy (ranks >= C),
+    that work takes M / C of wall time per iteration from compute; with fewer ranks than
+    cores, the spare cores absorb part of it (the share ranks / C is charged). dtperf
+    charges a share of compute time while a transfer is in flight (host_cpu_ns_per_byte x
+    the achieved rate), which over a transfer of B bytes is host_cpu_ns_per_byte x B: so
+    host_cpu_ns_per_byte = M min(1, ranks / C) / C / B."""
+    cores = os.cpu_count() or 1
+    bytes_per_rank = statistics.mean(result["comm_bytes_per_rank"])
+    machine_s = result["comm_machine_cpu_ms"] * 1e-3
+    return machine_s * min(1.0, world / cores) / cores / bytes_per_rank * 1e9
+
+
+def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=None):
+    """The cluster as the harness measured it (with the transport's CPU time per byte of
+    the run to predict, when known)."""
     return {
         "schema": "dtperf.profile/1",
         "name": name,
@@ -243,7 +266,8 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name):
                        "latency_us": link["inter_one_way_us"], "transport_efficiency": 1.0,
                        # A loopback TCP stream is bound by the host's CPU alone: the stack's ceiling.
                        "host_gbps": link["intra_gbps"],
-                       "host_cpu_ns_per_byte": max(link["inter_cpu_ns_per_byte"], 1e-3)},
+                       "host_cpu_ns_per_byte": max(cpu_ns_per_byte if cpu_ns_per_byte is not None
+                                                   else link["inter_cpu_ns_per_byte"], 1e-3)},
         "compute": {"dtype": "fp32", "memory_efficiency": 1.0, "kernel_overhead_us": 0, "runs_on_host": True},
         "provenance": {"source": "calibrated", "notes": "linkprobe TCP stream and ping-pong; torch copy rate"},
     }
@@ -330,9 +354,6 @@ def main():
                 break
             time.sleep(0.05)
         link = probe(cluster, linkprobe, procs, work)
-        profile_path = os.path.join(work, f"profile-{nodes}x{per_node}-{rate_gbps}-{delay_us}.json")
-        with open(profile_path, "w") as f:
-            json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}"), f)
         files = schedules(dtperf, nodes * per_node, per_node, work)
         results = {}
         for scheme in SCHEMES:
@@ -347,13 +368,20 @@ def main():
         # 2 cores make any one run's compute phase noisy).
         compute_ms = statistics.median(statistics.mean(r["compute_ms_per_rank"]) for r in results.values())
         for scheme, result in results.items():
-            predicted = predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms)
+            cpu_ns = host_cpu_ns_per_byte(result, nodes * per_node)
+            run_profile = os.path.join(work, f"profile-{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}.json")
+            with open(run_profile, "w") as f:
+                json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns), f)
+            predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms)
             measured_ms = statistics.mean(result["iteration_ms_per_rank"])
             cell = {"layout": f"{nodes}x{per_node}", "rate_gbps": rate_gbps, "delay_us": delay_us, "scheme": scheme,
                     "link": link, "compute_ms": compute_ms, "measured_ms": measured_ms,
                     "predicted_ms": predicted["iteration_ms"], "error": predicted["iteration_ms"] / measured_ms - 1}
             cell["cpu_ms"] = {"compute": statistics.mean(result.get("compute_cpu_ms_per_rank", [0])),
-                              "train": statistics.mean(result.get("train_cpu_ms_per_rank", [0]))}
+                              "train": statistics.mean(result.get("train_cpu_ms_per_rank", [0])),
+                              "comm_only": statistics.mean(result.get("comm_cpu_ms_per_rank", [0])),
+                              "comm_only_machine": result.get("comm_machine_cpu_ms", 0.0)}
+            cell["host_cpu_ns_per_byte"] = cpu_ns
             cells.append(cell)
             print(f"{cell['layout']:>4} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme:21s} "
                   f"compute {cell['compute_ms']:7.2f}  measured {measured_ms:8.2f}  predicted "

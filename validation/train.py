@@ -11,9 +11,10 @@ are what dtperf models (include/dtperf/gossip.hpp):
        the bucket's flattened parameters on a gloo group.
 
 The groups of every step come from `dtperf topologies --schedule --json`, so the harness
-runs exactly the schedule dtperf simulates. Two phases: first `--warmup` + `--compute-iters`
+runs exactly the schedule dtperf simulates. Three phases: first `--warmup` + `--compute-iters`
 iterations with no communication at all (every rank computing at once, as in training: the compute
-time dtperf is given), then `--warmup` + `--iters` training iterations. Rank 0 writes every
+time dtperf is given), then as many with the run's exchanges alone (the CPU time gloo takes per
+byte sent), then `--warmup` + `--iters` training iterations. Rank 0 writes every
 rank's compute median and iteration mean (and its own p10/p90) to `--out` as JSON.
 """
 
@@ -123,6 +124,54 @@ class DecentDP:
                 pending[0].wait()
 
 
+def machine_busy_s():
+    """CPU seconds the whole machine has been busy (all cores; /proc/stat), which counts
+    what the ranks' processes do and what the kernel and the link emulator do for them."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def communication_only(model, args):
+    """`--warmup` + `--compute-iters` iterations of the scheme's exchanges alone: every
+    bucket's all-reduce launched asynchronously (on the world for All-Reduce, on the step's
+    group for a topology), then all awaited. Returns per iteration the process's CPU
+    seconds, the whole machine's busy CPU seconds, and the bytes this rank sends (a ring
+    all-reduce of S bytes on n ranks sends 2 (n - 1) / n S)."""
+    cap = args.bucket_mib * 1024 * 1024
+    buckets = [torch.zeros(sum(p.numel() for p in b)) for b in buckets_in_ready_order(model, cap)]
+    if args.scheme == "all-reduce":
+        steps = [(None, args.world)]
+    else:
+        with open(args.schedule) as f:
+            schedule = json.load(f)
+        steps, cache = [], {}
+        for step in schedule:
+            mine = None
+            for members in step["rounds"][0]:
+                key = tuple(members)
+                if key not in cache:
+                    cache[key] = dist.new_group(list(members))
+                if args.rank in members:
+                    mine = (cache[key], len(members))
+            steps.append(mine)
+    sent = 0.0
+    cpu0, busy0 = time.process_time(), machine_busy_s()
+    for i in range(args.warmup + args.compute_iters):
+        if i == args.warmup:
+            dist.barrier()  # every rank measures the same stretch of time
+            cpu0, busy0, sent = time.process_time(), machine_busy_s(), 0.0
+        group, size = steps[i % len(steps)]
+        works = [dist.all_reduce(b, group=group, async_op=True) for b in buckets]
+        for w in works:
+            w.wait()
+        sent += sum(2.0 * (size - 1) / size * b.numel() * b.element_size() for b in buckets)
+    dist.barrier()
+    iters = args.compute_iters
+    return (time.process_time() - cpu0) / iters, (machine_busy_s() - busy0) / iters, sent / iters
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
@@ -167,7 +216,13 @@ def main():
     compute_cpu_s = (time.process_time() - cpu0) / args.compute_iters
     dist.barrier()
 
-    # Phase 2: training.
+    # Phase 2: communication only, the run's own collectives without compute: what the
+    # gloo transport costs the host's CPU per byte sent (its threads, copies, sums and
+    # waiting), measured before training so that the prediction stays blind.
+    comm_cpu_s, comm_machine_cpu_s, comm_bytes = communication_only(model, args)
+    dist.barrier()
+
+    # Phase 3: training.
     if args.scheme == "all-reduce":
         net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mib)
         opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
@@ -203,8 +258,8 @@ def main():
     # Every rank's compute median and iteration mean, gathered. The iteration is a mean: a
     # topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
-    mine = torch.tensor([statistics.median(compute), statistics.mean(times), compute_cpu_s, train_cpu_s],
-                        dtype=torch.float64)
+    mine = torch.tensor([statistics.median(compute), statistics.mean(times), compute_cpu_s, train_cpu_s, comm_cpu_s,
+                         comm_bytes, comm_machine_cpu_s], dtype=torch.float64)
     everyone = [torch.zeros_like(mine) for _ in range(args.world)]
     dist.all_gather(everyone, mine)
     if args.rank == 0 and args.out:
@@ -219,6 +274,10 @@ def main():
             # what communication adds on the host beside compute.
             "compute_cpu_ms_per_rank": [float(t[2]) * 1e3 for t in everyone],
             "train_cpu_ms_per_rank": [float(t[3]) * 1e3 for t in everyone],
+            # The communication-only phase: CPU time and bytes sent per iteration.
+            "comm_cpu_ms_per_rank": [float(t[4]) * 1e3 for t in everyone],
+            "comm_bytes_per_rank": [float(t[5]) for t in everyone],
+            "comm_machine_cpu_ms": float(everyone[0][6]) * 1e3,  # the whole machine, all ranks
         }
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
