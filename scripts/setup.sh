@@ -15,6 +15,8 @@ packages+=(iproute2)
 packages+=(iptables libnetfilter-queue-dev)
 # The PyTorch collector (collect/) and its tests: real training on the CPU.
 packages+=(python3-torch)
+# The chart tests render --plot's SVG to PNG.
+packages+=(librsvg2-bin)
 
 missing=()
 for p in "${packages[@]}"; do

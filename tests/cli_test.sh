@@ -212,6 +212,20 @@ expect 2 "^dtperf: error: --rates: 'nan' is not a finite number$" whatif --rates
 expect 2 "^dtperf: error: --target: 1.5 is out of range" whatif --target 1.5
 expect 2 "^dtperf: error: --scheme: unknown scheme 'rng'" whatif --scheme rng
 
+# --- --plot: an SVG chart that renders (rsvg-convert, Debian librsvg2-bin)
+expect 0 'NIC-rate' whatif --plot "$work/whatif.svg"
+expect 0 'spectral-gap' compare --profile a100x4-ib100 --model transformer-base --plot "$work/compare.svg"
+for chart in whatif compare; do
+  grep -q 'scaling factor (%)\|iteration (ms)' "$work/$chart.svg" || fail "$chart.svg lacks its axis label"
+  if command -v rsvg-convert >/dev/null; then
+    rsvg-convert "$work/$chart.svg" -o "$work/$chart.png" || fail "rsvg-convert cannot render $chart.svg"
+    [ -s "$work/$chart.png" ] || fail "$chart.png is empty"
+  else
+    fail "rsvg-convert is missing (scripts/setup.sh installs librsvg2-bin)"
+  fi
+done
+expect 2 "^dtperf: error: --plot: expected a file name ending in .svg" whatif --plot "$work/chart.png"
+
 # --- dtperf collective: nccl-tests' table, predicted; a log beside its prediction
 expect 0 '^# Avg bus bandwidth' collective --profile dgx-h100 --nodes 2 -b 1K -e 64M
 expect 0 'redop    root     time   algbw   busbw #wrong' collective --collective alltoall --profile dgx-a100

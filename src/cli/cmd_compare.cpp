@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "dtperf/advice.hpp"
 #include "dtperf/io/report_schemes.hpp"
+#include "dtperf/io/svg_chart.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "summary.hpp"
@@ -28,6 +29,16 @@ void run(AnalysisCliOptions& o) {
   }
   const std::string text = run_header("compare", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + io::compare_table(outcomes);
   emit_report(o.output, text, json);
+  if (!o.output.plot_path.empty()) {
+    io::BarChart chart;
+    chart.title = fmt::format("{} on {} x {} ({} GPUs): time per iteration", loaded.model.name, loaded.profile.nodes,
+                              loaded.profile.name, loaded.profile.ranks());
+    chart.y_label = "iteration (ms)";
+    for (const auto& outcome : outcomes) {
+      if (outcome.available) chart.bars.emplace_back(outcome.scheme.name(), outcome.iteration.iteration_s * 1e3);
+    }
+    write_file_atomically(o.output.plot_path, io::render_svg(chart));
+  }
 }
 
 }  // namespace
@@ -39,6 +50,7 @@ void add_compare_command(CLI::App& app) {
       "All-Reduce against every gossip topology (Decent-DP) and SGP: iteration time, exposed communication,\n"
       "speedup, inter-node bytes, NIC utilization and spectral gap. Topologies that do not fit are listed with why.");
   options->add_to(*cmd);
+  options->output.add_plot_to(*cmd);
   cmd->callback([options] { run(*options); });
 }
 

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/report.hpp"
+#include "dtperf/io/svg_chart.hpp"
 #include "dtperf/io/table.hpp"
 #include "dtperf/whatif.hpp"
 #include "options.hpp"
@@ -122,6 +123,23 @@ void run(WhatifOptions& o) {
                       : fmt::format("# {} does not beat all-reduce on up to {} nodes\n", scheme->name(), o.max_nodes);
   }
   emit_report(o.output, text, json);
+  if (!o.output.plot_path.empty()) {
+    io::LineChart chart;
+    chart.title = fmt::format("{}, {} on {} x {} ({} GPUs)", loaded.model.name, scheme->name(), loaded.profile.nodes,
+                              loaded.profile.name, loaded.profile.ranks());
+    chart.x_label = "inter-node rate per NIC (Gbit/s)";
+    chart.y_label = "scaling factor (%)";
+    chart.log_x = true;
+    io::ChartSeries profile{fmt::format("at the profile's efficiency ({:g} %)",
+                                        100.0 * setup.cluster.inter.transport_efficiency), {}};
+    io::ChartSeries line{"at line rate", {}};
+    for (const RatePoint& p : points) {
+      profile.points.emplace_back(p.nic_gbps, 100.0 * p.at_profile.scaling_factor);
+      line.points.emplace_back(p.nic_gbps, 100.0 * p.at_line_rate.scaling_factor);
+    }
+    chart.series = {profile, line};
+    write_file_atomically(o.output.plot_path, io::render_svg(chart));
+  }
 }
 
 }  // namespace
@@ -145,6 +163,7 @@ void add_whatif_command(CLI::App& app) {
   cmd->add_option("--max-nodes", options->max_nodes, "Largest node count searched for a decentralized win")
       ->type_name("N")->check(count_up_to(kMaxNodes))->capture_default_str();
   options->add_to(*cmd);
+  options->output.add_plot_to(*cmd);
   cmd->callback([options] { run(*options); });
 }
 

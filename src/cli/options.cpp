@@ -119,6 +119,14 @@ void AllReduceCliOptions::resolve() {
   options.fusion_buffer_bytes = fusion_buffer_mib_ * units::MiB;
 }
 
+void OutputOptions::add_plot_to(CLI::App& app) {
+  app.add_option("--plot", plot_path, "Also draw the result as an SVG chart in FILE.svg (written whole or not at all)")
+      ->type_name("FILE.svg")
+      ->check(CLI::Validator([](const std::string& path) {
+        return path.size() > 4 && path.ends_with(".svg") ? std::string() : "expected a file name ending in .svg";
+      }, "FILE.svg"));
+}
+
 void OutputOptions::add_to(CLI::App& app) {
   app.add_flag("--json", json, "Print JSON instead of a table");
   app.add_option("-o,--output", output_path, "Write the report to FILE (JSON; written whole or not at all)")

@@ -49,7 +49,10 @@ struct AllReduceCliOptions {
 struct OutputOptions {
   bool json = false;
   std::string output_path;
+  std::string plot_path;  // --plot FILE.svg, on the commands that draw a chart
   void add_to(CLI::App& app);
+  /// Adds --plot (the commands that draw a chart call it beside add_to).
+  void add_plot_to(CLI::App& app);
 };
 
 /// Everything loaded and resolved for one prediction: owns the data the engine's
