@@ -138,6 +138,15 @@ expect 0 'all_reduce' fit "$work/ar.txt" --collective all_reduce --base dgx-a100
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["provenance"]["source"]=="calibrated"; assert p["provenance"]["residuals"]' \
   "$work/fitted.json" || fail "the fitted profile lacks its provenance"
 expect 0 'iteration' predict --profile "$work/fitted.json"
+# An unknown GPU without GEMM or copy measurements (a host-backend run) gets a generic base, stated.
+expect 0 'a generic base stands in' fit "$2/../fuzz/seeds/calibration/host-2-ranks.json" -o "$work/host.json"
+grep -q '(generic base)' "$work/host.json" || fail "the host run's profile does not name its generic base"
+# Without -o, --json prints the profile inside the report; without either, nowhere to put it.
+"$dtperf" fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --json >"$work/fit-report.json" ||
+  fail "fit --json without -o failed"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["profile"]["schema"]=="dtperf.profile/1", r' \
+  "$work/fit-report.json" || fail "fit --json without -o does not carry the profile"
+expect 2 "^dtperf: error: --output: fitting calibration inputs needs -o PROFILE.json, or --json to print the profile$" fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2
 head -n 12 "$work/ar.txt" >"$work/truncated.txt"
 printf '     4194304       1048576     float     sum      -1   187.77   22.34\n' >>"$work/truncated.txt"
 expect 2 'truncated.txt: line 13: ' fit "$work/truncated.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/never.json"

@@ -155,7 +155,9 @@ void run(FitCliOptions& o) {
   if (o.inputs.empty()) {
     throw InputError("dtperf fit", "", "nothing to fit: give calibration files or nccl-tests logs, or --runs FILE");
   }
-  if (o.output.empty()) throw InputError("--output", "", "fitting calibration inputs needs -o PROFILE.json");
+  if (o.output.empty() && !o.json) {
+    throw InputError("--output", "", "fitting calibration inputs needs -o PROFILE.json, or --json to print the profile");
+  }
   io::NcclTestsOptions log_options;
   if (given(o.o_ranks)) log_options.ranks = o.ranks;
   if (given(o.o_nodes)) log_options.nodes = o.nodes;
@@ -182,16 +184,17 @@ void run(FitCliOptions& o) {
   const io::FitOutcome out = io::build_calibrated_profile(inputs, settings);
   const io::Json profile_json = io::profile_to_json(out.profile);
   try {
-    io::parse_profile(profile_json, o.output);
+    io::parse_profile(profile_json, o.output.empty() ? "the fitted profile" : o.output);
   } catch (const InputError& e) {
     throw std::logic_error(std::string("the fitted profile does not parse: ") + e.what());
   }
-  write_file_atomically(o.output, json_text(profile_json));
+  if (!o.output.empty()) write_file_atomically(o.output, json_text(profile_json));
 
   if (o.json) {
+    // With -o the report names the file; without, it carries the profile itself.
     std::cout << json_text({{"schema", io::kReportSchema},
                             {"command", "fit"},
-                            {"profile", o.output},
+                            {"profile", o.output.empty() ? profile_json : io::Json(o.output)},
                             {"name", out.profile.name},
                             {"fits", fits_json(out)},
                             {"notes", out.notes}});
@@ -212,7 +215,8 @@ void add_fit_command(CLI::App& app) {
       "(text or -J JSON, told apart by content); or, with --runs, fit the model to measured training runs.");
   cmd->add_option("inputs", o->inputs, "Raw calibration JSON files and nccl-tests logs")->type_name("INPUT");
   cmd->add_option("-o,--output", o->output,
-                  "Where to write the profile (written whole or not at all; required for calibration inputs)")
+                  "Where to write the profile (written whole or not at all; for calibration inputs, required "
+                  "unless --json prints the profile in the report)")
       ->type_name("PROFILE.json");
   cmd->add_option("--base", o->base, "Profile for what was not measured (GPU peaks, link rates): a built-in name or a file")
       ->type_name("PROFILE");

@@ -14,6 +14,12 @@ namespace dtperf::io {
 
 namespace {
 
+// The generic base for a GPU that is neither built in nor measured: a mid-range data-centre
+// GPU's order of magnitude, stated in the notes wherever it is used.
+constexpr double kGenericFp32FlopsPerS = 10e12;
+constexpr double kGenericHalfFlopsPerS = 100e12;
+constexpr double kGenericMemoryBytesPerS = 1000e9;
+
 const std::vector<std::string> kTableCollectives = {"all_reduce", "sendrecv", "all_gather", "reduce_scatter"};
 
 std::string log_group(const NcclTestsLog& log) {
@@ -104,19 +110,31 @@ void default_gpu(const FitInputs& in, ClusterProfile& p, std::vector<std::string
     if (!copy) copy = copy_bandwidth_bytes_per_s(points);
   }
   if (best.empty() || !copy) {
-    throw InputError("", "",
-                     fmt::format("no base profile, and the GPU '{}' matches no built-in profile and has no GEMM and copy "
-                                 "measurements to take peaks from",
-                                 gpu.empty() ? "(not named)" : gpu))
-        .needing("base");
+    // A generic base, stated: the links need none of it, and compute anchored on a
+    // measurement (--single-gpu-iteration-ms, a measured layer file, fit --runs) only
+    // scales it; compute from FLOPs on it is a placeholder.
+    const bool peaks = best.empty();
+    if (peaks) best = {{DType::fp32, kGenericFp32FlopsPerS}, {DType::bf16, kGenericHalfFlopsPerS},
+                       {DType::fp16, kGenericHalfFlopsPerS}};
+    if (!copy) copy = kGenericMemoryBytesPerS;
+    notes.push_back(fmt::format(
+        "The GPU '{}' matches no built-in profile and {} not measured: a generic base stands in ({}), so compute "
+        "from FLOPs is a placeholder: anchor compute on a measured iteration time or layer file, or fit with a base "
+        "profile.",
+        gpu.empty() ? "(not named)" : gpu, peaks ? "its GEMM and copy rates were" : "its copy rate was",
+        peaks ? "fp32 10 TFLOP/s, fp16/bf16 100 TFLOP/s, 1,000 GB/s" : "1,000 GB/s"));
+    p.gpu.model = (gpu.empty() ? std::string("unknown GPU") : gpu) + " (generic base)";
+  } else {
+    p.gpu.model = gpu.empty() ? "unknown GPU" : gpu;
   }
-  p.gpu.model = gpu.empty() ? "unknown GPU" : gpu;
   p.gpu.peak_flops_per_s = best;
   p.gpu.memory_bytes_per_s = *copy;
   p.compute.dtype = best.contains(DType::bf16) ? DType::bf16 : best.begin()->first;
   p.compute.memory_efficiency = 1.0;
-  notes.push_back("GPU peaks are the best measured GEMM rates and memory bandwidth the measured copy rate "
-                  "(no datasheet values: a base profile would give them).");
+  if (!p.gpu.model.ends_with("(generic base)")) {
+    notes.push_back("GPU peaks are the best measured GEMM rates and memory bandwidth the measured copy rate "
+                    "(no datasheet values: a base profile would give them).");
+  }
 }
 
 void default_links(ClusterProfile& p, std::vector<std::string>& notes) {

@@ -7,8 +7,10 @@
 //  - start from the base profile if one is given, else from defaults: the GPU block
 //    (peaks, memory) and compute settings of the built-in profile whose GPU matches the
 //    measured GPU's name (family such as "H100" and memory size), else peaks from the
-//    best measured GEMM rate per dtype and the measured copy bandwidth; failing all,
-//    the GPU is unknown and --base is needed;
+//    best measured GEMM rate per dtype and the measured copy bandwidth; what is still
+//    missing comes from a generic base (fp32 10 TFLOP/s, fp16/bf16 100 TFLOP/s,
+//    1,000 GB/s), named in the GPU model and the notes: the links need none of it, and
+//    compute anchored on a measurement only scales it;
 //  - the cluster shape: the raw file's world, else the base's, else the largest log's;
 //  - calibration tables: every all_reduce, sendrecv, all_gather and reduce_scatter
 //    series measured on an otherwise idle node (one group per node), outliers left out;
