@@ -138,6 +138,9 @@ expect 0 'all_reduce' fit "$work/ar.txt" --collective all_reduce --base dgx-a100
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["provenance"]["source"]=="calibrated"; assert p["provenance"]["residuals"]' \
   "$work/fitted.json" || fail "the fitted profile lacks its provenance"
 expect 0 'iteration' predict --profile "$work/fitted.json"
+# --holdout: every series fitted on every other size and predicted at the rest; -o optional.
+expect 0 '^# held-out error: each series fitted on every other size' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout
+expect 0 'ar.txt +all_reduce +pair_inter +2 +2 +4 +3 ' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout
 # An unknown GPU without GEMM or copy measurements (a host-backend run) gets a generic base, stated.
 expect 0 'a generic base stands in' fit "$2/../fuzz/seeds/calibration/host-2-ranks.json" -o "$work/host.json"
 grep -q '(generic base)' "$work/host.json" || fail "the host run's profile does not name its generic base"

@@ -3,6 +3,7 @@
 // parameters derived from fits, and a raw file's round trip into a profile.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -346,4 +347,32 @@ TEST_CASE("a raw calibration file fits into a profile that parses", "[fit][round
   REQUIRE(back.provenance.residuals.size() == 2);
   CHECK(back.provenance.residuals[0].starts_with("all_reduce 2 ranks/1 node: rms 0.0 %, worst 0.0 % at "));
   CHECK(back.provenance.residuals[1].starts_with("sendrecv 2 ranks/2 nodes: rms 0.0 %, worst 0.0 % at "));
+}
+
+TEST_CASE("held-out error: fitted on every other size, the sizes between predicted", "[fit][holdout]") {
+  // An exact alpha-beta series (20 us, 100 GB/s busbw on 8 ranks) from 8 B to 1 GiB: 28
+  // sizes, 14 fitted (8 B, 32 B, ...), 14 held out; the fit of a line predicts a line.
+  std::vector<SizeTime> points = line(sizes(1 << 30), 8, 20e-6, 100e9);
+  REQUIRE(points.size() == 28);
+  const auto exact = holdout_errors("all_reduce", 8, 1, points);
+  REQUIRE(exact);
+  CHECK(exact->fitted == 14);
+  CHECK(exact->held_out.points == 14);
+  CHECK(exact->held_out.geomean < 1e-6);
+  // Sizes 8 x 2^k B, k = 0..27; held out: odd k. Of at least 1 MiB (k = 17): 1, 4, 16,
+  // 64, 256 MiB and 1 GiB.
+  CHECK(exact->large.points == 6);
+  // One held-out size (64 MiB, k = 23) measured twice as slow: predicted / measured = 1/2
+  // there, the worst error 50 %, and the large sizes' geometric mean exp(ln 2 / 6) - 1.
+  const double slow = 64.0 * 1024 * 1024;
+  for (auto& p : points) {
+    if (p.bytes == slow) p.time_s *= 2.0;
+  }
+  const auto bumped = holdout_errors("all_reduce", 8, 1, points);
+  REQUIRE(bumped);
+  CHECK(bumped->held_out.worst == Approx(0.5).epsilon(1e-6));
+  CHECK(bumped->held_out.worst_bytes == slow);
+  CHECK(bumped->large.geomean == Approx(std::exp(std::log(2.0) / 6) - 1).epsilon(1e-6));
+  // Two sizes cannot be both fitted and checked.
+  CHECK_FALSE(holdout_errors("all_reduce", 8, 1, std::vector<SizeTime>(points.begin(), points.begin() + 2)));
 }

@@ -109,6 +109,16 @@ struct PredictionErrors {
 PredictionErrors prediction_errors(const AlphaBetaFit& fit, std::span<const SizeTime> points,
                                    double min_bytes = 0.0);
 
+/// How far to trust a fit: fitted on every other size (the smallest, the third, ...), the
+/// sizes in between predicted. nullopt with fewer than 3 sizes (2 to fit, 1 to predict).
+struct HoldoutErrors {
+  int fitted = 0;              // sizes fitted
+  PredictionErrors held_out;   // over every held-out size
+  PredictionErrors large;      // over the held-out sizes of at least 1 MiB
+};
+std::optional<HoldoutErrors> holdout_errors(const std::string& collective, int ranks, int nodes,
+                                            std::span<const SizeTime> points, const FitOptions& options = {});
+
 // ---- Compute --------------------------------------------------------------------------
 
 struct GemmPoint {

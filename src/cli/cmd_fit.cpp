@@ -32,6 +32,7 @@ struct FitCliOptions {
   int nodes = 0;
   std::string collective;
   bool json = false;
+  bool holdout = false;
   FitRunsCliOptions runs;
   CLI::Option *o_nic{}, *o_nics{}, *o_ranks{}, *o_nodes{};
 };
@@ -136,6 +137,62 @@ std::string fits_table(const io::FitOutcome& out) {
   return text;
 }
 
+// Every series fitted on every other size and predicted at the rest.
+struct HoldoutRow {
+  const io::MeasuredSeries* series;
+  std::optional<HoldoutErrors> errors;
+};
+
+std::vector<HoldoutRow> holdout_rows(const io::FitOutcome& out) {
+  std::vector<HoldoutRow> rows;
+  for (const auto& s : out.series) rows.push_back({&s, holdout_errors(s.collective, s.ranks, s.nodes, s.points)});
+  return rows;
+}
+
+std::string holdout_table(const std::vector<HoldoutRow>& rows) {
+  io::Table table({{"input", "", true}, {"collective", "", true}, {"group", "", true}, {"ranks", ""}, {"nodes", ""},
+                   {"fitted", "sizes"}, {"held-out", "sizes"}, {"gmean", "%"}, {"worst", "%"}, {"at", "", true},
+                   {"gmean>=1MiB", "%"}, {"worst>=1MiB", "%"}});
+  for (const auto& r : rows) {
+    const auto& s = *r.series;
+    const std::string name = s.file.substr(s.file.find_last_of('/') == std::string::npos ? 0 : s.file.find_last_of('/') + 1);
+    if (!r.errors) {
+      table.add_row({name, s.collective, s.group, std::to_string(s.ranks), std::to_string(s.nodes),
+                     std::to_string(s.points.size()), "0", "-", "-", "-", "-", "-"});
+      continue;
+    }
+    const auto& e = *r.errors;
+    const bool large = e.large.points > 0;
+    table.add_row({name, s.collective, s.group, std::to_string(s.ranks), std::to_string(s.nodes),
+                   std::to_string(e.fitted), std::to_string(e.held_out.points), io::percent(e.held_out.geomean),
+                   io::percent(e.held_out.worst), io::format_bytes(e.held_out.worst_bytes),
+                   large ? io::percent(e.large.geomean) : "-", large ? io::percent(e.large.worst) : "-"});
+  }
+  return "# held-out error: each series fitted on every other size, the sizes between predicted\n" + table.render() +
+         "# gmean: exp(mean |ln(predicted / measured)|) - 1; '-': fewer than 3 sizes, or none >= 1 MiB held out\n";
+}
+
+io::Json holdout_json(const std::vector<HoldoutRow>& rows) {
+  io::Json out = io::Json::array();
+  for (const auto& r : rows) {
+    io::Json j = {{"file", r.series->file}, {"collective", r.series->collective}, {"group", r.series->group},
+                  {"ranks", r.series->ranks}, {"nodes", r.series->nodes}};
+    if (r.errors) {
+      j["fitted_sizes"] = r.errors->fitted;
+      j["held_out_sizes"] = r.errors->held_out.points;
+      j["geomean_abs_error"] = r.errors->held_out.geomean;
+      j["worst_abs_error"] = r.errors->held_out.worst;
+      j["worst_bytes"] = r.errors->held_out.worst_bytes;
+      if (r.errors->large.points > 0) {
+        j["geomean_abs_error_at_least_1MiB"] = r.errors->large.geomean;
+        j["worst_abs_error_at_least_1MiB"] = r.errors->large.worst;
+      }
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
 void run(FitCliOptions& o) {
   if (!o.created.empty() && !is_date(o.created)) {
     throw InputError("--created", "", fmt::format("expected a date YYYY-MM-DD, got '{}'", o.created));
@@ -155,7 +212,7 @@ void run(FitCliOptions& o) {
   if (o.inputs.empty()) {
     throw InputError("dtperf fit", "", "nothing to fit: give calibration files or nccl-tests logs, or --runs FILE");
   }
-  if (o.output.empty() && !o.json) {
+  if (o.output.empty() && !o.json && !o.holdout) {
     throw InputError("--output", "", "fitting calibration inputs needs -o PROFILE.json, or --json to print the profile");
   }
   io::NcclTestsOptions log_options;
@@ -189,6 +246,7 @@ void run(FitCliOptions& o) {
     throw std::logic_error(std::string("the fitted profile does not parse: ") + e.what());
   }
   if (!o.output.empty()) write_file_atomically(o.output, json_text(profile_json));
+  const std::vector<HoldoutRow> held = o.holdout ? holdout_rows(out) : std::vector<HoldoutRow>{};
 
   if (o.json) {
     // With -o the report names the file; without, it carries the profile itself.
@@ -197,12 +255,14 @@ void run(FitCliOptions& o) {
                             {"profile", o.output.empty() ? profile_json : io::Json(o.output)},
                             {"name", out.profile.name},
                             {"fits", fits_json(out)},
+                            {"holdout", o.holdout ? holdout_json(held) : io::Json(nullptr)},
                             {"notes", out.notes}});
     return;
   }
   std::cout << fits_table(out) << "\n";
+  if (o.holdout) std::cout << holdout_table(held) << "\n";
   for (const auto& note : out.notes) std::cout << "# " << note << "\n";
-  std::cout << fmt::format("# Wrote the profile '{}' to {}\n", out.profile.name, o.output);
+  if (!o.output.empty()) std::cout << fmt::format("# Wrote the profile '{}' to {}\n", out.profile.name, o.output);
 }
 
 }  // namespace
@@ -241,6 +301,9 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--created", o->created, "Date of the profile when no raw calibration file gives one (default: today)")
       ->type_name("YYYY-MM-DD");
   cmd->add_flag("--json", o->json, "Print the fits as JSON instead of a table");
+  cmd->add_flag("--holdout", o->holdout,
+                "Also fit every series on every other size and report the error at the sizes between "
+                "(how far to trust the fit); -o is then optional");
   add_fit_runs_options(*cmd, o->runs);
   cmd->callback([o] { run(*o); });
 }

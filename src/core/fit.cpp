@@ -244,4 +244,19 @@ PredictionErrors prediction_errors(const AlphaBetaFit& fit, std::span<const Size
   return e;
 }
 
+std::optional<HoldoutErrors> holdout_errors(const std::string& collective, int ranks, int nodes,
+                                            std::span<const SizeTime> points, const FitOptions& options) {
+  std::vector<SizeTime> sorted(points.begin(), points.end());
+  std::sort(sorted.begin(), sorted.end(), [](const SizeTime& a, const SizeTime& b) { return a.bytes < b.bytes; });
+  if (sorted.size() < 3) return std::nullopt;
+  std::vector<SizeTime> fitted, held_out;
+  for (std::size_t i = 0; i < sorted.size(); ++i) (i % 2 == 0 ? fitted : held_out).push_back(sorted[i]);
+  const CollectiveFit fit = fit_collective(collective, ranks, nodes, fitted, options);
+  HoldoutErrors e;
+  e.fitted = static_cast<int>(fitted.size());
+  e.held_out = prediction_errors(fit.fit, held_out);
+  e.large = prediction_errors(fit.fit, held_out, 1024.0 * 1024.0);
+  return e;
+}
+
 }  // namespace dtperf
