@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace dtperf {
 
 const char* compute_source_name(ComputeSource source) {
@@ -160,9 +162,9 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
         forward0 = *measured_iteration - measured_backward - optimizer0;
         if (forward0 <= 0.0) {
           throw std::invalid_argument(
-              "the measured iteration time (" + std::to_string(*measured_iteration * 1e3) +
-              " ms) is shorter than the measured backward pass plus the optimizer step (" +
-              std::to_string((measured_backward + optimizer0) * 1e3) + " ms)");
+              fmt::format("the measured iteration time ({:.4g} ms) is shorter than the measured "
+                      "backward pass plus the optimizer step ({:.4g} ms)",
+                      *measured_iteration * 1e3, (measured_backward + optimizer0) * 1e3));
         }
       }
       out.backward_total_s = backward;
