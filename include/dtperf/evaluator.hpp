@@ -94,12 +94,15 @@ class Evaluator {
     setup_.workload.backward_scale = backward;
   }
   void set_variability(const Variability& variability) { setup_.variability = variability; }
+  /// Batch, compression and the rest of the workload (sweeps change them point by point).
+  void set_workload(const WorkloadOptions& workload) { setup_.workload = workload; }
 
  private:
   std::shared_ptr<const CompiledSchedule> schedule(const std::string& topology, int ranks, int ranks_per_node,
                                                    bool per_rank);
 
   Setup setup_;
+  std::unique_ptr<AllReducePredictor> allreduce_;  // its buffers, reused evaluation after evaluation
   std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<const CompiledSchedule>> schedules_;
   std::map<std::tuple<std::string, int, int>, MixingQuality> mixing_;
 };

@@ -90,7 +90,8 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
 
   if (scheme.kind == Scheme::Kind::allreduce) {
     AllReduceScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.allreduce};
-    AllReducePredictor predictor(model);
+    if (!allreduce_) allreduce_ = std::make_unique<AllReducePredictor>(model);
+    AllReducePredictor& predictor = *allreduce_;
     out.rank_classes = variable ? ranks : 1;
     if (variable) {
       keep_variability(predictor.predict(s, setup_.variability));
