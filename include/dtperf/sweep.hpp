@@ -1,0 +1,121 @@
+#pragma once
+// Sweeps for capacity planning: the Cartesian product of what-if axes (models, schemes,
+// nodes, GPUs per node, NIC rate, inter-node latency, batch, compression, compute CV)
+// over one base setup, evaluated point by point.
+//
+// Point i of a grid is fixed by the axes alone (mixed-radix: the last axis, compute CV,
+// varies fastest; the first, model, slowest), and its row depends on nothing but i, so
+// any number of threads gives the same rows; run_sweep hands them to the caller in index
+// order, a block at a time, so memory stays constant however large the grid.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtperf/evaluator.hpp"
+
+namespace dtperf {
+
+/// The values each axis takes. An empty axis keeps the base setup's value (one point).
+struct SweepAxes {
+  std::vector<const ModelSpec*> models;  // not owned; empty: the base setup's model
+  std::vector<Scheme> schemes;           // empty: All-Reduce
+  std::vector<int> nodes;
+  std::vector<int> gpus_per_node;
+  std::vector<double> nic_gbps;
+  std::vector<double> inter_latency_us;
+  std::vector<double> batch_per_gpu;
+  std::vector<double> compression_ratio;
+  std::vector<double> compute_cv;  // the law is the base variability's (normal if it has none)
+};
+
+/// One point of a grid: the value of every axis there.
+struct SweepPoint {
+  std::uint64_t index = 0;
+  const ModelSpec* model = nullptr;
+  const Scheme* scheme = nullptr;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  double nic_gbps = 0.0;
+  double inter_latency_us = 0.0;
+  double batch_per_gpu = 0.0;  // as evaluated (a global batch split over the point's GPUs)
+  double compression_ratio = 1.0;
+  double compute_cv = 0.0;
+};
+
+/// A point and what the engine predicts there.
+struct SweepRow {
+  SweepPoint point;
+  bool available = true;
+  std::string unavailable_reason;  // the topology does not fit the point's cluster
+  IterationResult iteration;
+  bool has_quantiles = false;      // with variable compute
+  double iteration_p50_s = 0.0;
+  double iteration_p99_s = 0.0;
+};
+
+/// The most points a grid may have.
+inline constexpr std::uint64_t kMaxSweepPoints = 1'000'000'000;
+
+class SweepGrid {
+ public:
+  /// Checks the axes against the base (InputError naming the axis, as input "vary"):
+  /// every value in range, clusters within the limits, slow ranks and nodes present in
+  /// every cluster of the grid, no batch axis beside a global batch, no CV axis beside
+  /// measured iteration times, at most kMaxSweepPoints points.
+  SweepGrid(Setup base, SweepAxes axes);
+
+  std::uint64_t size() const { return size_; }
+  SweepPoint point(std::uint64_t index) const;
+  const Setup& base() const { return base_; }
+  const SweepAxes& axes() const { return axes_; }
+
+ private:
+  Setup base_;
+  SweepAxes axes_;
+  std::vector<Scheme> schemes_;  // the axis, or All-Reduce
+  std::uint64_t size_ = 0;
+};
+
+/// Evaluates points of one grid; one per thread (it caches schedules and predictors).
+class SweepEvaluator {
+ public:
+  explicit SweepEvaluator(const SweepGrid& grid);
+  ~SweepEvaluator();
+  SweepEvaluator(const SweepEvaluator&) = delete;
+  SweepEvaluator& operator=(const SweepEvaluator&) = delete;
+
+  void evaluate(std::uint64_t index, SweepRow& row);
+
+ private:
+  struct State;
+  const SweepGrid& grid_;
+  std::unique_ptr<State> state_;
+};
+
+/// Renders a block of rows as text on the worker thread that evaluated them (so that
+/// formatting runs on every core too); may be empty.
+using SweepRender = std::function<void(std::span<const SweepRow> rows, std::string& text)>;
+/// Receives each block, in index order, with its rendered text (on the caller's thread).
+using SweepSink = std::function<void(std::span<const SweepRow> rows, const std::string& text)>;
+/// Points done so far, of the grid's size (called from the caller's thread).
+using SweepProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
+struct SweepRun {
+  int threads = 1;                    // >= 1
+  std::uint64_t block_points = 4096;  // rows per thread and round
+  SweepRender render;
+  SweepSink sink;
+  SweepProgress progress;
+};
+
+/// Evaluates the whole grid: each round, thread t evaluates (and renders) block t; the
+/// caller's thread then gives the blocks to the sink in order. Memory: threads x
+/// block_points rows and their text. The compute model's refusals (std::invalid_argument)
+/// and InputErrors propagate to the caller: the first failing point's, whatever the
+/// thread count.
+void run_sweep(const SweepGrid& grid, const SweepRun& run);
+
+}  // namespace dtperf
