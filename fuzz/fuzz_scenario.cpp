@@ -20,6 +20,7 @@ CLI::App& application() {
     dtperf::cli::add_profiles_command(*a);
     dtperf::cli::add_whatif_command(*a);
     dtperf::cli::add_collective_command(*a);
+    dtperf::cli::add_sweep_command(*a);
     dtperf::cli::add_topologies_command(*a);
     return a;
   }();

@@ -171,7 +171,7 @@ expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the 
 expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be above 0 and at most 1000, got '1e308'$" compare --slow-rank 63=1e308
 expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be above 0 and at most 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
 expect 2 "^dtperf: error: --interference: 0.5 is out of range: it must be at least 1$" predict --interference 0.5
-expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, fit, models, profiles, topologies$" predic
+expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, sweep, fit, models, profiles, topologies$" predic
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25
 expect 2 "^dtperf: error: A subcommand is required$"
@@ -256,6 +256,63 @@ PY
 expect 0 'sizes >= 1 MiB: geometric mean \|error\|' collective --profile dgx-a100 --log "$work/ar.txt" --collective all_reduce --nodes 2
 expect 2 "^dtperf: error: --collective: all_scatter not in" collective --collective all_scatter
 expect 2 "^dtperf: error: --max-bytes: 8 is below --min-bytes 1024$" collective -b 1K -e 8
+
+# --- dtperf sweep: a grid streamed as a table, CSV or JSON lines
+expect 0 '^# 12 points' sweep --vary nodes=1:4:x2 --vary nic-gbps=10,100 --vary scheme=all-reduce,ring
+"$dtperf" sweep --vary nodes=1:64:x2 --vary scheme=all-reduce,one-peer-exp,torus --vary nic-gbps=10:100:10 \
+  -o "$work/sweep.csv" >"$work/sweep.out" || fail "sweep -o FILE.csv failed"
+grep -q '^# 210 points written to ' "$work/sweep.out" || fail "sweep -o does not say what it wrote: $(cat "$work/sweep.out")"
+"$dtperf" sweep --vary nodes=1:64:x2 --vary scheme=all-reduce,one-peer-exp,torus --vary nic-gbps=10:100:10 \
+  --json --threads 1 >"$work/sweep1.jsonl" || fail "sweep --json --threads 1 failed"
+"$dtperf" sweep --vary nodes=1:64:x2 --vary scheme=all-reduce,one-peer-exp,torus --vary nic-gbps=10:100:10 \
+  --json --threads 3 >"$work/sweep3.jsonl" || fail "sweep --json --threads 3 failed"
+# The rows (not the header, which records the command line) do not depend on the threads.
+cmp -s <(tail -n +2 "$work/sweep1.jsonl") <(tail -n +2 "$work/sweep3.jsonl") || fail "sweep rows depend on the thread count"
+python3 - "$work/sweep.csv" "$work/sweep1.jsonl" <<'PY' || fail "sweep CSV and JSON lines disagree"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+lines = [json.loads(l) for l in open(sys.argv[2])]
+head, points = lines[0], lines[1:]
+# 7 node counts x 3 schemes x 10 rates, the rate fastest
+assert head["schema"] == "dtperf.sweep/1" and head["points"] == 210 == len(rows) == len(points), head
+assert head["invocation"]["tool"].startswith("dtperf ") and "--threads" in head["invocation"]["arguments"], head
+assert list(rows[0].keys()) == head["columns"] == list(points[0].keys())
+assert [float(r["nic_gbps"]) for r in rows[:10]] == [10 * k for k in range(1, 11)]
+for r, p in zip(rows, points):
+    assert int(r["index"]) == p["index"]
+    if p["iteration_ms"] is None:
+        assert r["iteration_ms"] == "" and r["unavailable_reason"] == p["unavailable_reason"] != ""
+    else:
+        assert abs(float(r["iteration_ms"]) - p["iteration_ms"]) <= 1e-6 * p["iteration_ms"]
+# torus on 1 node of 8 GPUs does not fit (8 = 2 x 4, and 2 is below 4): the row says why
+torus_1 = [p for p in points if p["scheme"] == "torus" and p["nodes"] == 1]
+assert torus_1 and all(p["iteration_ms"] is None and "torus needs" in p["unavailable_reason"] for p in torus_1), torus_1[:1]
+# All-Reduce at 10 Gbit/s gets slower per iteration from 2 to 64 nodes
+ar = [p["iteration_ms"] for p in points if p["scheme"] == "all-reduce" and p["nic_gbps"] == 10 and p["nodes"] >= 2]
+assert ar == sorted(ar), ar
+PY
+expect 0 ' CV ' sweep --vary compute-cv=0,0.1 --vary nodes=2 --sim-iterations 100 --format table
+expect 0 'p99' sweep --vary compute-cv=0,0.1 --vary nodes=2 --sim-iterations 100
+expect 0 'gpt2-xl' sweep --vary model=resnet50,gpt2-xl --profile dgx-a100 --dtype fp16
+expect 0 'NIC-rate' sweep --vary nic-gbps=1,10,100 --vary scheme=all-reduce,ring --plot "$work/sweep.svg"
+grep -q 'iteration (ms)' "$work/sweep.svg" || fail "sweep.svg lacks its axis label"
+if command -v rsvg-convert >/dev/null; then
+  rsvg-convert "$work/sweep.svg" -o "$work/sweep.png" && [ -s "$work/sweep.png" ] || fail "sweep.svg does not render"
+fi
+expect 2 "^dtperf: error: --vary: unknown axis 'node' \(did you mean 'nodes'\?\)" sweep --vary node=1,2
+expect 2 "^dtperf: error: --vary: nodes: '8:1': the range ends before it starts$" sweep --vary nodes=8:1
+expect 2 "^dtperf: error: --vary: nic-gbps=0 is outside \(0, 1000000\]$" sweep --vary nic-gbps=0,10 -o "$work/never.csv"
+[ -e "$work/never.csv" ] && fail "a refused sweep left $work/never.csv"
+expect 2 "the grid has more than 1000000000 points" sweep --vary nodes=1:10000 --vary nic-gbps=1:10000 --vary batch-per-gpu=1:100
+expect 2 "^dtperf: error: --output: '.*sweep.xlsx': the format follows the extension" sweep --vary nodes=1,2 -o "$work/sweep.xlsx"
+expect 2 "^dtperf: error: --plot: the chart needs a numeric axis" sweep --vary scheme=all --plot "$work/never.svg"
+cat >"$work/sweep-scenario.json" <<'JSON'
+{"schema": "dtperf.scenario/1", "command": "sweep",
+ "options": {"profile": "a100x4-ib100", "model": "transformer-base", "vary": ["nodes=2:16:x2", "scheme=all-reduce,alternating-exp-ring"], "format": "csv"}}
+JSON
+expect 0 '^index,model,scheme,nodes' run "$work/sweep-scenario.json"
+sed 's/nodes=2:16:x2/nodes=2:16:y2/' "$work/sweep-scenario.json" >"$work/bad-sweep-scenario.json"
+expect 2 "bad-sweep-scenario.json: at /options/vary: nodes: '16:y2' is not a number|bad-sweep-scenario.json: at /options/vary.*'y2' is not a number" run "$work/bad-sweep-scenario.json"
 
 # --- dtperf fit --runs: measured training runs to a fitted profile
 cat >"$work/runs.json" <<'RUNS'

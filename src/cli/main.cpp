@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "invocation.hpp"
 #include "dtperf/error.hpp"
 #include "scenario_file.hpp"
 #include "sources.hpp"
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
       "dtperf: how long one training iteration takes on your cluster, where the time goes, and\n"
       "whether decentralized (gossip) training would be faster."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dtperf 0.1.0");
+  app.set_version_flag("--version", dtperf::cli::kToolVersion);
   // Options given twice (a scenario file's, then the command line's) keep the last.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.footer("dtperf run SCENARIO.json [OPTIONS...] runs a scenario file (see scenarios/).");
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   dtperf::cli::add_advise_command(app);
   dtperf::cli::add_whatif_command(app);
   dtperf::cli::add_collective_command(app);
+  dtperf::cli::add_sweep_command(app);
   dtperf::cli::add_fit_command(app);
   dtperf::cli::add_models_command(app);
   dtperf::cli::add_profiles_command(app);
@@ -79,6 +81,7 @@ int main(int argc, char** argv) {
   std::string scenario;  // the scenario file being run, if any
   dtperf::cli::ValueSources sources;  // where option values came from, for messages
   std::vector<std::string> args(argv + 1, argv + argc);
+  dtperf::cli::record_invocation(args, !args.empty() && args.front() == "run" && args.size() > 1 ? args[1] : "");
   if (!args.empty() && !args.front().empty() && args.front().front() != '-') {
     const std::vector<std::string> names = command_names(app);
     if (std::find(names.begin(), names.end(), args.front()) == names.end()) {

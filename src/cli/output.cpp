@@ -33,6 +33,34 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
+StreamedFile::StreamedFile(std::string path)
+    : path_(std::move(path)), temporary_(path_ + ".tmp." + std::to_string(::getpid())) {
+  guard_ = std::make_unique<io::TemporaryFileGuard>(temporary_);
+  out_.open(temporary_, std::ios::binary | std::ios::trunc);
+  if (!out_) throw InputError(path_, "", "cannot create the output file");
+}
+
+StreamedFile::~StreamedFile() {
+  if (committed_) return;
+  out_.close();
+  std::remove(temporary_.c_str());
+}
+
+void StreamedFile::write(const std::string& text) {
+  out_ << text;
+  if (!out_) throw InputError(path_, "", "write error (disk full?)");
+}
+
+void StreamedFile::commit() {
+  out_.flush();
+  if (!out_) throw InputError(path_, "", "write error (disk full?)");
+  out_.close();
+  if (std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    throw InputError(path_, "", "cannot move the finished output into place");
+  }
+  committed_ = true;
+}
+
 void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json) {
   if (!output.output_path.empty()) write_file_atomically(output.output_path, json_text(json));
   if (output.json) {

@@ -1,9 +1,12 @@
 #pragma once
 // Where a command's report goes: the table on stdout, or JSON on stdout (--json), and
 // with -o FILE the JSON into a file that appears whole or not at all.
+#include <fstream>
+#include <memory>
 #include <string>
 
 #include "dtperf/io/json_reader.hpp"
+#include "dtperf/io/temporary_file_guard.hpp"
 #include "options.hpp"
 
 namespace dtperf::cli {
@@ -11,6 +14,26 @@ namespace dtperf::cli {
 /// Writes through a temporary file in the same folder and renames it into place, so a
 /// failed write leaves no partial file. Failure is an InputError on the path.
 void write_file_atomically(const std::string& path, const std::string& content);
+
+/// A file written piece by piece (a sweep's rows) that appears whole or not at all: the
+/// pieces go to a temporary file in the same folder, commit() renames it into place, and
+/// a StreamedFile destroyed before commit() (an error on the way) removes it.
+class StreamedFile {
+ public:
+  explicit StreamedFile(std::string path);
+  ~StreamedFile();
+  StreamedFile(const StreamedFile&) = delete;
+  StreamedFile& operator=(const StreamedFile&) = delete;
+  void write(const std::string& text);
+  void commit();
+
+ private:
+  std::string path_;
+  std::string temporary_;
+  std::unique_ptr<io::TemporaryFileGuard> guard_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
 
 void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json);
 

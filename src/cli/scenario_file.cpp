@@ -38,7 +38,7 @@ ScenarioArguments scenario_arguments(const CLI::App& app, const io::Json& json, 
     r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads 'dtperf.scenario/1'", schema));
   }
   r.optional_string("description");
-  const std::vector<std::string> commands = {"predict", "compare", "advise", "whatif", "collective", "fit", "models", "profiles", "topologies"};
+  const std::vector<std::string> commands = {"predict", "compare", "advise", "whatif", "collective", "sweep", "fit", "models", "profiles", "topologies"};
   const std::string command = r.choice("command", commands);
   const CLI::App* sub = app.get_subcommand(command);
 

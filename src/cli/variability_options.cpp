@@ -69,7 +69,7 @@ Variability VariabilityCliOptions::resolve(const ClusterProfile& cluster) const 
     v.law = NoiseLaw::empirical;
     for (const double t : times) v.empirical_factors.push_back(t / mean);
   } else if (cv_ > 0.0) {
-    v.law = law_ == "lognormal" ? NoiseLaw::lognormal : NoiseLaw::normal;
+    v.law = law();
     v.cv = cv_;
   }
   for (const auto& text : slow_ranks_) v.slow_ranks.push_back(index_factor(text, "--slow-rank", "rank", cluster.ranks()));

@@ -16,6 +16,8 @@ struct VariabilityCliOptions {
   /// Checks the values against the cluster (rank and node indices) and reads the file of
   /// measured times; InputError on any problem.
   Variability resolve(const ClusterProfile& cluster) const;
+  /// The law --cv-law names (also when no CV is given: a sweep's compute-cv axis uses it).
+  NoiseLaw law() const { return law_ == "lognormal" ? NoiseLaw::lognormal : NoiseLaw::normal; }
 
  private:
   double cv_ = 0.0;

@@ -1,0 +1,309 @@
+// dtperf sweep: a grid of what-ifs for capacity planning. Every option of predict sets
+// the base; each --vary NAME=VALUES turns one of them into an axis; every point of the
+// product is predicted and streamed as JSON lines, CSV or a table, in constant memory,
+// on all cores, in the same order whatever the thread count.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "analysis_options.hpp"
+#include "checks.hpp"
+#include "commands.hpp"
+#include "dtperf/error.hpp"
+#include "dtperf/io/model_files.hpp"
+#include "dtperf/io/svg_chart.hpp"
+#include "dtperf/io/sweep_rows.hpp"
+#include "dtperf/sweep.hpp"
+#include "invocation.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "summary.hpp"
+#include "sweep_axes.hpp"
+
+namespace dtperf::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The most points a chart takes (each is kept until the chart is drawn).
+constexpr std::uint64_t kMaxPlotPoints = 100'000;
+constexpr std::size_t kMaxPlotSeries = 12;
+
+struct SweepOptions : AnalysisCliOptions {
+  std::vector<std::string> vary;
+  std::string format = "auto";
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool quiet = false;
+  std::string plot_y = "iteration-ms";
+};
+
+io::RowFormat output_format(const SweepOptions& o) {
+  if (o.format == "csv") return io::RowFormat::csv;
+  if (o.format == "jsonl") return io::RowFormat::jsonl;
+  if (o.format == "table") return io::RowFormat::table;
+  if (o.output.json) return io::RowFormat::jsonl;
+  const std::string& path = o.output.output_path;
+  if (path.empty()) return io::RowFormat::table;
+  if (path.ends_with(".csv")) return io::RowFormat::csv;
+  if (path.ends_with(".jsonl") || path.ends_with(".json") || path.ends_with(".ndjson")) return io::RowFormat::jsonl;
+  if (path.ends_with(".txt")) return io::RowFormat::table;
+  throw InputError::in_input("output", fmt::format("'{}': the format follows the extension (.csv, .jsonl, .json or "
+                                                   ".txt); give one, or --format",
+                                                   path));
+}
+
+io::Json axes_json(const SweepAxes& a, const std::vector<std::string>& models) {
+  io::Json json = io::Json::object();
+  if (!models.empty()) json["model"] = models;
+  if (!a.schemes.empty()) {
+    io::Json names = io::Json::array();
+    for (const Scheme& s : a.schemes) names.push_back(s.name());
+    json["scheme"] = names;
+  }
+  if (!a.nodes.empty()) json["nodes"] = a.nodes;
+  if (!a.gpus_per_node.empty()) json["gpus_per_node"] = a.gpus_per_node;
+  if (!a.nic_gbps.empty()) json["nic_gbps"] = a.nic_gbps;
+  if (!a.inter_latency_us.empty()) json["inter_latency_us"] = a.inter_latency_us;
+  if (!a.batch_per_gpu.empty()) json["batch_per_gpu"] = a.batch_per_gpu;
+  if (!a.compression_ratio.empty()) json["compression_ratio"] = a.compression_ratio;
+  if (!a.compute_cv.empty()) json["compute_cv"] = a.compute_cv;
+  return json;
+}
+
+// The chart: y against the first numeric axis the grid varies, one line per combination
+// of the other varied axes.
+class SweepPlot {
+ public:
+  SweepPlot(const SweepGrid& grid, std::string y) : grid_(grid), y_(std::move(y)) {
+    const SweepAxes& a = grid.axes();
+    const std::pair<const char*, std::size_t> numeric[] = {
+        {"nodes", a.nodes.size()},        {"gpus-per-node", a.gpus_per_node.size()},
+        {"nic-gbps", a.nic_gbps.size()},  {"inter-latency-us", a.inter_latency_us.size()},
+        {"batch-per-gpu", a.batch_per_gpu.size()}, {"compression", a.compression_ratio.size()},
+        {"compute-cv", a.compute_cv.size()}};
+    for (const auto& [name, size] : numeric) {
+      if (size > 1) {
+        x_ = name;
+        break;
+      }
+    }
+    if (x_.empty()) {
+      throw InputError::in_input("plot", "the chart needs a numeric axis with two values or more (e.g. --vary nodes=1:64:x2)");
+    }
+    if (grid.size() > kMaxPlotPoints) {
+      throw InputError::in_input("plot", fmt::format("{} points are too many to draw (at most {}); sweep fewer, or write "
+                                                     "the rows and plot them elsewhere",
+                                                     grid.size(), kMaxPlotPoints));
+    }
+  }
+
+  void add(const SweepRow& row) {
+    if (!row.available) return;
+    const SweepPoint& p = row.point;
+    const double x = x_value(p);
+    const double y = y_ == "scaling" ? row.iteration.scaling_factor * 100.0
+                     : y_ == "throughput" ? row.iteration.throughput_samples_per_s
+                                          : row.iteration.iteration_s * 1e3;
+    const std::string label = series_label(p);
+    auto it = series_.find(label);
+    if (it == series_.end()) {
+      if (series_.size() == kMaxPlotSeries) {
+        throw InputError::in_input("plot", fmt::format("more than {} lines (one per combination of the axes other than "
+                                                       "{}); vary fewer axes",
+                                                       kMaxPlotSeries, x_));
+      }
+      order_.push_back(label);
+      it = series_.emplace(label, std::vector<std::pair<double, double>>{}).first;
+    }
+    it->second.emplace_back(x, y);
+  }
+
+  std::string render(const Loaded& loaded) const {
+    io::LineChart chart;
+    const std::string unit = x_ == "nic-gbps" ? " (Gbit/s)" : x_ == "inter-latency-us" ? " (us)" : "";
+    chart.x_label = fmt::format("{}{}", x_, unit);
+    chart.y_label = y_ == "scaling" ? "scaling factor (%)" : y_ == "throughput" ? "throughput (samples/s)" : "iteration (ms)";
+    chart.title = fmt::format("{} on {}: sweep of {}", loaded.model.name, loaded.profile.name, x_);
+    double low = 0.0;
+    for (const std::string& label : order_) {
+      io::ChartSeries series{label, series_.at(label)};
+      std::sort(series.points.begin(), series.points.end());
+      for (const auto& point : series.points) low = low == 0.0 ? point.first : std::min(low, point.first);
+      chart.series.push_back(std::move(series));
+    }
+    const std::string_view x = x_;
+    chart.log_x = low > 0.0 && (x == "nodes" || x == "gpus-per-node" || x == "nic-gbps" || x == "compression");
+    return io::render_svg(chart);
+  }
+
+ private:
+  double x_value(const SweepPoint& p) const {
+    if (x_ == "nodes") return p.nodes;
+    if (x_ == "gpus-per-node") return p.gpus_per_node;
+    if (x_ == "nic-gbps") return p.nic_gbps;
+    if (x_ == "inter-latency-us") return p.inter_latency_us;
+    if (x_ == "batch-per-gpu") return p.batch_per_gpu;
+    if (x_ == "compression") return p.compression_ratio;
+    return p.compute_cv;
+  }
+
+  std::string series_label(const SweepPoint& p) const {
+    const SweepAxes& a = grid_.axes();
+    std::string label;
+    const auto add = [&](bool varied, const std::string& text) {
+      if (!varied) return;
+      if (!label.empty()) label += ", ";
+      label += text;
+    };
+    add(a.models.size() > 1, p.model->name);
+    add(a.schemes.size() > 1, p.scheme->name());
+    add(a.nodes.size() > 1 && x_ != "nodes", fmt::format("{} nodes", p.nodes));
+    add(a.gpus_per_node.size() > 1 && x_ != "gpus-per-node", fmt::format("{} GPUs/node", p.gpus_per_node));
+    add(a.nic_gbps.size() > 1 && x_ != "nic-gbps", fmt::format("{:g} Gbit/s", p.nic_gbps));
+    add(a.inter_latency_us.size() > 1 && x_ != "inter-latency-us", fmt::format("{:g} us", p.inter_latency_us));
+    add(a.batch_per_gpu.size() > 1 && x_ != "batch-per-gpu", fmt::format("batch {:g}", p.batch_per_gpu));
+    add(a.compression_ratio.size() > 1 && x_ != "compression", fmt::format("{:g}x", p.compression_ratio));
+    add(a.compute_cv.size() > 1 && x_ != "compute-cv", fmt::format("CV {:g}", p.compute_cv));
+    return label.empty() ? p.scheme->name() : label;
+  }
+
+  const SweepGrid& grid_;
+  std::string y_;
+  std::string x_;
+  std::vector<std::string> order_;
+  std::map<std::string, std::vector<std::pair<double, double>>> series_;
+};
+
+void run(SweepOptions& o) {
+  o.resolve();
+  const AxisSpecs specs = parse_axes(o.vary);
+  const Loaded loaded = load_inputs(o.model);
+  std::optional<AnchorResult> anchored;
+  Evaluator evaluator = o.make_evaluator(loaded, anchored);
+  const WorkloadOptions& base_workload = evaluator.setup().workload;
+  if (!specs.models.empty() && (anchored || base_workload.forward_scale != 1.0 || base_workload.backward_scale != 1.0)) {
+    throw InputError::in_input("vary", fmt::format("model: the compute scale {} belongs to {}; sweep other models without it",
+                                                   anchored ? "fitted to --measured-iteration-ms" : "of the profile's runs fit",
+                                                   loaded.model.name));
+  }
+  std::deque<ModelSpec> models;  // stable addresses for the grid
+  SweepAxes axes = specs.axes;
+  for (const std::string& name : specs.models) {
+    models.push_back(name == loaded.model.name || name == o.model.model ? loaded.model : io::load_model(name));
+    axes.models.push_back(&models.back());
+  }
+  const io::RowFormat format = output_format(o);
+  Setup base = evaluator.setup();
+  if (!axes.compute_cv.empty() && base.variability.law == NoiseLaw::none) base.variability.law = o.variability.law();
+  const SweepGrid grid(std::move(base), std::move(axes));
+  const io::SweepWriter writer(format, grid);
+  std::optional<SweepPlot> plot;
+  if (!o.output.plot_path.empty()) plot.emplace(grid, o.plot_y);
+
+  std::optional<StreamedFile> file;
+  if (!o.output.output_path.empty()) file.emplace(o.output.output_path);
+  const auto emit = [&](const std::string& text) {
+    if (file) {
+      file->write(text);
+    } else {
+      std::cout << text;
+    }
+  };
+
+  std::string text = writer.header();
+  if (format == io::RowFormat::jsonl) {
+    const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
+    io::Json header = run_json("sweep", loaded, request, o.model, anchored);
+    header["schema"] = "dtperf.sweep/1";
+    header["invocation"] = invocation_json();
+    header["axes"] = axes_json(grid.axes(), specs.models);
+    header["points"] = grid.size();
+    header["columns"] = io::sweep_column_names();
+    if (evaluator.setup().variability.any() || !grid.axes().compute_cv.empty()) {
+      header["seed"] = evaluator.setup().variability.seed;
+    }
+    text = header.dump() + "\n";
+  } else if (format == io::RowFormat::table) {
+    text = run_header("sweep", loaded, compute_request(loaded.model, o.model.workload, loaded.profile.ranks()), o.model,
+                      anchored) +
+           variability_header(evaluator.setup().variability) + fmt::format("# {} points\n", grid.size()) + text;
+  }
+  emit(text);
+
+  const auto start = Clock::now();
+  auto last_report = start;
+  bool reported = false;
+  const auto progress = [&](std::uint64_t done, std::uint64_t total) {
+    const auto now = Clock::now();
+    if (o.quiet || now - last_report < std::chrono::seconds(1)) return;
+    last_report = now;
+    reported = true;
+    std::cerr << fmt::format("dtperf: sweep: {} of {} points ({:.0f} %)\n", done, total, 100.0 * done / total);
+  };
+  SweepRun sweep;
+  sweep.threads = o.threads;
+  sweep.render = [&](std::span<const SweepRow> rows, std::string& out) {
+    for (const SweepRow& row : rows) writer.append(out, row);
+  };
+  sweep.sink = [&](std::span<const SweepRow> rows, const std::string& rendered) {
+    if (plot) {
+      for (const SweepRow& row : rows) plot->add(row);
+    }
+    emit(rendered);
+  };
+  sweep.progress = progress;
+  run_sweep(grid, sweep);
+  if (file) file->commit();
+  if (plot) write_file_atomically(o.output.plot_path, plot->render(loaded));
+  if (reported) {
+    std::cerr << fmt::format("dtperf: sweep: {} points in {:.1f} s\n", grid.size(),
+                             std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  if (file && !o.output.json) {
+    std::cout << fmt::format("# {} points written to {}\n", grid.size(), o.output.output_path);
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto options = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "A grid of what-ifs for capacity planning: every option of predict sets the base, each --vary NAME=VALUES\n"
+      "turns one into an axis (model, scheme, nodes, gpus-per-node, nic-gbps, inter-latency-us, batch-per-gpu,\n"
+      "compression, compute-cv), and every point of the product is predicted. Rows stream as a table, JSON lines\n"
+      "or CSV (-o FILE.csv), in the same order whatever the thread count.");
+  options->add_to(*cmd);
+  options->output.add_plot_to(*cmd);
+  cmd->add_option("--vary", options->vary,
+                  "An axis: NAME=VALUES, VALUES a comma list whose items may be ranges START:END[:STEP] or "
+                  "START:END:xFACTOR (e.g. nodes=1:64:x2, nic-gbps=10,25,100, scheme=all)")
+      ->type_name("NAME=VALUES")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group("Sweep");
+  cmd->add_option("--format", options->format, "Rows as a table, JSON lines or CSV (auto: from -o's extension; --json: JSON lines)")
+      ->type_name("auto|table|jsonl|csv")
+      ->check(CLI::IsMember({"auto", "table", "jsonl", "csv"}))
+      ->capture_default_str()
+      ->group("Sweep");
+  cmd->add_option("--threads", options->threads, "Threads evaluating points (default: the cores)")
+      ->type_name("N")
+      ->check(count_up_to(1024))
+      ->group("Sweep");
+  cmd->add_option("--plot-y", options->plot_y, "What --plot draws against the first numeric axis")
+      ->type_name("iteration-ms|scaling|throughput")
+      ->check(CLI::IsMember({"iteration-ms", "scaling", "throughput"}))
+      ->capture_default_str()
+      ->group("Sweep");
+  cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr (printed each second for grids that take longer)")
+      ->group("Sweep");
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace dtperf::cli

@@ -1,0 +1,19 @@
+#pragma once
+// What the program was run with, kept for the provenance in reports: the tool's version,
+// the arguments as given and the scenario file they came from, if any.
+#include <string>
+#include <vector>
+
+#include "dtperf/io/json_reader.hpp"
+
+namespace dtperf::cli {
+
+inline constexpr const char* kToolVersion = "dtperf 0.1.0";
+
+/// Called once by main, before the command runs.
+void record_invocation(std::vector<std::string> arguments, std::string scenario);
+
+/// {"tool": "dtperf 0.1.0", "arguments": [...], "scenario": FILE (when one was run)}.
+io::Json invocation_json();
+
+}  // namespace dtperf::cli

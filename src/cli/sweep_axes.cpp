@@ -1,0 +1,159 @@
+#include "sweep_axes.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "dtperf/error.hpp"
+#include "dtperf/topology.hpp"
+
+namespace dtperf::cli {
+
+namespace {
+
+const std::vector<std::string> kAxisNames = {"model",         "scheme",      "nodes",
+                                             "gpus-per-node", "nic-gbps",    "inter-latency-us",
+                                             "batch-per-gpu", "compression", "compute-cv"};
+
+[[noreturn]] void refuse(const std::string& axis, const std::string& reason) {
+  throw InputError::in_input("vary", axis.empty() ? reason : fmt::format("{}: {}", axis, reason));
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+double number(const std::string& axis, const std::string& text) {
+  double value = 0.0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    refuse(axis, fmt::format("'{}' is not a number", text));
+  }
+  return value;
+}
+
+void push(const std::string& axis, std::vector<double>& out, double value) {
+  if (out.size() >= kMaxAxisValues) refuse(axis, fmt::format("more than {} values", kMaxAxisValues));
+  out.push_back(value);
+}
+
+void expand_item(const std::string& axis, const std::string& item, std::vector<double>& out) {
+  const std::vector<std::string> parts = split(item, ':');
+  if (parts.size() == 1) {
+    push(axis, out, number(axis, item));
+    return;
+  }
+  if (parts.size() > 3) refuse(axis, fmt::format("'{}': a range is START:END[:STEP] or START:END:xFACTOR", item));
+  const double start = number(axis, parts[0]);
+  const double end = number(axis, parts[1]);
+  if (end < start) refuse(axis, fmt::format("'{}': the range ends before it starts", item));
+  const double slack = 1e-9 * std::max(std::abs(start), std::abs(end));
+  if (parts.size() == 3 && !parts[2].empty() && parts[2].front() == 'x') {
+    const double factor = number(axis, parts[2].substr(1));
+    if (!(factor > 1.0)) refuse(axis, fmt::format("'{}': the factor must be greater than 1", item));
+    if (!(start > 0.0)) refuse(axis, fmt::format("'{}': a geometric range starts above 0", item));
+    for (int k = 0;; ++k) {
+      const double value = start * std::pow(factor, k);
+      if (value > end + slack) break;
+      push(axis, out, value);
+    }
+    return;
+  }
+  const double step = parts.size() == 3 ? number(axis, parts[2]) : 1.0;
+  if (!(step > 0.0)) refuse(axis, fmt::format("'{}': the step must be greater than 0", item));
+  if ((end - start) / step >= static_cast<double>(kMaxAxisValues)) {
+    refuse(axis, fmt::format("'{}': more than {} values", item, kMaxAxisValues));
+  }
+  for (std::int64_t k = 0;; ++k) {
+    const double value = start + static_cast<double>(k) * step;  // no accumulated rounding
+    if (value > end + slack) break;
+    push(axis, out, value);
+  }
+}
+
+std::vector<int> integers(const std::string& axis, const std::vector<double>& values) {
+  std::vector<int> out;
+  for (const double v : values) {
+    if (v != std::round(v) || v < 1 || v > 2'147'483'647.0) {
+      refuse(axis, fmt::format("{} is not a whole number of at least 1", v));
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::vector<Scheme> schemes(const std::string& values) {
+  std::vector<std::string> known = {"all-reduce", "sgp"};
+  for (const auto& t : topologies()) known.emplace_back(t.name);
+  std::vector<Scheme> out;
+  for (const std::string& name : split(values, ',')) {
+    if (name == "all") {
+      for (const std::string& k : known) out.push_back(*parse_scheme(k));
+      continue;
+    }
+    const auto scheme = parse_scheme(name);
+    if (!scheme) {
+      refuse("scheme", fmt::format("unknown scheme '{}'{}; expected all or one of: {}", name, did_you_mean(name, known),
+                                   join_names(known)));
+    }
+    out.push_back(*scheme);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> expand_numbers(const std::string& axis, const std::string& values) {
+  std::vector<double> out;
+  for (const std::string& item : split(values, ',')) expand_item(axis, item, out);
+  return out;
+}
+
+AxisSpecs parse_axes(const std::vector<std::string>& vary) {
+  AxisSpecs specs;
+  SweepAxes& a = specs.axes;
+  std::set<std::string> seen;
+  for (const std::string& spec : vary) {
+    const std::size_t eq = spec.find('=');
+    if (eq == std::string::npos) refuse("", fmt::format("'{}' is not NAME=VALUES", spec));
+    const std::string name = spec.substr(0, eq);
+    const std::string values = spec.substr(eq + 1);
+    if (std::find(kAxisNames.begin(), kAxisNames.end(), name) == kAxisNames.end()) {
+      refuse("", fmt::format("unknown axis '{}'{}; axes: {}", name, did_you_mean(name, kAxisNames), join_names(kAxisNames)));
+    }
+    if (!seen.insert(name).second) refuse(name, "the axis is given twice");
+    if (values.empty()) refuse(name, "no values");
+    if (name == "model") {
+      specs.models = split(values, ',');
+    } else if (name == "scheme") {
+      a.schemes = schemes(values);
+    } else if (name == "nodes") {
+      a.nodes = integers(name, expand_numbers(name, values));
+    } else if (name == "gpus-per-node") {
+      a.gpus_per_node = integers(name, expand_numbers(name, values));
+    } else if (name == "nic-gbps") {
+      a.nic_gbps = expand_numbers(name, values);
+    } else if (name == "inter-latency-us") {
+      a.inter_latency_us = expand_numbers(name, values);
+    } else if (name == "batch-per-gpu") {
+      a.batch_per_gpu = expand_numbers(name, values);
+    } else if (name == "compression") {
+      a.compression_ratio = expand_numbers(name, values);
+    } else {
+      a.compute_cv = expand_numbers(name, values);
+    }
+  }
+  return specs;
+}
+
+}  // namespace dtperf::cli
