@@ -257,6 +257,22 @@ expect 0 'sizes >= 1 MiB: geometric mean \|error\|' collective --profile dgx-a10
 expect 2 "^dtperf: error: --collective: all_scatter not in" collective --collective all_scatter
 expect 2 "^dtperf: error: --max-bytes: 8 is below --min-bytes 1024$" collective -b 1K -e 8
 
+# --- -o FILE.csv: the report's records (schemes, rates, sizes...) as CSV, not JSON
+"$dtperf" compare -o "$work/compare.csv" >/dev/null || fail "compare -o FILE.csv failed"
+"$dtperf" compare --json >"$work/compare.json" || fail "compare --json failed"
+python3 - "$work/compare.csv" "$work/compare.json" <<'PY' || fail "compare -o FILE.csv is not the schemes as CSV"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+schemes = json.load(open(sys.argv[2]))["schemes"]
+assert [r["scheme"] for r in rows] == [s["scheme"] for s in schemes], rows[:1]
+for r, s in zip(rows, schemes):
+    if s["available"]:
+        assert float(r["result.iteration_ms"]) == s["result"]["iteration_ms"]
+PY
+"$dtperf" whatif -o "$work/whatif.csv" >/dev/null && head -1 "$work/whatif.csv" | grep -q 'at_line_rate.iteration_ms' \
+  || fail "whatif -o FILE.csv lacks the flattened rate columns"
+expect 2 "^dtperf: error: --output: a profile is JSON; give a .json file" fit x.txt -o "$work/profile.csv"
+
 # --- dtperf sweep: a grid streamed as a table, CSV or JSON lines
 expect 0 '^# 12 points' sweep --vary nodes=1:4:x2 --vary nic-gbps=10,100 --vary scheme=all-reduce,ring
 "$dtperf" sweep --vary nodes=1:64:x2 --vary scheme=all-reduce,one-peer-exp,torus --vary nic-gbps=10:100:10 \

@@ -8,6 +8,7 @@
 
 #include "../src/cli/sweep_axes.hpp"
 #include "dtperf/error.hpp"
+#include "dtperf/io/csv.hpp"
 #include "dtperf/io/json_reader.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/sweep_rows.hpp"
@@ -248,4 +249,18 @@ TEST_CASE("sweep rows: CSV, JSON lines and the table from one column list", "[sw
   table.append(table_row, rows[1]);
   CHECK(table_row.find(" - ") != std::string::npos);
   CHECK(table_row.find("needs a power-of-two") != std::string::npos);
+}
+
+TEST_CASE("reports as CSV: records flattened, columns in the order first met", "[io][csv]") {
+  const io::Json records = io::parse_json_text(R"([
+    {"scheme": "all-reduce", "iteration_ms": 12.5, "at": {"line_rate": 1, "x": null}},
+    {"scheme": "ring, \"fast\"", "steps": [1, 2], "iteration_ms": 10}
+  ])", "records");
+  // nlohmann objects keep their keys sorted: at.line_rate, at.x, iteration_ms, scheme; then steps.
+  CHECK(io::csv_from_records(records) ==
+        "at.line_rate,at.x,iteration_ms,scheme,steps\n"
+        "1,,12.5,all-reduce,\n"
+        ",,10,\"ring, \"\"fast\"\"\",\"[1,2]\"\n");
+  CHECK(io::csv_from_records(io::parse_json_text(R"({"a": true})", "one")) == "a\ntrue\n");
+  CHECK_THROWS_AS(io::csv_from_records(io::parse_json_text("[1]", "bad")), std::invalid_argument);
 }

@@ -175,7 +175,7 @@ void run(const CollectiveCliOptions& o) {
   }
   OutputOptions output;
   output.json = o.json;
-  emit_report(output, text, json);
+  emit_report(output, text, json, "/rows");
 }
 
 }  // namespace

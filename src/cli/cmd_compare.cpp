@@ -28,7 +28,7 @@ void run(AnalysisCliOptions& o) {
     json["schemes"].push_back(io::scheme_outcome_json(outcome, outcomes.front().iteration.iteration_s));
   }
   const std::string text = run_header("compare", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + io::compare_table(outcomes);
-  emit_report(o.output, text, json);
+  emit_report(o.output, text, json, "/schemes");
   if (!o.output.plot_path.empty()) {
     io::BarChart chart;
     chart.title = fmt::format("{} on {} x {} ({} GPUs): time per iteration", loaded.model.name, loaded.profile.nodes,

@@ -277,7 +277,10 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->output,
                   "Where to write the profile (written whole or not at all; for calibration inputs, required "
                   "unless --json prints the profile in the report)")
-      ->type_name("PROFILE.json");
+      ->type_name("PROFILE.json")
+      ->check(CLI::Validator([](const std::string& path) {
+        return path.ends_with(".csv") ? std::string("a profile is JSON; give a .json file") : std::string();
+      }, "PROFILE.json"));
   cmd->add_option("--base", o->base, "Profile for what was not measured (GPU peaks, link rates): a built-in name or a file")
       ->type_name("PROFILE");
   cmd->add_option("--name", o->name, "Name of the new profile (default: BASE-calibrated, or 'calibrated')");

@@ -37,7 +37,7 @@ void run(const OutputOptions& output) {
                       {"description", m.description},
                       {"citation", m.citation}});
   }
-  emit_report(output, table.render(), {{"schema", io::kReportSchema}, {"command", "models"}, {"models", models}});
+  emit_report(output, table.render(), {{"schema", io::kReportSchema}, {"command", "models"}, {"models", models}}, "/models");
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ void run(PredictOptions& o) {
   text += "\n" + io::iteration_tables(outcome.iteration, loaded.model.sample_unit);
   if (outcome.variability) text += "\n" + io::variability_table(*outcome.variability);
   if (!outcome.steps.empty()) text += "\n" + io::step_traffic_table(outcome.steps);
-  emit_report(o.output, text, json);
+  emit_report(o.output, text, json, "/result");
 }
 
 }  // namespace

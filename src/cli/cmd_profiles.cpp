@@ -23,7 +23,7 @@ void run(const OutputOptions& output) {
                    io::fixed(p.inter.nic_gbps, 0), io::fixed(p.inter.transport_efficiency, 2), p.provenance.source});
     profiles.push_back(io::profile_to_json(p));
   }
-  emit_report(output, table.render(), {{"schema", io::kReportSchema}, {"command", "profiles"}, {"profiles", profiles}});
+  emit_report(output, table.render(), {{"schema", io::kReportSchema}, {"command", "profiles"}, {"profiles", profiles}}, "/profiles");
 }
 
 }  // namespace

@@ -76,7 +76,8 @@ void run(const TopologiesOptions& o) {
                {"command", "topologies"},
                {"gpus", o.gpus},
                {"gpus_per_node", o.gpus_per_node},
-               {"topologies", list}});
+               {"topologies", list}},
+              "/topologies");
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ void run(WhatifOptions& o) {
                                     *win.nodes, win.speedup)
                       : fmt::format("# {} does not beat all-reduce on up to {} nodes\n", scheme->name(), o.max_nodes);
   }
-  emit_report(o.output, text, json);
+  emit_report(o.output, text, json, "/rates");
   if (!o.output.plot_path.empty()) {
     io::LineChart chart;
     chart.title = fmt::format("{}, {} on {} x {} ({} GPUs)", loaded.model.name, scheme->name(), loaded.profile.nodes,

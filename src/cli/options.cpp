@@ -129,7 +129,7 @@ void OutputOptions::add_plot_to(CLI::App& app) {
 
 void OutputOptions::add_to(CLI::App& app) {
   app.add_flag("--json", json, "Print JSON instead of a table");
-  app.add_option("-o,--output", output_path, "Write the report to FILE (JSON; written whole or not at all)")
+  app.add_option("-o,--output", output_path, "Write the report to FILE: JSON, or for FILE.csv one row per scheme, rate, size... (written whole or not at all)")
       ->type_name("FILE");
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "dtperf/error.hpp"
+#include "dtperf/io/csv.hpp"
 #include "dtperf/io/temporary_file_guard.hpp"
 
 namespace dtperf::cli {
@@ -61,8 +62,13 @@ void StreamedFile::commit() {
   committed_ = true;
 }
 
-void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json) {
-  if (!output.output_path.empty()) write_file_atomically(output.output_path, json_text(json));
+void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json,
+                 const char* csv_records) {
+  if (output.output_path.ends_with(".csv")) {
+    write_file_atomically(output.output_path, io::csv_from_records(json.at(io::Json::json_pointer(csv_records))));
+  } else if (!output.output_path.empty()) {
+    write_file_atomically(output.output_path, json_text(json));
+  }
   if (output.json) {
     std::cout << json_text(json);
   } else {

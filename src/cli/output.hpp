@@ -1,6 +1,7 @@
 #pragma once
 // Where a command's report goes: the table on stdout, or JSON on stdout (--json), and
-// with -o FILE the JSON into a file that appears whole or not at all.
+// with -o FILE the JSON (or, for FILE.csv, its records as CSV) into a file that appears
+// whole or not at all.
 #include <fstream>
 #include <memory>
 #include <string>
@@ -35,7 +36,11 @@ class StreamedFile {
   bool committed_ = false;
 };
 
-void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json);
+/// The table (or with --json the JSON) on stdout; with -o FILE the JSON, or with
+/// -o FILE.csv the records at the JSON pointer `csv_records` as CSV (io/csv.hpp: one row per
+/// scheme, rate, size...).
+void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json,
+                 const char* csv_records);
 
 /// Stable JSON text (2-space indent, trailing newline).
 std::string json_text(const io::Json& json);

@@ -1,5 +1,7 @@
 #include "dtperf/io/sweep_rows.hpp"
 
+#include "dtperf/io/csv.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,19 +77,6 @@ int table_width(const Column& c) {
 }
 
 bool percent_column(const Column& c) { return std::string_view(c.unit) == "%"; }
-
-void append_csv_text(std::string& out, std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
-    out.append(s);
-    return;
-  }
-  out.push_back('"');
-  for (const char ch : s) {
-    if (ch == '"') out.push_back('"');
-    out.push_back(ch);
-  }
-  out.push_back('"');
-}
 
 void append_json_text(std::string& out, std::string_view s) {
   out.push_back('"');
@@ -223,7 +212,7 @@ void SweepWriter::append(std::string& out, const SweepRow& row) const {
         first = false;
         const Cell cell = c.get(row);
         if (cell.text) {
-          append_csv_text(out, cell.string);
+          append_csv_field(out, cell.string);
         } else if (cell.number) {
           append_number(out, *cell.number, c);
         }
