@@ -20,7 +20,7 @@ void run(AnalysisCliOptions& o) {
   const Advice advice = checked(o.model, [&] { return advise(evaluator); });
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
-  io::Json json = run_json("advise", loaded, request, o.model, anchored);
+  io::Json json = run_json("advise", loaded, request, o.model, anchored, evaluator.setup().variability);
   json["advice"] = io::advice_json(advice);
   emit_report(o.output, run_header("advise", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + io::advice_text(advice), json, "/advice/candidates");
 }

@@ -22,7 +22,7 @@ void run(AnalysisCliOptions& o) {
   const std::vector<SchemeOutcome> outcomes = checked(o.model, [&] { return compare_schemes(evaluator); });
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
-  io::Json json = run_json("compare", loaded, request, o.model, anchored);
+  io::Json json = run_json("compare", loaded, request, o.model, anchored, evaluator.setup().variability);
   json["schemes"] = io::Json::array();
   for (const auto& outcome : outcomes) {
     json["schemes"].push_back(io::scheme_outcome_json(outcome, outcomes.front().iteration.iteration_s));

@@ -14,6 +14,7 @@
 #include "dtperf/io/table.hpp"
 #include "dtperf/units.hpp"
 #include "dtperf/io/calibrated_profile.hpp"
+#include "invocation.hpp"
 #include "output.hpp"
 
 namespace dtperf::cli {
@@ -256,7 +257,8 @@ void run(FitCliOptions& o) {
                             {"name", out.profile.name},
                             {"fits", fits_json(out)},
                             {"holdout", o.holdout ? holdout_json(held) : io::Json(nullptr)},
-                            {"notes", out.notes}});
+                            {"notes", out.notes},
+                            {"invocation", invocation_json()}});
     return;
   }
   std::cout << fits_table(out) << "\n";

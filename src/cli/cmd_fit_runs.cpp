@@ -18,6 +18,7 @@
 #include "dtperf/io/table.hpp"
 #include "dtperf/units.hpp"
 #include "options.hpp"
+#include "invocation.hpp"
 #include "output.hpp"
 
 namespace dtperf::cli {
@@ -221,6 +222,7 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
                        {"base_profile", loaded.profile.name},
                        {"fit", fit_json(fit)}};
     if (!output.empty()) report["profile"] = output;
+    report["invocation"] = invocation_json();
     std::cout << json_text(report);
     return;
   }

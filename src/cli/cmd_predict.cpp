@@ -40,7 +40,7 @@ void run(PredictOptions& o) {
   if (!outcome.available) throw InputError("--scheme", "", outcome.unavailable_reason);
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
-  io::Json json = run_json("predict", loaded, request, o.model, anchored);
+  io::Json json = run_json("predict", loaded, request, o.model, anchored, evaluator.setup().variability);
   io::Json scheme_json = {{"name", scheme.name()}};
   if (scheme.kind == Scheme::Kind::allreduce) scheme_json["all_reduce"] = io::allreduce_options_json(o.allreduce.options);
   if (scheme.kind != Scheme::Kind::allreduce) {

@@ -218,15 +218,13 @@ void run(SweepOptions& o) {
   std::string text = writer.header();
   if (format == io::RowFormat::jsonl) {
     const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
-    io::Json header = run_json("sweep", loaded, request, o.model, anchored);
+    io::Json header = run_json("sweep", loaded, request, o.model, anchored, evaluator.setup().variability);
     header["schema"] = "dtperf.sweep/1";
     header["invocation"] = invocation_json();
     header["axes"] = axes_json(grid.axes(), specs.models);
     header["points"] = grid.size();
     header["columns"] = io::sweep_column_names();
-    if (evaluator.setup().variability.any() || !grid.axes().compute_cv.empty()) {
-      header["seed"] = evaluator.setup().variability.seed;
-    }
+    if (!grid.axes().compute_cv.empty()) header["seed"] = grid.base().variability.seed;  // of the CV axis' draws
     text = header.dump() + "\n";
   } else if (format == io::RowFormat::table) {
     text = run_header("sweep", loaded, compute_request(loaded.model, o.model.workload, loaded.profile.ranks()), o.model,

@@ -96,7 +96,7 @@ void run(WhatifOptions& o) {
   }
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
-  io::Json json = run_json("whatif", loaded, request, o.model, anchored);
+  io::Json json = run_json("whatif", loaded, request, o.model, anchored, evaluator.setup().variability);
   json["scheme"] = scheme->name();
   json["codec_ns_per_byte"] = o.codec_ns_per_byte;
   json["result"] = io::iteration_json(here.iteration);

@@ -8,6 +8,7 @@
 
 #include "dtperf/error.hpp"
 #include "dtperf/io/csv.hpp"
+#include "invocation.hpp"
 #include "dtperf/io/temporary_file_guard.hpp"
 
 namespace dtperf::cli {
@@ -64,13 +65,15 @@ void StreamedFile::commit() {
 
 void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json,
                  const char* csv_records) {
+  io::Json report = json;
+  report["invocation"] = invocation_json();
   if (output.output_path.ends_with(".csv")) {
     write_file_atomically(output.output_path, io::csv_from_records(json.at(io::Json::json_pointer(csv_records))));
   } else if (!output.output_path.empty()) {
-    write_file_atomically(output.output_path, json_text(json));
+    write_file_atomically(output.output_path, json_text(report));
   }
   if (output.json) {
-    std::cout << json_text(json);
+    std::cout << json_text(report);
   } else {
     std::cout << table_text;
   }

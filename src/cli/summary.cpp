@@ -59,8 +59,29 @@ std::string variability_header(const Variability& v) {
   return "# variable compute: " + join_names(parts) + "\n";
 }
 
+io::Json variability_settings_json(const Variability& v) {
+  if (!v.any()) return nullptr;
+  io::Json json = {{"law", noise_law_name(v.law)},
+                   {"iterations", v.iterations},
+                   {"warmup_iterations", v.warmup_iterations},
+                   {"seed", v.seed}};
+  if (v.law == NoiseLaw::empirical) {
+    json["measured_samples"] = v.empirical_factors.size();
+  } else if (v.random()) {
+    json["cv"] = v.cv;
+  }
+  io::Json ranks = io::Json::array();
+  for (const auto& [rank, factor] : v.slow_ranks) ranks.push_back({{"rank", rank}, {"factor", factor}});
+  io::Json nodes = io::Json::array();
+  for (const auto& [node, factor] : v.slow_nodes) nodes.push_back({{"node", node}, {"factor", factor}});
+  json["slow_ranks"] = ranks;
+  json["slow_nodes"] = nodes;
+  return json;
+}
+
 io::Json run_json(const char* command, const Loaded& loaded, const ComputeRequest& request,
-                  const ModelOptions& options, const std::optional<AnchorResult>& anchored) {
+                  const ModelOptions& options, const std::optional<AnchorResult>& anchored,
+                  const Variability& variability) {
   io::Json json = {
       {"schema", io::kReportSchema},
       {"command", command},
@@ -68,6 +89,7 @@ io::Json run_json(const char* command, const Loaded& loaded, const ComputeReques
       {"model", io::model_json(loaded.model, request, resolve_compute_source(loaded.model, request))},
       {"compression_ratio", options.workload.compression_ratio},
   };
+  if (variability.any()) json["variable_compute"] = variability_settings_json(variability);
   if (anchored) {
     json["anchor"] = {{"compute_scale", anchored->compute_scale},
                       {"measured_iteration_ms", anchored->measured_iteration_ms},

@@ -16,7 +16,14 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
 /// "# variable compute: ..." when compute varies, else "".
 std::string variability_header(const Variability& v);
 
+/// The variable-compute settings (law, CV, slow ranks and nodes, iterations, seed), for
+/// reports: a run with them is reproduced from the report alone. Null when compute does
+/// not vary.
+io::Json variability_settings_json(const Variability& v);
+
+/// The report's start: schema, command, cluster, model, anchor and variable compute.
 io::Json run_json(const char* command, const Loaded& loaded, const ComputeRequest& request,
-                  const ModelOptions& options, const std::optional<AnchorResult>& anchored);
+                  const ModelOptions& options, const std::optional<AnchorResult>& anchored,
+                  const Variability& variability);
 
 }  // namespace dtperf::cli
