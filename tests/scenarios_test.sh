@@ -15,7 +15,12 @@ for file in "$dir"/*.json; do
   count=$((count + 1))
   if ! "$dtperf" run "$file" --json >"$work/out.json" 2>"$work/err"; then
     fail "$(basename "$file"): $(cat "$work/err")"
-  elif ! python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["schema"] == "dtperf.report/1"' "$work/out.json"; then
+  elif ! python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+first = text.splitlines()[0]
+report = json.loads(first) if first.startswith("{\"") else json.loads(text)  # JSON lines (sweep) or one report
+assert report["schema"] in ("dtperf.report/1", "dtperf.sweep/1")' "$work/out.json"; then
     fail "$(basename "$file"): --json did not print a report"
   fi
 done

@@ -42,11 +42,12 @@ struct SweepOptions : AnalysisCliOptions {
   std::string plot_y = "iteration-ms";
 };
 
+// --json (as on every command) wins, then --format, then -o's extension.
 io::RowFormat output_format(const SweepOptions& o) {
+  if (o.output.json) return io::RowFormat::jsonl;
   if (o.format == "csv") return io::RowFormat::csv;
   if (o.format == "jsonl") return io::RowFormat::jsonl;
   if (o.format == "table") return io::RowFormat::table;
-  if (o.output.json) return io::RowFormat::jsonl;
   const std::string& path = o.output.output_path;
   if (path.empty()) return io::RowFormat::table;
   if (path.ends_with(".csv")) return io::RowFormat::csv;
@@ -285,7 +286,7 @@ void add_sweep_command(CLI::App& app) {
       ->type_name("NAME=VALUES")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group("Sweep");
-  cmd->add_option("--format", options->format, "Rows as a table, JSON lines or CSV (auto: from -o's extension; --json: JSON lines)")
+  cmd->add_option("--format", options->format, "Rows as a table, JSON lines or CSV (auto: from -o's extension; --json gives JSON lines whatever this says)")
       ->type_name("auto|table|jsonl|csv")
       ->check(CLI::IsMember({"auto", "table", "jsonl", "csv"}))
       ->capture_default_str()
