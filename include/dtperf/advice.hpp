@@ -20,6 +20,7 @@
 // topology's speedup crosses 1. With variable compute, scans and searches simulate at
 // most 200 iterations per point; the seed stays fixed, so every point sees the same
 // draws scaled by its CV and the search is smooth.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ struct Advice {
 inline constexpr double kVerdictMargin = 1.05;
 inline constexpr double kComparableSpeed = 1.03;
 
-Advice advise(Evaluator& evaluator);
+/// Called as each step of the advice starts ("the break-even NIC rate"), for progress.
+using AdviceProgress = std::function<void(const char* step)>;
+Advice advise(Evaluator& evaluator, const AdviceProgress& progress = {});
 
 }  // namespace dtperf

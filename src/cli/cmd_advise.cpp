@@ -5,6 +5,7 @@
 #include "dtperf/advice.hpp"
 #include "dtperf/io/report_schemes.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 #include "output.hpp"
 #include "summary.hpp"
 
@@ -17,7 +18,11 @@ void run(AnalysisCliOptions& o) {
   const Loaded loaded = load_inputs(o.model);
   std::optional<AnchorResult> anchored;
   Evaluator evaluator = o.make_evaluator(loaded, anchored);
-  const Advice advice = checked(o.model, [&] { return advise(evaluator); });
+  Advice advice;
+  {
+    Progress progress("advise", false);
+    advice = checked(o.model, [&] { return advise(evaluator, [&](const char* step) { progress.stage(step); }); });
+  }
 
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
   io::Json json = run_json("advise", loaded, request, o.model, anchored, evaluator.setup().variability);

@@ -4,7 +4,6 @@
 // on all cores, in the same order whatever the thread count.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <deque>
 #include <iostream>
 #include <map>
@@ -20,6 +19,7 @@
 #include "dtperf/sweep.hpp"
 #include "invocation.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 #include "output.hpp"
 #include "summary.hpp"
 #include "sweep_axes.hpp"
@@ -27,8 +27,6 @@
 namespace dtperf::cli {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 /// The most points a chart takes (each is kept until the chart is drawn).
 constexpr std::uint64_t kMaxPlotPoints = 100'000;
@@ -234,16 +232,7 @@ void run(SweepOptions& o) {
   }
   emit(text);
 
-  const auto start = Clock::now();
-  auto last_report = start;
-  bool reported = false;
-  const auto progress = [&](std::uint64_t done, std::uint64_t total) {
-    const auto now = Clock::now();
-    if (o.quiet || now - last_report < std::chrono::seconds(1)) return;
-    last_report = now;
-    reported = true;
-    std::cerr << fmt::format("dtperf: sweep: {} of {} points ({:.0f} %)\n", done, total, 100.0 * done / total);
-  };
+  Progress progress("sweep", o.quiet);
   SweepRun sweep;
   sweep.threads = o.threads;
   sweep.render = [&](std::span<const SweepRow> rows, std::string& out) {
@@ -255,14 +244,10 @@ void run(SweepOptions& o) {
     }
     emit(rendered);
   };
-  sweep.progress = progress;
+  sweep.progress = [&](std::uint64_t done, std::uint64_t total) { progress.count(done, total); };
   run_sweep(grid, sweep);
   if (file) file->commit();
   if (plot) write_file_atomically(o.output.plot_path, plot->render(loaded));
-  if (reported) {
-    std::cerr << fmt::format("dtperf: sweep: {} points in {:.1f} s\n", grid.size(),
-                             std::chrono::duration<double>(Clock::now() - start).count());
-  }
   if (file && !o.output.json) {
     std::cout << fmt::format("# {} points written to {}\n", grid.size(), o.output.output_path);
   }

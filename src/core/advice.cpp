@@ -280,22 +280,32 @@ std::optional<SchemeOutcome> choose(Evaluator& e, const std::vector<SchemeOutcom
   return chosen;
 }
 
-Advice advise(Evaluator& e) {
+Advice advise(Evaluator& e, const AdviceProgress& progress) {
+  const auto step = [&](const char* what) {
+    if (progress) progress(what);
+  };
   Advice a;
+  step("every scheme");
   a.allreduce = e.evaluate(Scheme::allreduce());
   for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme));
   a.best = choose(e, a.candidates);
   if (a.best) {
     a.best->mixing = e.mixing(a.best->scheme.topology, e.setup().cluster.ranks(), e.setup().cluster.gpus_per_node);
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;
+    step("what each factor contributes");
     a.factors = attribute(e, a.best->scheme);
   }
   a.verdict = !a.best || a.speedup <= 1.0 / kVerdictMargin ? "stay with all-reduce"
               : a.speedup >= kVerdictMargin               ? "decentralize"
                                                           : "no clear winner";
+  step("the break-even NIC rate");
   a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e); });
+  step("the break-even node count");
   a.nodes = with_short_simulations(e, [&] { return node_break_even(e); });
-  if (a.best) a.variability = variability_break_even(e, a.best->scheme);
+  if (a.best) {
+    step("the break-even compute variability");
+    a.variability = variability_break_even(e, a.best->scheme);
+  }
   a.caveats = caveats(e, a);
   return a;
 }

@@ -1,0 +1,35 @@
+#pragma once
+// Progress on stderr for commands that may run long: nothing during the first second (a
+// quick command prints nothing), then at most one line a second naming what is being
+// done, and a last line with the total time if any was printed. stdout is never touched.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dtperf::cli {
+
+class Progress {
+ public:
+  Progress(std::string command, bool quiet);
+  ~Progress();  // the total time, when progress was shown
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  /// A step of the work starts ("the break-even NIC rate").
+  void stage(std::string_view what);
+  /// Points done of a total.
+  void count(std::uint64_t done, std::uint64_t total);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void print(const std::string& line);
+
+  std::string command_;
+  bool quiet_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_ = start_;
+  bool shown_ = false;
+};
+
+}  // namespace dtperf::cli
