@@ -5,6 +5,7 @@
 #include "dtperf/advice.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
+#include "dtperf/io/report_schemes.hpp"
 #include "dtperf/zoo.hpp"
 
 using namespace dtperf;
@@ -54,7 +55,7 @@ TEST_CASE("factor shares add up to the gain over all-reduce", "[advice][factors]
   CHECK_THAT(sum, WithinRel(a.allreduce.iteration.iteration_s - a.best->iteration.iteration_s, 1e-9));
   CHECK_THAT(shares, WithinRel(1.0, 1e-9));
   REQUIRE(a.factors.size() == 4);
-  CHECK(a.factors[2].factor == "variable compute");
+  CHECK(a.factors[2].factor == Factor::variable_compute);
   CHECK(a.factors[2].seconds == 0.0);  // no variability in this scenario
   CHECK_THAT(a.speedup, WithinRel(a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s, 1e-12));
 }
@@ -62,17 +63,17 @@ TEST_CASE("factor shares add up to the gain over all-reduce", "[advice][factors]
 TEST_CASE("the verdict follows the network", "[advice]") {
   // 10 Gbit/s NICs: All-Reduce of 244 MB per iteration dominates; gossip hides most of it.
   Evaluator slow(setup_on(8, 10));
-  CHECK(advise(slow).verdict == "decentralize");
+  CHECK(advise(slow).verdict == Verdict::decentralize);
   // One node: NVLink only, nothing to gain.
   Evaluator one_node(setup_on(1, 100));
   const Advice a = advise(one_node);
-  CHECK(a.verdict != "decentralize");
+  CHECK(a.verdict != Verdict::decentralize);
 }
 
 TEST_CASE("break-even points separate the two regimes", "[advice][break-even]") {
   Evaluator e(setup_on(8, 100));
   const Advice a = advise(e);
-  REQUIRE(a.bandwidth.found);
+  REQUIRE(a.bandwidth.found());
   const auto advantage = [&](double gbps) {
     ClusterProfile c = e.setup().cluster;
     c.inter.nic_gbps = gbps;
@@ -83,7 +84,7 @@ TEST_CASE("break-even points separate the two regimes", "[advice][break-even]") 
     }
     return e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s / best - 1.0;
   };
-  INFO(a.bandwidth.description);
+  INFO("break-even at " << a.bandwidth.value << " Gbit/s per NIC");
   CHECK((advantage(a.bandwidth.value * 0.9) > 0.0) != (advantage(a.bandwidth.value * 1.1) > 0.0));
 }
 
@@ -102,4 +103,36 @@ TEST_CASE("compare lists every topology, with the reason when one does not fit",
     if (o.scheme.name() == "ring") REQUIRE(o.mixing.has_value());
   }
   CHECK(saw_unavailable);
+}
+
+TEST_CASE("advice is values; the report renders the sentences", "[advice][io]") {
+  Advice a;
+  a.allreduce.iteration.iteration_s = 0.1;
+  a.verdict = Verdict::stay_with_allreduce;
+  a.bandwidth.outcome = BreakEven::Outcome::crosses;
+  a.bandwidth.value = 37.5;
+  a.bandwidth.faster_below = true;  // gossip wins on slow networks
+  a.nodes.outcome = BreakEven::Outcome::crosses;
+  a.nodes.value = 9;
+  a.nodes.last_below = 8;
+  a.nodes.faster_below = false;  // and on large clusters
+  a.caveats.push_back({});
+  a.caveats.back().kind = Caveat::Kind::network_not_bottleneck;
+  const std::string text = io::advice_text(a);
+  CHECK(text.find("verdict: stay with all-reduce: no decentralized topology fits this cluster (100.00 ms") !=
+        std::string::npos);
+  CHECK(text.find("bandwidth: decentralized training is faster below 37.5 Gbit/s per NIC and slower above\n") !=
+        std::string::npos);
+  CHECK(text.find("nodes:     decentralized training is faster from 9 nodes on (up to 8 it is slower)\n") !=
+        std::string::npos);
+  CHECK(text.find("compute:") == std::string::npos);  // no topology, no variability search
+  CHECK(text.find("  - All-Reduce exposes less than 2 %") != std::string::npos);
+  const io::Json json = io::advice_json(a);
+  CHECK(json["verdict"] == "stay with all-reduce");
+  CHECK(json["break_even_bandwidth"]["outcome"] == "crosses");
+  CHECK(json["break_even_bandwidth"]["nic_gbps"] == 37.5);
+  CHECK(json["break_even_bandwidth"]["decentralized_faster"] == "below");
+  CHECK(json["break_even_nodes"]["decentralized_faster"] == "above");
+  CHECK(json["break_even_variability"]["outcome"] == "not_applicable");
+  CHECK(json["caveats"][0]["kind"] == "network_not_bottleneck");
 }

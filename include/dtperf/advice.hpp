@@ -20,6 +20,7 @@
 // topology's speedup crosses 1. With variable compute, scans and searches simulate at
 // most 200 iterations per point; the seed stays fixed, so every point sees the same
 // draws scaled by its CV and the search is smooth.
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -33,29 +34,81 @@ namespace dtperf {
 /// Unavailable topologies are kept, with their reason.
 std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing = true);
 
+// The advice is data: verdicts, factors, break-even sides and caveats are values, and
+// io/report_schemes.hpp renders them as sentences (text) and as fields (JSON).
+
+enum class Verdict : std::uint8_t { decentralize, stay_with_allreduce, no_clear_winner };
+/// "decentralize", "stay with all-reduce", "no clear winner".
+const char* verdict_name(Verdict verdict);
+
+enum class Factor : std::uint8_t { overlap, heterogeneous_links, variable_compute, other };
+/// "overlap", "heterogeneous links", "variable compute", "other".
+const char* factor_name(Factor factor);
+
 struct FactorShare {
-  std::string factor;   // "overlap", "heterogeneous links", "variable compute", "other"
+  Factor factor = Factor::other;
   double seconds = 0.0; // of the iteration-time gain (Shapley value)
   double share = 0.0;   // of the total gain
 };
 
+/// Where decentralized training stops (or starts) being faster along one axis: the NIC
+/// rate (Gbit/s per NIC), the node count, or the compute CV (a fraction).
 struct BreakEven {
-  bool found = false;
-  double value = 0.0;       // Gbit/s per NIC, or nodes
-  std::string description;  // one sentence
+  enum class Outcome : std::uint8_t {
+    crosses,         // faster on one side of `value`, slower on the other
+    always_faster,   // over the whole range searched
+    always_slower,
+    not_applicable,  // see `why`
+  };
+  enum class Why : std::uint8_t { none, one_node, no_topology };
+  Outcome outcome = Outcome::not_applicable;
+  Why why = Why::none;
+  double value = 0.0;         // crosses: the break-even point (nodes: the first count past it)
+  bool faster_below = false;  // crosses: decentralized training is faster below `value`
+  double last_below = 0.0;    // nodes, crosses: the largest count before `value`
+  double range_low = 0.0;     // the range searched
+  double range_high = 0.0;
+  bool found() const { return outcome == Outcome::crosses; }
 };
+
+/// Something to know before acting on the verdict.
+struct Caveat {
+  enum class Kind : std::uint8_t {
+    consensus,               // the chosen topology's spectral gap: how fast replicas agree
+    local_batch,             // [DEC]'s accumulation advice for small local batches
+    not_applicable,          // a topology that does not fit (`reason`)
+    straggler,               // a persistent slow rank paces gossip too
+    network_not_bottleneck,  // All-Reduce exposes < 2 % of its iteration as communication
+    gain_from_overlap,       // most of the gain is overlap, not decentralization
+  };
+  Kind kind = Kind::consensus;
+  std::string topology;                 // consensus
+  double spectral_gap = 0.0;            // consensus
+  bool exact_average_per_period = false;
+  double batch_per_gpu = 0.0;           // local_batch
+  std::string sample_unit;
+  bool small_batch = false;             // below the model's usual batch
+  std::string reason;                   // not_applicable: why the topology does not fit
+  int straggler_rank = 0;               // straggler: the rank that waits least
+  double idle_min_s = 0.0;
+  double idle_max_s = 0.0;
+};
+/// "consensus", "local_batch", "not_applicable", "straggler", "network_not_bottleneck",
+/// "gain_from_overlap".
+const char* caveat_name(Caveat::Kind kind);
 
 struct Advice {
   SchemeOutcome allreduce;
   std::vector<SchemeOutcome> candidates;  // Decent-DP topologies, available or not
   std::optional<SchemeOutcome> best;      // the fastest available candidate
   double speedup = 1.0;                   // T_allreduce / T_best
-  std::string verdict;                    // "decentralize", "stay with all-reduce", "no clear winner"
+  Verdict verdict = Verdict::no_clear_winner;
   std::vector<FactorShare> factors;
-  BreakEven bandwidth;
+  BreakEven bandwidth;    // Gbit/s per NIC
   BreakEven nodes;
-  BreakEven variability;  // CV, as a fraction
-  std::vector<std::string> caveats;
+  BreakEven variability;  // CV as a fraction, for `best` (not_applicable without one)
+  NoiseLaw variability_law = NoiseLaw::normal;  // the law the CV search used
+  std::vector<Caveat> caveats;
 };
 
 inline constexpr double kVerdictMargin = 1.05;

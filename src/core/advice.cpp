@@ -5,9 +5,38 @@
 #include <bit>
 #include <cmath>
 
-#include <fmt/format.h>
-
 namespace dtperf {
+
+const char* verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::decentralize: return "decentralize";
+    case Verdict::stay_with_allreduce: return "stay with all-reduce";
+    case Verdict::no_clear_winner: return "no clear winner";
+  }
+  return "?";
+}
+
+const char* factor_name(Factor factor) {
+  switch (factor) {
+    case Factor::overlap: return "overlap";
+    case Factor::heterogeneous_links: return "heterogeneous links";
+    case Factor::variable_compute: return "variable compute";
+    case Factor::other: return "other";
+  }
+  return "?";
+}
+
+const char* caveat_name(Caveat::Kind kind) {
+  switch (kind) {
+    case Caveat::Kind::consensus: return "consensus";
+    case Caveat::Kind::local_batch: return "local_batch";
+    case Caveat::Kind::not_applicable: return "not_applicable";
+    case Caveat::Kind::straggler: return "straggler";
+    case Caveat::Kind::network_not_bottleneck: return "network_not_bottleneck";
+    case Caveat::Kind::gain_from_overlap: return "gain_from_overlap";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -59,7 +88,7 @@ std::vector<FactorShare> attribute(Evaluator& e, const Scheme& best) {
   }
   // Shapley weights for three players: |S| = 0 -> 1/3, 1 -> 1/6, 2 -> 1/3.
   const double weight[3] = {1.0 / 3.0, 1.0 / 6.0, 1.0 / 3.0};
-  const char* names[3] = {"overlap", "heterogeneous links", "variable compute"};
+  const Factor names[3] = {Factor::overlap, Factor::heterogeneous_links, Factor::variable_compute};
   std::vector<FactorShare> shares;
   const double total = gain[7];
   for (int i = 0; i < 3; ++i) {
@@ -71,7 +100,7 @@ std::vector<FactorShare> attribute(Evaluator& e, const Scheme& best) {
     }
     shares.push_back({names[i], phi, total != 0.0 ? phi / total : 0.0});
   }
-  shares.push_back({"other", gain[0], total != 0.0 ? gain[0] / total : 0.0});
+  shares.push_back({Factor::other, gain[0], total != 0.0 ? gain[0] / total : 0.0});
   return shares;
 }
 
@@ -82,15 +111,17 @@ BreakEven bandwidth_break_even(Evaluator& e) {
     return advantage_on(e, cluster);
   };
   BreakEven out;
+  out.range_low = kMinGbps;
+  out.range_high = kMaxGbps;
   if (cluster.nodes < 2) {
-    out.description = "one node: the inter-node rate plays no part";
+    out.why = BreakEven::Why::one_node;
     return out;
   }
   const double step = std::pow(kMaxGbps / kMinGbps, 1.0 / (kGbpsScanPoints - 1));
   double previous_gbps = kMinGbps;
   const auto first = advantage_at(kMinGbps);
   if (!first) {
-    out.description = "no topology fits this cluster";
+    out.why = BreakEven::Why::no_topology;
     return out;
   }
   double previous = *first;
@@ -104,17 +135,15 @@ BreakEven bandwidth_break_even(Evaluator& e) {
         const double mid = std::sqrt(low * high);
         ((advantage_at(mid).value_or(0.0) > 0.0) == (previous > 0.0) ? low : high) = mid;
       }
-      out.found = true;
+      out.outcome = BreakEven::Outcome::crosses;
       out.value = std::sqrt(low * high);
-      out.description = fmt::format("decentralized training is {} below {:.3g} Gbit/s per NIC and {} above",
-                                    previous > 0.0 ? "faster" : "slower", out.value, previous > 0.0 ? "slower" : "faster");
+      out.faster_below = previous > 0.0;
       return out;
     }
     previous = now;
     previous_gbps = gbps;
   }
-  out.description = fmt::format("decentralized training is {} at every rate from {:g} to {:g} Gbit/s per NIC",
-                                 previous > 0.0 ? "faster" : "slower", kMinGbps, kMaxGbps);
+  out.outcome = previous > 0.0 ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
   return out;
 }
 
@@ -125,6 +154,8 @@ BreakEven node_break_even(Evaluator& e) {
     return advantage_on(e, cluster);
   };
   BreakEven out;
+  out.range_low = 1;
+  out.range_high = kMaxNodes;
   std::optional<int> previous_nodes;
   double previous = 0.0;
   for (int nodes = 1; nodes <= kMaxNodes; nodes *= 2) {
@@ -139,19 +170,20 @@ BreakEven node_break_even(Evaluator& e) {
         if (!at_mid) break;  // no topology fits in between: keep the bracket
         ((*at_mid > 0.0) == (previous > 0.0) ? low : high) = mid;
       }
-      out.found = true;
+      out.outcome = BreakEven::Outcome::crosses;
       out.value = high;
-      out.description = fmt::format("decentralized training is {} from {} node{} on (up to {} it is {})",
-                                    previous > 0.0 ? "slower" : "faster", high, high == 1 ? "" : "s", low,
-                                    previous > 0.0 ? "faster" : "slower");
+      out.last_below = low;
+      out.faster_below = previous > 0.0;
       return out;
     }
     previous_nodes = nodes;
     previous = *now;
   }
-  out.description = previous_nodes ? fmt::format("decentralized training is {} at every size from 1 to {} nodes",
-                                                 previous > 0.0 ? "faster" : "slower", kMaxNodes)
-                                   : "no topology fits any size";
+  if (!previous_nodes) {
+    out.why = BreakEven::Why::no_topology;
+    return out;
+  }
+  out.outcome = previous > 0.0 ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
   return out;
 }
 
@@ -183,11 +215,12 @@ BreakEven variability_break_even(Evaluator& e, const Scheme& best) {
     return e.evaluate(Scheme::allreduce()).iteration.iteration_s / e.evaluate(best).iteration.iteration_s - 1.0;
   };
   BreakEven out;
+  out.range_low = 0.0;
+  out.range_high = 1.0;
   const double at_zero = advantage_at(0.0);
   const double at_one = advantage_at(1.0);
   if ((at_zero > 0.0) == (at_one > 0.0)) {
-    out.description = fmt::format("{} is {} than all-reduce at every compute CV from 0 to 100 % ({} law)", best.name(),
-                                  at_zero > 0.0 ? "faster" : "slower", noise_law_name(v.law));
+    out.outcome = at_zero > 0.0 ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
   } else {
     double low = 0.0;
     double high = 1.0;
@@ -195,56 +228,49 @@ BreakEven variability_break_even(Evaluator& e, const Scheme& best) {
       const double mid = 0.5 * (low + high);
       ((advantage_at(mid) > 0.0) == (at_zero > 0.0) ? low : high) = mid;
     }
-    out.found = true;
+    out.outcome = BreakEven::Outcome::crosses;
     out.value = 0.5 * (low + high);
-    out.description = fmt::format("{} is {} than all-reduce above a compute CV of {:.1f} % ({} law)", best.name(),
-                                  at_zero > 0.0 ? "slower" : "faster", 100.0 * out.value, noise_law_name(v.law));
+    out.faster_below = at_zero > 0.0;
   }
   e.set_variability(saved);
   return out;
 }
 
-std::vector<std::string> caveats(Evaluator& e, const Advice& a) {
-  std::vector<std::string> out;
+std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
+  std::vector<Caveat> out;
   const Setup& s = e.setup();
+  const auto add = [&](Caveat::Kind kind) -> Caveat& {
+    out.push_back(Caveat{});
+    out.back().kind = kind;
+    return out.back();
+  };
   if (a.best) {
     const MixingQuality& q = e.mixing(a.best->scheme.topology, s.cluster.ranks(), s.cluster.gpus_per_node);
-    std::string consensus = fmt::format(
-        "Consensus: {} has a spectral gap of {:.3g} (All-Reduce: 1, an exact average every step); disagreement "
-        "between replicas shrinks by about 1/e every {:.3g} steps",
-        a.best->scheme.topology, q.spectral_gap, q.spectral_gap > 0.0 ? 1.0 / q.spectral_gap : INFINITY);
-    if (q.exact_average_per_period) consensus += ", and the replicas agree exactly after each period";
-    consensus += ". [DEC] measured equal or better accuracy than All-Reduce at a fixed iteration budget; check "
-                 "convergence on your model before switching.";
-    out.push_back(consensus);
+    Caveat& consensus = add(Caveat::Kind::consensus);
+    consensus.topology = a.best->scheme.topology;
+    consensus.spectral_gap = q.spectral_gap;
+    consensus.exact_average_per_period = q.exact_average_per_period;
     const ComputeRequest request = compute_request(*s.model, s.workload, s.cluster.ranks());
-    const bool small_batch = request.batch_per_gpu < s.model->default_batch_per_gpu;
-    out.push_back(fmt::format(
-        "Local batch: {:g} {}s per GPU{}. [DEC] recommends accumulating over a window of 4-8 iterations "
-        "(AccumAdam) when local batches are small, to tame the variance gossip adds.",
-        request.batch_per_gpu, s.model->sample_unit, small_batch ? " is small" : ""));
+    Caveat& batch = add(Caveat::Kind::local_batch);
+    batch.batch_per_gpu = request.batch_per_gpu;
+    batch.sample_unit = s.model->sample_unit;
+    batch.small_batch = request.batch_per_gpu < s.model->default_batch_per_gpu;
   }
   for (const SchemeOutcome& c : a.candidates) {
-    if (!c.available) out.push_back(fmt::format("Not applicable here: {}", c.unavailable_reason));
+    if (!c.available) add(Caveat::Kind::not_applicable).reason = c.unavailable_reason;
   }
   if (a.allreduce.variability && s.variability.persistent()) {
     const VariabilityOutcome& v = *a.allreduce.variability;
-    out.push_back(fmt::format(
-        "Straggler: rank {} waits least with all-reduce ({:.2f} ms per iteration, others up to {:.2f} ms): it "
-        "is the slow one. A persistent straggler paces gossip too: groups stay within a few iterations of each "
-        "other, so in the long run every rank runs at the slowest rank's pace; decentralization hides only "
-        "variability that comes and goes. Replace or rebalance the slow hardware.",
-        v.straggler_rank, v.idle_min_s * 1e3, v.idle_max_s * 1e3));
+    Caveat& straggler = add(Caveat::Kind::straggler);
+    straggler.straggler_rank = v.straggler_rank;
+    straggler.idle_min_s = v.idle_min_s;
+    straggler.idle_max_s = v.idle_max_s;
   }
   if (a.allreduce.iteration.exposed_comm_s < 0.02 * a.allreduce.iteration.iteration_s) {
-    out.push_back("All-Reduce exposes less than 2 % of its iteration as communication: the network is not the "
-                  "bottleneck here.");
+    add(Caveat::Kind::network_not_bottleneck);
   }
   for (const FactorShare& f : a.factors) {
-    if (f.factor == "overlap" && f.share > 0.5 && a.speedup > 1.0) {
-      out.push_back("Most of the gain comes from overlapping communication with the next iteration, not from "
-                    "decentralization as such.");
-    }
+    if (f.factor == Factor::overlap && f.share > 0.5 && a.speedup > 1.0) add(Caveat::Kind::gain_from_overlap);
   }
   return out;
 }
@@ -295,9 +321,9 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     step("what each factor contributes");
     a.factors = attribute(e, a.best->scheme);
   }
-  a.verdict = !a.best || a.speedup <= 1.0 / kVerdictMargin ? "stay with all-reduce"
-              : a.speedup >= kVerdictMargin               ? "decentralize"
-                                                          : "no clear winner";
+  a.verdict = !a.best || a.speedup <= 1.0 / kVerdictMargin ? Verdict::stay_with_allreduce
+              : a.speedup >= kVerdictMargin               ? Verdict::decentralize
+                                                          : Verdict::no_clear_winner;
   step("the break-even NIC rate");
   a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e); });
   step("the break-even node count");
@@ -305,6 +331,7 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   if (a.best) {
     step("the break-even compute variability");
     a.variability = variability_break_even(e, a.best->scheme);
+    a.variability_law = e.setup().variability.law == NoiseLaw::lognormal ? NoiseLaw::lognormal : NoiseLaw::normal;
   }
   a.caveats = caveats(e, a);
   return a;

@@ -67,28 +67,166 @@ Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
   return j;
 }
 
+namespace {
+
+// The sentences of the advice, from its values.
+
+std::string faster_or_slower(bool faster) { return faster ? "faster" : "slower"; }
+
+std::string bandwidth_text(const BreakEven& b) {
+  switch (b.outcome) {
+    case BreakEven::Outcome::crosses:
+      return fmt::format("decentralized training is {} below {:.3g} Gbit/s per NIC and {} above",
+                         faster_or_slower(b.faster_below), b.value, faster_or_slower(!b.faster_below));
+    case BreakEven::Outcome::always_faster:
+    case BreakEven::Outcome::always_slower:
+      return fmt::format("decentralized training is {} at every rate from {:g} to {:g} Gbit/s per NIC",
+                         faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), b.range_low, b.range_high);
+    case BreakEven::Outcome::not_applicable:
+      return b.why == BreakEven::Why::one_node ? "one node: the inter-node rate plays no part"
+                                               : "no topology fits this cluster";
+  }
+  return "";
+}
+
+std::string nodes_text(const BreakEven& b) {
+  switch (b.outcome) {
+    case BreakEven::Outcome::crosses:
+      return fmt::format("decentralized training is {} from {:g} node{} on (up to {:g} it is {})",
+                         faster_or_slower(!b.faster_below), b.value, b.value == 1 ? "" : "s", b.last_below,
+                         faster_or_slower(b.faster_below));
+    case BreakEven::Outcome::always_faster:
+    case BreakEven::Outcome::always_slower:
+      return fmt::format("decentralized training is {} at every size from {:g} to {:g} nodes",
+                         faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), b.range_low, b.range_high);
+    case BreakEven::Outcome::not_applicable:
+      return "no topology fits any size";
+  }
+  return "";
+}
+
+std::string variability_text(const BreakEven& b, const std::string& scheme, NoiseLaw law) {
+  switch (b.outcome) {
+    case BreakEven::Outcome::crosses:
+      return fmt::format("{} is {} than all-reduce above a compute CV of {:.1f} % ({} law)", scheme,
+                         faster_or_slower(!b.faster_below), 100.0 * b.value, noise_law_name(law));
+    case BreakEven::Outcome::always_faster:
+    case BreakEven::Outcome::always_slower:
+      return fmt::format("{} is {} than all-reduce at every compute CV from {:g} to {:g} % ({} law)", scheme,
+                         faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), 100.0 * b.range_low,
+                         100.0 * b.range_high, noise_law_name(law));
+    case BreakEven::Outcome::not_applicable:
+      return "";
+  }
+  return "";
+}
+
+std::string caveat_text(const Caveat& c) {
+  switch (c.kind) {
+    case Caveat::Kind::consensus:
+      return fmt::format(
+          "Consensus: {} has a spectral gap of {:.3g} (All-Reduce: 1, an exact average every step); disagreement "
+          "between replicas shrinks by about 1/e every {:.3g} steps{}. [DEC] measured equal or better accuracy than "
+          "All-Reduce at a fixed iteration budget; check convergence on your model before switching.",
+          c.topology, c.spectral_gap, c.spectral_gap > 0.0 ? 1.0 / c.spectral_gap : INFINITY,
+          c.exact_average_per_period ? ", and the replicas agree exactly after each period" : "");
+    case Caveat::Kind::local_batch:
+      return fmt::format(
+          "Local batch: {:g} {}s per GPU{}. [DEC] recommends accumulating over a window of 4-8 iterations "
+          "(AccumAdam) when local batches are small, to tame the variance gossip adds.",
+          c.batch_per_gpu, c.sample_unit, c.small_batch ? " is small" : "");
+    case Caveat::Kind::not_applicable:
+      return "Not applicable here: " + c.reason;
+    case Caveat::Kind::straggler:
+      return fmt::format(
+          "Straggler: rank {} waits least with all-reduce ({:.2f} ms per iteration, others up to {:.2f} ms): it "
+          "is the slow one. A persistent straggler paces gossip too: groups stay within a few iterations of each "
+          "other, so in the long run every rank runs at the slowest rank's pace; decentralization hides only "
+          "variability that comes and goes. Replace or rebalance the slow hardware.",
+          c.straggler_rank, c.idle_min_s * 1e3, c.idle_max_s * 1e3);
+    case Caveat::Kind::network_not_bottleneck:
+      return "All-Reduce exposes less than 2 % of its iteration as communication: the network is not the "
+             "bottleneck here.";
+    case Caveat::Kind::gain_from_overlap:
+      return "Most of the gain comes from overlapping communication with the next iteration, not from "
+             "decentralization as such.";
+  }
+  return "";
+}
+
+const char* outcome_name(BreakEven::Outcome outcome) {
+  switch (outcome) {
+    case BreakEven::Outcome::crosses: return "crosses";
+    case BreakEven::Outcome::always_faster: return "always_faster";
+    case BreakEven::Outcome::always_slower: return "always_slower";
+    case BreakEven::Outcome::not_applicable: return "not_applicable";
+  }
+  return "?";
+}
+
+Json break_even_json(const BreakEven& b, const char* unit, const std::string& text) {
+  Json j = {{"found", b.found()},
+            {"outcome", outcome_name(b.outcome)},
+            {"description", text},
+            {"range", {b.range_low, b.range_high}}};
+  if (b.found()) {
+    j[unit] = b.value;
+    j["decentralized_faster"] = b.faster_below ? "below" : "above";
+  }
+  return j;
+}
+
+Json caveat_json(const Caveat& c) {
+  Json j = {{"kind", caveat_name(c.kind)}, {"text", caveat_text(c)}};
+  switch (c.kind) {
+    case Caveat::Kind::consensus:
+      j["topology"] = c.topology;
+      j["spectral_gap"] = c.spectral_gap;
+      j["exact_average_per_period"] = c.exact_average_per_period;
+      break;
+    case Caveat::Kind::local_batch:
+      j["batch_per_gpu"] = c.batch_per_gpu;
+      j["sample_unit"] = c.sample_unit;
+      j["small_batch"] = c.small_batch;
+      break;
+    case Caveat::Kind::not_applicable:
+      j["reason"] = c.reason;
+      break;
+    case Caveat::Kind::straggler:
+      j["rank"] = c.straggler_rank;
+      j["idle_min_ms"] = c.idle_min_s * 1e3;
+      j["idle_max_ms"] = c.idle_max_s * 1e3;
+      break;
+    case Caveat::Kind::network_not_bottleneck:
+    case Caveat::Kind::gain_from_overlap:
+      break;
+  }
+  return j;
+}
+
+}  // namespace
+
 Json advice_json(const Advice& a) {
   const double t_ar = a.allreduce.iteration.iteration_s;
   Json candidates = Json::array();
   for (const auto& c : a.candidates) candidates.push_back(scheme_outcome_json(c, t_ar));
   Json factors = Json::array();
   for (const auto& f : a.factors) {
-    factors.push_back({{"factor", f.factor}, {"gain_ms", f.seconds / units::ms}, {"share", f.share}});
+    factors.push_back({{"factor", factor_name(f.factor)}, {"gain_ms", f.seconds / units::ms}, {"share", f.share}});
   }
-  const auto break_even = [](const BreakEven& b, const char* unit) {
-    Json j = {{"found", b.found}, {"description", b.description}};
-    if (b.found) j[unit] = b.value;
-    return j;
-  };
-  Json j = {{"verdict", a.verdict},
+  Json caveats = Json::array();
+  for (const Caveat& c : a.caveats) caveats.push_back(caveat_json(c));
+  const std::string best = a.best ? a.best->scheme.name() : "";
+  Json j = {{"verdict", verdict_name(a.verdict)},
             {"speedup", a.speedup},
             {"allreduce", scheme_outcome_json(a.allreduce, t_ar)},
             {"candidates", candidates},
             {"factors", factors},
-            {"break_even_bandwidth", break_even(a.bandwidth, "nic_gbps")},
-            {"break_even_nodes", break_even(a.nodes, "nodes")},
-            {"break_even_variability", break_even(a.variability, "compute_cv")},
-            {"caveats", a.caveats}};
+            {"break_even_bandwidth", break_even_json(a.bandwidth, "nic_gbps", bandwidth_text(a.bandwidth))},
+            {"break_even_nodes", break_even_json(a.nodes, "nodes", nodes_text(a.nodes))},
+            {"break_even_variability",
+             break_even_json(a.variability, "compute_cv", variability_text(a.variability, best, a.variability_law))},
+            {"caveats", caveats}};
   if (a.best) j["best"] = scheme_outcome_json(*a.best, t_ar);
   return j;
 }
@@ -140,25 +278,25 @@ std::string advice_text(const Advice& a) {
     const double t_best = a.best->iteration.iteration_s / units::ms;
     out += fmt::format("verdict: {}. Best decentralized topology: {}, {:.3f}x the speed of all-reduce "
                        "({:.2f} ms vs {:.2f} ms per iteration).\n",
-                       a.verdict, a.best->scheme.name(), a.speedup, t_best, t_ar);
+                       verdict_name(a.verdict), a.best->scheme.name(), a.speedup, t_best, t_ar);
     out += fmt::format("\nwhere the difference comes from ({:+.2f} ms per iteration, switching each factor off in the "
                        "model; Shapley shares):\n",
                        t_ar - t_best);
     Table factors({{"factor", "", true}, {"gain", "ms"}, {"share", "%"}});
-    for (const auto& f : a.factors) factors.add_row({f.factor, fixed(f.seconds / units::ms, 2), percent(f.share)});
+    for (const auto& f : a.factors) factors.add_row({factor_name(f.factor), fixed(f.seconds / units::ms, 2), percent(f.share)});
     out += factors.render();
   } else {
     out += fmt::format("verdict: {}: no decentralized topology fits this cluster ({:.2f} ms per iteration with "
                        "all-reduce).\n",
-                       a.verdict, t_ar);
+                       verdict_name(a.verdict), t_ar);
   }
   out += "\nbreak-even:\n";
-  out += "  bandwidth: " + a.bandwidth.description + "\n";
-  out += "  nodes:     " + a.nodes.description + "\n";
-  if (!a.variability.description.empty()) out += "  compute:   " + a.variability.description + "\n";
+  out += "  bandwidth: " + bandwidth_text(a.bandwidth) + "\n";
+  out += "  nodes:     " + nodes_text(a.nodes) + "\n";
+  if (a.best) out += "  compute:   " + variability_text(a.variability, a.best->scheme.name(), a.variability_law) + "\n";
   if (!a.caveats.empty()) {
     out += "\ncaveats:\n";
-    for (const auto& c : a.caveats) out += "  - " + c + "\n";
+    for (const auto& c : a.caveats) out += "  - " + caveat_text(c) + "\n";
   }
   return out;
 }
