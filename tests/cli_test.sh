@@ -359,6 +359,18 @@ expect 2 'needs --model' fit --runs "$work/runs.json" --profile a100x4-ib100
 expect 2 'is for calibration inputs' fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --nodes 2
 expect 2 'nothing to fit' fit
 
+# Memory: a breakdown in predict, a verdict when nothing fits, recomputation trades memory for time.
+expect 0 '# memory per GPU: .* of 32 GiB \(weights' predict
+expect 0 'verdict: does not fit: no scheme fits in GPU memory' advise --model llama-7b --profile dgx-h100 --dtype bf16
+expect 0 'does not fit in GPU memory \(80 GiB\): all-reduce, ' compare --model llama-7b --profile dgx-h100 --dtype bf16
+"$dtperf" predict --model gpt2-small --json >"$work/plain.json" || fail "predict gpt2-small failed"
+"$dtperf" predict --model gpt2-small --recompute-activations --json >"$work/recompute.json" || fail "predict --recompute-activations failed"
+python3 -c 'import json,sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert b["memory"]["activations_GiB"] < 0.3 * a["memory"]["activations_GiB"], "recomputation keeps less"
+assert abs(b["result"]["backward_ms"] - a["result"]["backward_ms"] - a["result"]["forward_ms"]) < 1e-6 * b["result"]["backward_ms"], "one more forward"' \
+  "$work/plain.json" "$work/recompute.json" || fail "--recompute-activations: memory or time not as expected"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

@@ -81,6 +81,28 @@ def _median(values):
     return statistics.median(values)
 
 
+def _storage_id(tensor):
+    return tensor.storage()._storage._cdata  # the storage itself, shared by its views
+
+
+def saved_bytes(model, run):
+    """Bytes of the distinct storages autograd saves for backward while `run()` builds the
+    graph, parameters excluded: the activation memory a training step holds after forward."""
+    parameters = {_storage_id(p) for p in model.parameters()}
+    storages = {}
+
+    def pack(tensor):
+        key = _storage_id(tensor)
+        if key not in parameters:
+            storages[key] = tensor.storage().nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = run()
+    del result
+    return sum(storages.values())
+
+
 def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", optimizer="sgd-momentum",
             lr=1e-3, loss_fn=None, name=None, sample_unit="sample", bucket_cap_mb=25.0):
     """Measures `model` training on batches from `batch_fn(batch) -> (inputs, target)`.
@@ -88,7 +110,8 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
     Returns the dtperf.model/1 document: layers in gradient-ready order with their measured
     backward time (the median over `iters` iterations of the wait since the previous
     gradient was ready), and a `measured` block with the single-device iteration, forward,
-    backward and optimizer medians and the iteration p10/p90.
+    backward and optimizer medians, the iteration p10/p90 and the bytes autograd keeps for
+    backward per sample (one more forward pass, counted by saved_bytes).
     """
     if iters < 3:
         raise ValueError("iters must be at least 3 (medians and quantiles need a few samples)")
@@ -146,6 +169,12 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
         for h in handles:
             h.remove()
 
+    inputs, target = batch_fn(batch)
+    inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
+    inputs = tuple(x.to(device) for x in inputs)
+    kept = saved_bytes(model, lambda: loss_fn(model(*inputs), target.to(device)))
+    opt.zero_grad(set_to_none=True)
+
     unused = [n for n, _ in named if not offsets[n]]
     if unused:
         raise ValueError(f"no gradient reached {', '.join(unused[:5])}: unused parameters cannot be timed")
@@ -188,6 +217,7 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
             "iteration_p10_ms": round(quantile(iteration, 0.1), 6),
             "iteration_p90_ms": round(quantile(iteration, 0.9), 6),
             "iterations": iters,
+            "saved_bytes_per_sample": round(kept / batch, 3),
             "device": str(device),
             "tool": f"dtperf_collect (torch {torch.__version__})",
         },

@@ -95,6 +95,19 @@ class CollectorTest(unittest.TestCase):
         order = [l["ddp_bucket"] for l in doc["layers"]]
         self.assertEqual(order, sorted(order))
 
+    def test_activation_memory_is_measured_and_read_back(self):
+        model, batch_fn = toy_models.mlp()
+        doc = profile(model, batch_fn, batch=8, iters=3, warmup=0)
+        # Kept for backward per sample, in fp32: the input of the first linear (256), each
+        # ReLU's output, which the next linear reads (512 + 512), and MSE's output and target
+        # (8 + 8): 1,296 floats.
+        self.assertEqual(doc["measured"]["saved_bytes_per_sample"], (256 + 512 + 512 + 8 + 8) * 4)
+        path = os.path.join(self.work, "mlp-memory.json")
+        write_model(doc, path)
+        r = dtperf_json("predict", "--model", path, "--profile", "gbe10-box", "-b", "64")
+        self.assertAlmostEqual(r["memory"]["activations_GiB"] * 2**30, 64 * 5184, delta=1e-3)
+        self.assertTrue(r["memory"]["activations_known"])
+
     def test_bad_input_stops_with_a_message(self):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECT, HERE]))
         for args, message in ((["--model", "no_such_module:build"], "cannot import"),

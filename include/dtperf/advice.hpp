@@ -37,8 +37,9 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
 // The advice is data: verdicts, factors, break-even sides and caveats are values, and
 // io/report_schemes.hpp renders them as sentences (text) and as fields (JSON).
 
-enum class Verdict : std::uint8_t { decentralize, stay_with_allreduce, no_clear_winner };
-/// "decentralize", "stay with all-reduce", "no clear winner".
+enum class Verdict : std::uint8_t { decentralize, stay_with_allreduce, no_clear_winner, does_not_fit };
+/// "decentralize", "stay with all-reduce", "no clear winner", "does not fit" (no scheme fits
+/// in GPU memory: All-Reduce's breakdown says why).
 const char* verdict_name(Verdict verdict);
 
 enum class Factor : std::uint8_t { overlap, heterogeneous_links, variable_compute, other };
@@ -80,6 +81,7 @@ struct Caveat {
     straggler,               // a persistent slow rank paces gossip too
     network_not_bottleneck,  // All-Reduce exposes < 2 % of its iteration as communication
     gain_from_overlap,       // most of the gain is overlap, not decentralization
+    does_not_fit,            // a scheme (`topology`) needs more GPU memory than there is
   };
   Kind kind = Kind::consensus;
   std::string topology;                 // consensus
@@ -92,15 +94,18 @@ struct Caveat {
   int straggler_rank = 0;               // straggler: the rank that waits least
   double idle_min_s = 0.0;
   double idle_max_s = 0.0;
+  std::vector<std::string> schemes;     // does_not_fit: the schemes that need
+  double memory_bytes = 0.0;            // this much per GPU (to 0.1 GiB)
+  double capacity_bytes = 0.0;          // of the GPU's memory
 };
 /// "consensus", "local_batch", "not_applicable", "straggler", "network_not_bottleneck",
-/// "gain_from_overlap".
+/// "gain_from_overlap", "does_not_fit".
 const char* caveat_name(Caveat::Kind kind);
 
 struct Advice {
   SchemeOutcome allreduce;
   std::vector<SchemeOutcome> candidates;  // Decent-DP topologies, available or not
-  std::optional<SchemeOutcome> best;      // the fastest available candidate
+  std::optional<SchemeOutcome> best;      // the fastest available candidate that fits in memory
   double speedup = 1.0;                   // T_allreduce / T_best
   Verdict verdict = Verdict::no_clear_winner;
   std::vector<FactorShare> factors;

@@ -66,6 +66,10 @@ struct ComputeRequest {
   Optimizer optimizer = Optimizer::sgd_momentum;
   std::optional<double> single_gpu_iteration_s;  // measured, at measured_batch_per_gpu
   std::optional<double> measured_batch_per_gpu;  // default: batch_per_gpu
+  // Activation recomputation (gradient checkpointing): forward keeps only the inputs of
+  // checkpointed segments and runs each segment again in backward, so backward costs one
+  // more forward pass (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost").
+  bool recompute_activations = false;
 };
 
 /// Output buffers are owned by the caller so that evaluation allocates nothing:

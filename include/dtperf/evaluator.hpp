@@ -16,6 +16,7 @@
 #include "dtperf/allreduce.hpp"
 #include "dtperf/cluster.hpp"
 #include "dtperf/gossip.hpp"
+#include "dtperf/memory.hpp"
 #include "dtperf/mixing.hpp"
 #include "dtperf/scenario.hpp"
 #include "dtperf/variability.hpp"
@@ -60,6 +61,7 @@ struct SchemeOutcome {
   bool available = true;
   std::string unavailable_reason;  // when the topology does not fit the cluster
   IterationResult iteration;
+  MemoryBreakdown memory;          // per GPU, against the GPU's memory (memory.hpp)
   std::vector<StepTraffic> steps;  // gossip: per step of the period
   std::optional<MixingQuality> mixing;
   int rank_classes = 0;

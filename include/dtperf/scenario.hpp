@@ -42,6 +42,7 @@ struct WorkloadOptions {
   std::optional<double> single_gpu_iteration_s;
   std::optional<double> measured_batch_per_gpu;
   double compression_ratio = 1.0;
+  bool recompute_activations = false;  // gradient checkpointing (compute.hpp)
   double compute_scale = 1.0;
   double forward_scale = 1.0;   // a fit with a forward/backward breakdown
   double backward_scale = 1.0;

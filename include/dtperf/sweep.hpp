@@ -51,6 +51,7 @@ struct SweepRow {
   bool available = true;
   std::string unavailable_reason;  // the topology does not fit the point's cluster
   IterationResult iteration;
+  double memory_bytes = 0.0;       // per GPU (memory.hpp)
   bool has_quantiles = false;      // with variable compute
   double iteration_p50_s = 0.0;
   double iteration_p99_s = 0.0;

@@ -27,6 +27,11 @@ struct TensorSpec {
   // Activation traffic per sample (bytes read + written) of that operator in forward;
   // backward is taken as twice this. The memory side of the roofline.
   double forward_memory_bytes_per_sample = 0.0;
+  // What autograd keeps from this operator's forward for backward, per sample (memory.hpp):
+  // activations at 4 bytes per element (halved when compute is 16-bit), and masks and
+  // indices whose size does not follow the compute dtype. 0 and 0: not known.
+  double saved_activation_bytes_per_sample = 0.0;
+  double saved_fixed_bytes_per_sample = 0.0;
   // Measured backward time of this tensor (the wait since the previous gradient was
   // ready), when the source is a per-layer timing log.
   std::optional<double> measured_backward_s;
@@ -47,6 +52,8 @@ struct ModelSpec {
   std::optional<double> measured_batch_per_gpu;  // batch the measurements were taken at
   std::optional<double> measured_forward_s;      // measured forward pass (a collector's)
   std::optional<double> measured_optimizer_s;    // measured optimizer step
+  // Bytes autograd kept for backward per sample, measured by the collector (memory.hpp).
+  std::optional<double> measured_saved_bytes_per_sample;
 
   std::int64_t total_params() const;
   double total_bytes() const;  // params x param_bytes

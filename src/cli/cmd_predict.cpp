@@ -48,6 +48,7 @@ void run(PredictOptions& o) {
   }
   json["scheme"] = scheme_json;
   json["result"] = io::iteration_json(outcome.iteration);
+  json["memory"] = io::memory_json(outcome.memory);
   if (!outcome.steps.empty()) {
     json["period"] = outcome.steps.size();
     json["steps"] = io::step_traffic_json(outcome.steps);
@@ -65,6 +66,7 @@ void run(PredictOptions& o) {
     text += fmt::format(" (period {} steps, spectral gap {:.4g}{})", outcome.steps.size(), outcome.mixing->spectral_gap,
                         outcome.mixing->exact_average_per_period ? ", exact average every period" : "");
   }
+  text += "\n" + io::memory_line(outcome.memory);
   text += "\n" + io::iteration_tables(outcome.iteration, loaded.model.sample_unit);
   if (outcome.variability) text += "\n" + io::variability_table(*outcome.variability);
   if (!outcome.steps.empty()) text += "\n" + io::step_traffic_table(outcome.steps);

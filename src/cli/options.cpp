@@ -21,6 +21,7 @@ struct ModelOptions::Raw {
   std::string optimizer, compute_source = "auto";
   double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
   double compression = 1.0, compute_scale = 1.0;
+  bool recompute = false;
   std::vector<CLI::Option*> given;
   CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_inter_lat{}, *o_eff{}, *o_host{}, *o_intra{},
       *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_comm_interf{}, *o_overhead{}, *o_cross_overhead{}, *o_batch{}, *o_global{}, *o_opt{}, *o_iter{},
@@ -61,6 +62,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->group(workload_group);
   r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
   app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(1.0, 1e6))->capture_default_str()->group(workload_group);
+  app.add_flag("--recompute-activations", r.recompute, "Activation recomputation (gradient checkpointing): about sqrt(layers) of the activations kept, one more forward pass in backward")->group(workload_group);
   app.add_option("--reduction-log", reduction_log, "Measured GPU vector-add cost (bytes,seconds per line) charged per reduction step, as [NET] does")->type_name("FILE")->group(workload_group);
 }
 
@@ -89,6 +91,7 @@ void ModelOptions::resolve() {
   if (given(r.o_iter)) workload.single_gpu_iteration_s = r.single_gpu_iteration_ms * units::ms;
   if (given(r.o_mbatch)) workload.measured_batch_per_gpu = r.measured_batch_per_gpu;
   workload.compression_ratio = r.compression;
+  workload.recompute_activations = r.recompute;
   workload.compute_scale = r.compute_scale;
 }
 

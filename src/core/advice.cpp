@@ -12,6 +12,7 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::decentralize: return "decentralize";
     case Verdict::stay_with_allreduce: return "stay with all-reduce";
     case Verdict::no_clear_winner: return "no clear winner";
+    case Verdict::does_not_fit: return "does not fit";
   }
   return "?";
 }
@@ -34,6 +35,7 @@ const char* caveat_name(Caveat::Kind kind) {
     case Caveat::Kind::straggler: return "straggler";
     case Caveat::Kind::network_not_bottleneck: return "network_not_bottleneck";
     case Caveat::Kind::gain_from_overlap: return "gain_from_overlap";
+    case Caveat::Kind::does_not_fit: return "does_not_fit";
   }
   return "?";
 }
@@ -65,7 +67,7 @@ std::optional<SchemeOutcome> best_on(Evaluator& e, const ClusterProfile& cluster
   std::optional<SchemeOutcome> best;
   for (const Scheme& scheme : decentdp_schemes()) {
     SchemeOutcome o = e.evaluate_on(cluster, scheme, factors);
-    if (o.available && (!best || better(o, *best))) best = std::move(o);
+    if (o.available && o.memory.fits() && (!best || better(o, *best))) best = std::move(o);
   }
   return best;
 }
@@ -259,6 +261,25 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
   for (const SchemeOutcome& c : a.candidates) {
     if (!c.available) add(Caveat::Kind::not_applicable).reason = c.unavailable_reason;
   }
+  // One caveat per memory need (to 0.1 GiB) listing the schemes that have it: every
+  // replica scheme usually needs the same.
+  const std::size_t first_memory_caveat = out.size();
+  const auto too_big = [&](const SchemeOutcome& o) {
+    if (!o.available || o.memory.fits()) return;
+    const double tenths_gib = std::round(o.memory.total_bytes() / (0.1 * 1024.0 * 1024.0 * 1024.0));
+    for (std::size_t i = first_memory_caveat; i < out.size(); ++i) {
+      if (std::round(out[i].memory_bytes / (0.1 * 1024.0 * 1024.0 * 1024.0)) == tenths_gib) {
+        out[i].schemes.push_back(o.scheme.name());
+        return;
+      }
+    }
+    Caveat& c = add(Caveat::Kind::does_not_fit);
+    c.schemes = {o.scheme.name()};
+    c.memory_bytes = o.memory.total_bytes();
+    c.capacity_bytes = o.memory.capacity_bytes;
+  };
+  too_big(a.allreduce);
+  for (const SchemeOutcome& c : a.candidates) too_big(c);
   if (a.allreduce.variability && s.variability.persistent()) {
     const VariabilityOutcome& v = *a.allreduce.variability;
     Caveat& straggler = add(Caveat::Kind::straggler);
@@ -289,14 +310,16 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
 std::optional<SchemeOutcome> choose(Evaluator& e, const std::vector<SchemeOutcome>& candidates) {
   std::optional<SchemeOutcome> fastest;
   for (const SchemeOutcome& o : candidates) {
-    if (o.available && (!fastest || better(o, *fastest))) fastest = o;
+    if (o.available && o.memory.fits() && (!fastest || better(o, *fastest))) fastest = o;
   }
   if (!fastest) return fastest;
   const ClusterProfile& c = e.setup().cluster;
   std::optional<SchemeOutcome> chosen;
   double chosen_gap = -1.0;
   for (const SchemeOutcome& o : candidates) {
-    if (!o.available || o.iteration.iteration_s > kComparableSpeed * fastest->iteration.iteration_s) continue;
+    if (!o.available || !o.memory.fits() || o.iteration.iteration_s > kComparableSpeed * fastest->iteration.iteration_s) {
+      continue;
+    }
     const double gap = e.mixing(o.scheme.topology, c.ranks(), c.gpus_per_node).spectral_gap;
     if (gap > chosen_gap + 1e-12) {
       chosen = o;
@@ -321,9 +344,10 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     step("what each factor contributes");
     a.factors = attribute(e, a.best->scheme);
   }
-  a.verdict = !a.best || a.speedup <= 1.0 / kVerdictMargin ? Verdict::stay_with_allreduce
-              : a.speedup >= kVerdictMargin               ? Verdict::decentralize
-                                                          : Verdict::no_clear_winner;
+  a.verdict = !a.best && !a.allreduce.memory.fits()     ? Verdict::does_not_fit
+              : !a.best || a.speedup <= 1.0 / kVerdictMargin ? Verdict::stay_with_allreduce
+              : a.speedup >= kVerdictMargin                  ? Verdict::decentralize
+                                                             : Verdict::no_clear_winner;
   step("the break-even NIC rate");
   a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e); });
   step("the break-even node count");

@@ -217,6 +217,14 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
     for (std::size_t i = 0; i < n; ++i) out.backward_s[i] *= backward_scale;
     out.backward_total_s *= backward_scale;
   }
+  // Recomputation runs forward once more inside backward, segment by segment: each tensor's
+  // gradient is ready later by its share of that forward (taken as its share of backward,
+  // since both scale with the operator's work).
+  if (request.recompute_activations && out.backward_total_s > 0.0) {
+    const double stretch = 1.0 + out.forward_s / out.backward_total_s;
+    for (std::size_t i = 0; i < n; ++i) out.backward_s[i] *= stretch;
+    out.backward_total_s *= stretch;
+  }
 }
 
 }  // namespace dtperf

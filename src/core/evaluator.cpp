@@ -88,6 +88,10 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
     out.variability->idle_per_rank_s = {};
   };
 
+  out.memory = memory_per_gpu(model, cluster, setup_.dtype, request,
+                              scheme.kind == Scheme::Kind::allreduce ? ReplicaScheme::allreduce : ReplicaScheme::gossip,
+                              setup_.allreduce);
+  if (ranks == 1) out.memory.comm_buffers_bytes = 0.0;  // one GPU: no data-parallel wrapper
   if (scheme.kind == Scheme::Kind::allreduce) {
     AllReduceScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.allreduce};
     if (!allreduce_) allreduce_ = std::make_unique<AllReducePredictor>(model);

@@ -90,6 +90,7 @@ ComputeRequest compute_request(const ModelSpec& model, const WorkloadOptions& o,
   r.optimizer = o.optimizer.value_or(model.default_optimizer);
   r.single_gpu_iteration_s = o.single_gpu_iteration_s;
   r.measured_batch_per_gpu = o.measured_batch_per_gpu;
+  r.recompute_activations = o.recompute_activations;
   return r;
 }
 

@@ -168,6 +168,7 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   row.available = outcome.available;
   row.unavailable_reason = std::move(outcome.unavailable_reason);
   row.iteration = outcome.available ? outcome.iteration : IterationResult{};
+  row.memory_bytes = outcome.memory.total_bytes();
   row.has_quantiles = outcome.variability.has_value();
   row.iteration_p50_s = row.has_quantiles ? outcome.variability->iteration_p50_s : 0.0;
   row.iteration_p99_s = row.has_quantiles ? outcome.variability->iteration_p99_s : 0.0;

@@ -173,6 +173,7 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
     const auto p90 = measured->optional_number("iteration_p90_ms", Range::positive);
     if (p10 && p90 && *p10 > *p90) measured->fail("iteration_p10_ms", "p10 is above p90");
     measured->optional_integer("iterations", 1);
+    model.measured_saved_bytes_per_sample = measured->optional_number("saved_bytes_per_sample", Range::positive);
     measured->optional_string("device");
     measured->optional_string("tool");
     measured->finish();

@@ -1,8 +1,10 @@
 #include "dtperf/io/report_schemes.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dtperf/io/report.hpp"
 #include "dtperf/io/table.hpp"
@@ -49,6 +51,37 @@ Json step_traffic_json(std::span<const StepTraffic> steps) {
   return out;
 }
 
+namespace {
+double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+}  // namespace
+
+Json memory_json(const MemoryBreakdown& m) {
+  Json j = {{"weights_GiB", gib(m.weights_bytes)},
+            {"gradients_GiB", gib(m.gradients_bytes)},
+            {"optimizer_GiB", gib(m.optimizer_bytes)},
+            {"activations_GiB", gib(m.activations_bytes)},
+            {"activations_known", m.activations_known},
+            {"comm_buffers_GiB", gib(m.comm_buffers_bytes)},
+            {"reserve_GiB", gib(m.reserve_bytes)},
+            {"total_GiB", gib(m.total_bytes())},
+            {"fits", m.fits()}};
+  j["gpu_memory_GiB"] = m.capacity_bytes > 0.0 ? Json(gib(m.capacity_bytes)) : Json(nullptr);
+  return j;
+}
+
+std::string memory_line(const MemoryBreakdown& m) {
+  const std::string of = m.capacity_bytes > 0.0 ? fmt::format(" of {:g}", gib(m.capacity_bytes)) : "";
+  std::string line = fmt::format(
+      "# memory per GPU: {:.1f}{} GiB (weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, activations {}, "
+      "communication buffers {:.2f}, runtime reserve {:.2f})",
+      gib(m.total_bytes()), of, gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes),
+      m.activations_known ? fmt::format("{:.2f}", gib(m.activations_bytes)) : std::string("unknown"),
+      gib(m.comm_buffers_bytes), gib(m.reserve_bytes));
+  if (m.capacity_bytes <= 0.0) line += "; the profile gives no GPU memory to check against";
+  if (!m.fits()) line += ": DOES NOT FIT";
+  return line + "\n";
+}
+
 Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
   Json j = {{"scheme", o.scheme.name()}, {"available", o.available}};
   if (!o.available) {
@@ -56,6 +89,7 @@ Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
     return j;
   }
   j["result"] = iteration_json(o.iteration);
+  j["memory"] = memory_json(o.memory);
   j["speedup_over_allreduce"] = allreduce_iteration_s / o.iteration.iteration_s;
   if (!o.steps.empty()) {
     j["period"] = o.steps.size();
@@ -150,6 +184,12 @@ std::string caveat_text(const Caveat& c) {
     case Caveat::Kind::gain_from_overlap:
       return "Most of the gain comes from overlapping communication with the next iteration, not from "
              "decentralization as such.";
+    case Caveat::Kind::does_not_fit:
+      return fmt::format("Memory: {} {} {:.1f} GiB per GPU of {:g} GiB: {} not fit and {} not recommended "
+                         "(dtperf predict --scheme {} shows the breakdown).",
+                         fmt::join(c.schemes, ", "), c.schemes.size() == 1 ? "needs" : "need", gib(c.memory_bytes),
+                         gib(c.capacity_bytes), c.schemes.size() == 1 ? "it does" : "they do",
+                         c.schemes.size() == 1 ? "is" : "are", c.schemes.front());
   }
   return "";
 }
@@ -197,6 +237,11 @@ Json caveat_json(const Caveat& c) {
       j["idle_min_ms"] = c.idle_min_s * 1e3;
       j["idle_max_ms"] = c.idle_max_s * 1e3;
       break;
+    case Caveat::Kind::does_not_fit:
+      j["schemes"] = c.schemes;
+      j["memory_GiB"] = gib(c.memory_bytes);
+      j["gpu_memory_GiB"] = gib(c.capacity_bytes);
+      break;
     case Caveat::Kind::network_not_bottleneck:
     case Caveat::Kind::gain_from_overlap:
       break;
@@ -239,11 +284,13 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
                                         {"speedup", "x"},
                                         {"inter/node", "MB"},
                                         {"NIC-util", "%"},
-                                        {"spectral-gap", ""}};
+                                        {"spectral-gap", ""},
+                                        {"mem/GPU", "GiB"}};
   if (variable) columns.push_back({"p99", "ms"});
   Table table(columns);
   const double t_ar = outcomes.front().iteration.iteration_s;
   std::string unavailable;
+  std::vector<std::pair<double, std::vector<std::string>>> too_big;  // GiB to 0.1, schemes
   for (const auto& o : outcomes) {
     if (!o.available) {
       unavailable += fmt::format("# not applicable: {}\n", o.unavailable_reason);
@@ -255,11 +302,24 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
                                                                       : "-";
     std::vector<std::string> row = {o.scheme.name(), fixed(r.iteration_s / units::ms, 2),
                                     fixed(r.exposed_comm_s / units::ms, 2), fixed(t_ar / r.iteration_s, 3),
-                                    fixed(r.inter_bytes_per_node / units::MB, 1), percent(r.nic_utilization), gap};
+                                    fixed(r.inter_bytes_per_node / units::MB, 1), percent(r.nic_utilization), gap,
+                                    fixed(gib(o.memory.total_bytes()), 1)};
+    if (!o.memory.fits()) {
+      const double need = std::round(gib(o.memory.total_bytes()) * 10.0) / 10.0;
+      auto same = std::find_if(too_big.begin(), too_big.end(), [&](const auto& g) { return g.first == need; });
+      if (same == too_big.end()) same = too_big.insert(too_big.end(), {need, {}});
+      same->second.push_back(o.scheme.name());
+    }
     if (variable) row.push_back(o.variability ? fixed(o.variability->iteration_p99_s / units::ms, 2) : "-");
     table.add_row(std::move(row));
   }
-  return table.render() + unavailable;
+  std::string memory;
+  for (const auto& [need, schemes] : too_big) {
+    memory += fmt::format("# does not fit in GPU memory ({:g} GiB): {} {} {:.1f} GiB per GPU\n",
+                          gib(outcomes.front().memory.capacity_bytes), fmt::join(schemes, ", "),
+                          schemes.size() == 1 ? "needs" : "need", need);
+  }
+  return table.render() + memory + unavailable;
 }
 
 std::string step_traffic_table(std::span<const StepTraffic> steps) {
@@ -285,10 +345,19 @@ std::string advice_text(const Advice& a) {
     Table factors({{"factor", "", true}, {"gain", "ms"}, {"share", "%"}});
     for (const auto& f : a.factors) factors.add_row({factor_name(f.factor), fixed(f.seconds / units::ms, 2), percent(f.share)});
     out += factors.render();
+  } else if (a.verdict == Verdict::does_not_fit) {
+    const MemoryBreakdown& m = a.allreduce.memory;
+    out += fmt::format("verdict: {}: no scheme fits in GPU memory; all-reduce needs {:.1f} GiB per GPU of {:g} GiB. "
+                       "Reduce the batch per GPU, recompute activations (--recompute-activations) or shard the "
+                       "model state (ZeRO / FSDP).\n",
+                       verdict_name(a.verdict), gib(m.total_bytes()), gib(m.capacity_bytes));
+    out += memory_line(m);
   } else {
-    out += fmt::format("verdict: {}: no decentralized topology fits this cluster ({:.2f} ms per iteration with "
+    const bool any_available =
+        std::any_of(a.candidates.begin(), a.candidates.end(), [](const SchemeOutcome& c) { return c.available; });
+    out += fmt::format("verdict: {}: no decentralized topology fits {} ({:.2f} ms per iteration with "
                        "all-reduce).\n",
-                       verdict_name(a.verdict), t_ar);
+                       verdict_name(a.verdict), any_available ? "in GPU memory" : "this cluster", t_ar);
   }
   out += "\nbreak-even:\n";
   out += "  bandwidth: " + bandwidth_text(a.bandwidth) + "\n";

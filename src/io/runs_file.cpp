@@ -96,6 +96,7 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (auto x = r.optional_number("single_gpu_iteration_ms", Range::positive)) w.single_gpu_iteration_s = *x * units::ms;
   w.measured_batch_per_gpu = r.optional_number("measured_batch_per_gpu", Range::positive);
   w.compression_ratio = r.optional_number("compression", Range::at_least_one).value_or(1.0);
+  if (r.has("recompute_activations")) w.recompute_activations = r.boolean("recompute_activations");
 
   AllReduceOptions& a = c.allreduce;
   if (r.has("algorithm")) a.algorithm = *parse_algorithm(r.choice("algorithm", {"auto", "ring", "tree", "hierarchical"}));

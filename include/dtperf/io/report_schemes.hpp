@@ -15,11 +15,16 @@ Json variability_json(const VariabilityOutcome& variability, std::span<const dou
 /// p50, p99 and idle times of one scheme under variable compute.
 std::string variability_table(const VariabilityOutcome& variability);
 Json step_traffic_json(std::span<const StepTraffic> steps);
+/// GiB per part, the total, the GPU's memory and whether it fits.
+Json memory_json(const MemoryBreakdown& memory);
+/// "# memory per GPU: 9.8 of 32 GiB (weights 0.10, gradients ...)", with "DOES NOT FIT" when so.
+std::string memory_line(const MemoryBreakdown& memory);
 Json scheme_outcome_json(const SchemeOutcome& outcome, double allreduce_iteration_s);
 Json advice_json(const Advice& advice);
 
 /// One row per scheme: iteration, exposed communication, speedup over All-Reduce,
-/// inter-node bytes per node, NIC utilization, spectral gap; then the unavailable ones.
+/// inter-node bytes per node, NIC utilization, spectral gap, memory per GPU; then the
+/// schemes that do not fit in GPU memory, and the unavailable ones.
 std::string compare_table(const std::vector<SchemeOutcome>& outcomes);
 
 /// Bytes per step of a gossip period, per link level.

@@ -5,9 +5,20 @@
 
 namespace dtperf::zoo {
 
+namespace {
+constexpr double kIndexBytes = 8.0;     // int64 indices
+constexpr double kMaskBytes = 1.0;      // bool
+constexpr double kNormStatistics = 2.0;  // mean and inverse deviation per row, fp32
+}  // namespace
+
 Work operator+(Work a, Work b) {
-  return {a.flops + b.flops, a.bytes + b.bytes, a.gemm_flops + b.gemm_flops};
+  return {a.flops + b.flops, a.bytes + b.bytes, a.gemm_flops + b.gemm_flops, a.saved + b.saved,
+          a.saved_fixed + b.saved_fixed};
 }
+
+Work keeps(double elements) { return {0.0, 0.0, 0.0, elements * kActivationBytes, 0.0}; }
+
+Work dropout_mask(double elements) { return {0.0, 0.0, 0.0, 0.0, elements * kMaskBytes}; }
 
 Work gemm(double flops, double bytes) { return {flops, bytes, flops}; }
 
@@ -36,6 +47,8 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
   tensor.backward_flops_per_sample = backward_flops;
   tensor.forward_memory_bytes_per_sample = forward.bytes;
   tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
+  tensor.saved_activation_bytes_per_sample = forward.saved;
+  tensor.saved_fixed_bytes_per_sample = forward.saved_fixed;
   model_.tensors.push_back(std::move(tensor));
   return model_.tensors.size() - 1;
 }
@@ -46,6 +59,13 @@ void ModelBuilder::attach(std::size_t index, Work forward) {
   tensor.backward_flops_per_sample += kBackwardToForward * forward.flops;
   tensor.forward_memory_bytes_per_sample += forward.bytes;
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
+  tensor.saved_activation_bytes_per_sample += forward.saved;
+  tensor.saved_fixed_bytes_per_sample += forward.saved_fixed;
+}
+
+void ModelBuilder::shares_input(std::size_t index, double input_bytes) {
+  TensorSpec& tensor = model_.tensors.at(index);
+  tensor.saved_activation_bytes_per_sample -= input_bytes;
 }
 
 ModelSpec ModelBuilder::finish() && {
@@ -60,7 +80,7 @@ std::size_t linear(ModelBuilder& builder, const std::string& weight_name,
                    std::int64_t out_features, double tokens) {
   const double in = static_cast<double>(in_features);
   const double out = static_cast<double>(out_features);
-  const Work product = gemm(2.0 * in * out * tokens, (in + out) * tokens * kActivationBytes);
+  const Work product = gemm(2.0 * in * out * tokens, (in + out) * tokens * kActivationBytes) + keeps(in * tokens);
   const std::size_t weight = builder.add(weight_name, in_features * out_features, product);
   if (!bias_name.empty()) builder.add(bias_name, out_features, {out * tokens, 0.0});
   return weight;
@@ -76,8 +96,9 @@ std::size_t linear(ModelBuilder& builder, const std::string& prefix,
 std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
                        std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;
-  const std::size_t weight = builder.add(prefix + ".weight", features,
-                                         elementwise(elements, kNormFlopsPerElement, 2.0));
+  const std::size_t weight = builder.add(
+      prefix + ".weight", features,
+      elementwise(elements, kNormFlopsPerElement, 2.0) + keeps(elements + kNormStatistics * tokens));
   builder.add(prefix + ".bias", features, {});
   return weight;
 }
@@ -85,19 +106,20 @@ std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
 std::size_t rms_norm(ModelBuilder& builder, const std::string& weight_name,
                      std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;
+  // Hugging Face's eager RMS norm keeps its input, the inverse RMS and the normalised tensor.
   return builder.add(weight_name, features,
-                     elementwise(elements, kRmsNormFlopsPerElement, 2.0));
+                     elementwise(elements, kRmsNormFlopsPerElement, 2.0) + keeps(2.0 * elements + tokens));
 }
 
 std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,
                       std::int64_t rows, std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;
-  return builder.add(weight_name, rows * features, {0.0, 2.0 * elements * kActivationBytes},
-                     elements);
+  return builder.add(weight_name, rows * features,
+                     {0.0, 2.0 * elements * kActivationBytes, 0.0, 0.0, kIndexBytes * tokens}, elements);
 }
 
 Work attention_products(std::int64_t model_dim, std::int64_t heads, double query_tokens,
-                        double keys_per_query) {
+                        double keys_per_query, double stored_keys_per_query, bool probs_dropout) {
   const double d = static_cast<double>(model_dim);
   const double scores = static_cast<double>(heads) * keys_per_query;
   // QK^T and AV: d MACs per query-key pair each.
@@ -106,17 +128,24 @@ Work attention_products(std::int64_t model_dim, std::int64_t heads, double query
   // Q, K, V read and the context written; scores written by QK^T, read and
   // written by the softmax, read by AV.
   const double bytes = (4.0 * d + 4.0 * scores) * kActivationBytes;
-  return {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops};
+  // Kept: contiguous copies of Q, K and V for the batched products, the softmax output,
+  // and with dropout the dropped probabilities (read by AV) and the mask.
+  const double stored = static_cast<double>(heads) * stored_keys_per_query;
+  const double kept = 3.0 * d + (probs_dropout ? 2.0 : 1.0) * stored;
+  const double mask = probs_dropout ? stored * kMaskBytes : 0.0;
+  return {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops,
+          query_tokens * kept * kActivationBytes, query_tokens * mask};
 }
 
 Work softmax_cross_entropy(std::int64_t classes, double tokens) {
-  return elementwise(static_cast<double>(classes) * tokens, kSoftmaxFlopsPerElement, 2.0);
+  const double elements = static_cast<double>(classes) * tokens;
+  return elementwise(elements, kSoftmaxFlopsPerElement, 2.0) + keeps(elements);  // log-softmax output
 }
 
 Work tied_output_projection(std::int64_t model_dim, std::int64_t vocab, double tokens) {
   const double d = static_cast<double>(model_dim);
   const double v = static_cast<double>(vocab);
-  return gemm(2.0 * d * v * tokens, (d + v) * tokens * kActivationBytes) +
+  return gemm(2.0 * d * v * tokens, (d + v) * tokens * kActivationBytes) + keeps(d * tokens) +
          softmax_cross_entropy(vocab, tokens);
 }
 
@@ -144,7 +173,8 @@ ConvOutput conv2d(ModelBuilder& builder, const std::string& prefix, FeatureMap i
   const std::int64_t params = input.channels * out_channels * kernel * kernel;
   const double macs_per_output = static_cast<double>(input.channels * kernel * kernel);
   const Work conv = gemm(2.0 * macs_per_output * output.elements(),
-                         (input.elements() + output.elements()) * kActivationBytes);
+                         (input.elements() + output.elements()) * kActivationBytes) +
+                    keeps(input.kept ? 0.0 : input.elements());
   const std::size_t weight = builder.add(prefix + ".weight", params, conv);
   if (bias) builder.add(prefix + ".bias", out_channels, {output.elements(), 0.0});
   return {output, weight};
@@ -152,7 +182,8 @@ ConvOutput conv2d(ModelBuilder& builder, const std::string& prefix, FeatureMap i
 
 std::size_t batch_norm2d(ModelBuilder& builder, const std::string& prefix, FeatureMap map) {
   const std::size_t weight = builder.add(
-      prefix + ".weight", map.channels, elementwise(map.elements(), kNormFlopsPerElement, 3.0));
+      prefix + ".weight", map.channels,
+      elementwise(map.elements(), kNormFlopsPerElement, 3.0) + keeps(map.elements() + kNormStatistics * map.channels));
   builder.add(prefix + ".bias", map.channels, {});
   return weight;
 }
@@ -167,5 +198,7 @@ Work pool2d(FeatureMap input, FeatureMap output, std::int64_t kernel) {
   return {output.elements() * static_cast<double>(kernel * kernel),
           (input.elements() + output.elements()) * kActivationBytes};
 }
+
+Work max_pool_indices(FeatureMap output) { return {0.0, 0.0, 0.0, 0.0, output.elements() * kIndexBytes}; }
 
 }  // namespace dtperf::zoo

@@ -15,7 +15,19 @@
 //    and write to normalise). Layer and RMS norm: read + write. Elementwise operators:
 //    every operand read and the result written. Weights are not counted.
 //  - Operators without parameters are attached to a neighbouring tensor; each model
-//    file says which. Dropout and attention masking are not counted.
+//    file says which. Dropout and attention masking are not counted in FLOPs or traffic.
+//  - Saved bytes are what autograd keeps from forward for backward (the activation memory),
+//    each stored tensor counted once, following PyTorch's eager operators on a GPU:
+//    a linear or convolution keeps its input (unless the operator before it already keeps
+//    that tensor: ReLU keeps its output, so the convolution after it adds nothing; query,
+//    key and value projections read one input); batch norm, layer norm and GELU keep
+//    their input; RMS norm (Hugging Face) its input and the normalised tensor; SwiGLU the
+//    gate, silu(gate) and up; eager attention copies of Q, K, V and the softmax output over
+//    every stored key (the whole n x n matrix, masked or not), and with attention dropout
+//    the dropped probabilities; log-softmax its output. Residual adds, scalar scalings,
+//    average pooling and concatenation keep nothing. `saved_fixed` holds what does not
+//    follow the compute dtype: dropout masks (1 byte per element, CUDA's bool mask),
+//    max-pool and embedding indices (8 bytes per element).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -44,7 +56,14 @@ struct Work {
   double flops = 0.0;
   double bytes = 0.0;
   double gemm_flops = 0.0;
+  double saved = 0.0;        // kept for backward, 4 bytes per element
+  double saved_fixed = 0.0;  // kept for backward, masks and indices
 };
+
+// Memory kept for backward and nothing else: `elements` activations at 4 bytes.
+Work keeps(double elements);
+// A dropout's bool mask over `elements` elements.
+Work dropout_mask(double elements);
 
 // A matrix product of `flops` FLOPs moving `bytes` of activations.
 Work gemm(double flops, double bytes);
@@ -66,6 +85,11 @@ class ModelBuilder {
 
   // Adds the work of a parameter-free operator to the tensor at `index`.
   void attach(std::size_t index, Work forward);
+
+  // The operator of the tensor at `index` (a linear just added) reads a tensor an earlier
+  // operator keeps already (key and value projections after the query's): its input is
+  // not counted twice.
+  void shares_input(std::size_t index, double input_bytes);
 
   // The model with its tensors in backward order.
   ModelSpec finish() &&;
@@ -98,9 +122,11 @@ std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,
 
 // QK^T, softmax and AV for `query_tokens` queries each attending to
 // `keys_per_query` keys (half the context for causal attention: only the unmasked
-// pairs are counted), scores written and read at fp32.
+// pairs are counted), scores written and read at fp32. Eager attention keeps the scores of
+// `stored_keys_per_query` keys (the whole context, causal or not) and, with
+// `probs_dropout`, the dropped probabilities and their mask.
 Work attention_products(std::int64_t model_dim, std::int64_t heads, double query_tokens,
-                        double keys_per_query);
+                        double keys_per_query, double stored_keys_per_query, bool probs_dropout);
 // Logits of `vocab` classes per token from a projection whose weight is tied to an
 // embedding: the GEMM, softmax and cross-entropy.
 Work tied_output_projection(std::int64_t model_dim, std::int64_t vocab, double tokens);
@@ -113,6 +139,7 @@ struct FeatureMap {
   std::int64_t channels = 0;
   std::int64_t height = 0;
   std::int64_t width = 0;
+  bool kept = false;  // the producing operator keeps it for backward (a ReLU's output)
   double elements() const;
 };
 
@@ -131,6 +158,9 @@ std::size_t batch_norm2d(ModelBuilder& builder, const std::string& prefix, Featu
 FeatureMap pool2d_output(FeatureMap input, std::int64_t kernel, std::int64_t stride,
                          std::int64_t padding);
 Work pool2d(FeatureMap input, FeatureMap output, std::int64_t kernel);
+// Max pooling keeps the argmax index of every output element (its input is the ReLU
+// output before it, kept there).
+Work max_pool_indices(FeatureMap output);
 
 // ---- Model build functions (tensors and training defaults; zoo.cpp adds the name,
 // ---- description and citation) ---------------------------------------------------

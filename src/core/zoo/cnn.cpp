@@ -26,7 +26,15 @@ ModelBuilder image_model_builder() {
   return ModelBuilder("image", kCnnBatchPerGpu, Optimizer::sgd_momentum);
 }
 
-Work relu(FeatureMap map) { return elementwise(map.elements(), kReluFlopsPerElement, 2.0); }
+// ReLU keeps its output for backward, which is the next convolution's input: the map it
+// returns is marked kept.
+Work relu(FeatureMap map) {
+  return elementwise(map.elements(), kReluFlopsPerElement, 2.0) + keeps(map.elements());
+}
+FeatureMap after_relu(FeatureMap map) {
+  map.kept = true;
+  return map;
+}
 
 // ---- ResNet ---------------------------------------------------------------------
 
@@ -37,10 +45,11 @@ FeatureMap bottleneck(ModelBuilder& builder, const std::string& prefix, FeatureM
                       std::int64_t planes, std::int64_t stride) {
   const std::int64_t out_channels = planes * kBottleneckExpansion;
   FeatureMap x = conv2d(builder, prefix + ".conv1", input, planes, 1, 1, 0, false).map;
+  input.kept = true;  // the shortcut convolution reads the tensor conv1 keeps
   builder.attach(batch_norm2d(builder, prefix + ".bn1", x), relu(x));
-  x = conv2d(builder, prefix + ".conv2", x, planes, 3, stride, 1, false).map;
+  x = conv2d(builder, prefix + ".conv2", after_relu(x), planes, 3, stride, 1, false).map;
   builder.attach(batch_norm2d(builder, prefix + ".bn2", x), relu(x));
-  x = conv2d(builder, prefix + ".conv3", x, out_channels, 1, 1, 0, false).map;
+  x = conv2d(builder, prefix + ".conv3", after_relu(x), out_channels, 1, 1, 0, false).map;
   const std::size_t bn3 = batch_norm2d(builder, prefix + ".bn3", x);
   if (stride != 1 || input.channels != out_channels) {
     const FeatureMap shortcut =
@@ -48,7 +57,7 @@ FeatureMap bottleneck(ModelBuilder& builder, const std::string& prefix, FeatureM
     batch_norm2d(builder, prefix + ".downsample.1", shortcut);
   }
   builder.attach(bn3, elementwise(x.elements(), 1.0, 3.0) + relu(x));
-  return x;
+  return after_relu(x);
 }
 
 // Blocks per stage: {3, 4, 6, 3} for ResNet-50, {3, 4, 23, 3} for ResNet-101.
@@ -58,7 +67,7 @@ ModelSpec resnet(const std::array<int, 4>& blocks_per_stage) {
   FeatureMap x = conv2d(builder, "conv1", image, 64, 7, 2, 3, false).map;
   const std::size_t bn1 = batch_norm2d(builder, "bn1", x);
   const FeatureMap pooled = pool2d_output(x, 3, 2, 1);
-  builder.attach(bn1, relu(x) + pool2d(x, pooled, 3));
+  builder.attach(bn1, relu(x) + pool2d(x, pooled, 3) + max_pool_indices(pooled));
   x = pooled;
 
   const std::array<std::int64_t, 4> planes{64, 128, 256, 512};
@@ -96,7 +105,7 @@ FeatureMap vgg_features(ModelBuilder& builder, bool batch_norm) {
     const std::string prefix = "features." + std::to_string(module);
     if (channels == kMaxPool) {
       const FeatureMap pooled = pool2d_output(x, 2, 2, 0);
-      builder.attach(last, pool2d(x, pooled, 2));
+      builder.attach(last, pool2d(x, pooled, 2) + max_pool_indices(pooled));
       x = pooled;
       module += 1;
       continue;
@@ -106,15 +115,18 @@ FeatureMap vgg_features(ModelBuilder& builder, bool batch_norm) {
     last = conv.weight_index;
     if (batch_norm) last = batch_norm2d(builder, "features." + std::to_string(module + 1), x);
     builder.attach(last, relu(x));
+    x = after_relu(x);
     module += batch_norm ? 3 : 2;
   }
   return x;
 }
 
-// classifier: Linear, ReLU, Dropout, Linear, ReLU, Dropout, Linear.
+// classifier: Linear, ReLU, Dropout, Linear, ReLU, Dropout, Linear. Each ReLU keeps its
+// output and each dropout its mask; the next linear keeps the dropout's output.
 void vgg_classifier(ModelBuilder& builder, FeatureMap features) {
   const std::int64_t flattened = features.channels * kVggPooledSide * kVggPooledSide;
-  const Work hidden_relu = elementwise(static_cast<double>(kVggHidden), 1.0, 2.0);
+  const auto hidden = static_cast<double>(kVggHidden);
+  const Work hidden_relu = elementwise(hidden, 1.0, 2.0) + keeps(hidden) + dropout_mask(hidden);
   builder.attach(linear(builder, "classifier.0", flattened, kVggHidden, 1.0), hidden_relu);
   builder.attach(linear(builder, "classifier.3", kVggHidden, kVggHidden, 1.0), hidden_relu);
   builder.attach(linear(builder, "classifier.6", kVggHidden, kClasses, 1.0),

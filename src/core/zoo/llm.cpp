@@ -8,7 +8,10 @@
 // post_attention_layernorm before the MLP, though both are registered after them.
 // Attached work:
 //  - Causal attention counts only the unmasked query-key pairs, n_ctx / 2 keys per
-//    query on average (as fused causal kernels compute). Its score products, softmax
+//    query on average (as fused causal kernels compute); eager attention keeps the
+//    whole n_ctx x n_ctx score matrix for backward (builder.hpp).
+//  - GPT-2 trains with dropout 0.1 on the embeddings, the attention probabilities and
+//    both residual branches (its masks are kept for backward); Llama without dropout. Its score products, softmax
 //    and the residual add after it go to the attention output projection's weight.
 //  - GELU / SwiGLU to the linear producing its input (c_fc, up_proj); the residual add
 //    after the MLP to its output projection; rotary embedding to k_proj.
@@ -42,15 +45,17 @@ struct Gpt2Config {
 void gpt2_block(ModelBuilder& builder, const std::string& prefix, const Gpt2Config& c) {
   const double tokens = static_cast<double>(kGpt2Context);
   const std::int64_t d = c.model_dim;
+  const double elements = static_cast<double>(d) * tokens;
   layer_norm(builder, prefix + ".ln_1", d, tokens);
   linear(builder, prefix + ".attn.c_attn", d, 3 * d, tokens);
   builder.attach(linear(builder, prefix + ".attn.c_proj", d, d, tokens),
-                 attention_products(d, c.heads, tokens, tokens / 2.0) + residual_add(d, tokens));
+                 attention_products(d, c.heads, tokens, tokens / 2.0, tokens, true) + residual_add(d, tokens) +
+                     dropout_mask(elements));
   layer_norm(builder, prefix + ".ln_2", d, tokens);
   builder.attach(linear(builder, prefix + ".mlp.c_fc", d, 4 * d, tokens),
-                 elementwise(static_cast<double>(4 * d) * tokens, kGeluFlopsPerElement, 2.0));
+                 elementwise(4.0 * elements, kGeluFlopsPerElement, 2.0) + keeps(4.0 * elements));
   builder.attach(linear(builder, prefix + ".mlp.c_proj", 4 * d, d, tokens),
-                 residual_add(d, tokens));
+                 residual_add(d, tokens) + dropout_mask(elements));
 }
 
 ModelSpec gpt2(const Gpt2Config& c) {
@@ -58,7 +63,7 @@ ModelSpec gpt2(const Gpt2Config& c) {
   const double tokens = static_cast<double>(kGpt2Context);
   embedding(builder, "wte.weight", kGpt2Vocab, c.model_dim, tokens);
   builder.attach(embedding(builder, "wpe.weight", kGpt2Context, c.model_dim, tokens),
-                 residual_add(c.model_dim, tokens));
+                 residual_add(c.model_dim, tokens) + dropout_mask(static_cast<double>(c.model_dim) * tokens));
   for (int i = 0; i < c.layers; ++i) gpt2_block(builder, "h." + std::to_string(i), c);
   builder.attach(layer_norm(builder, "ln_f", c.model_dim, tokens),
                  tied_output_projection(c.model_dim, kGpt2Vocab, tokens));
@@ -77,21 +82,25 @@ constexpr double kLlamaBatchPerGpu = 1.0;
 
 void llama_attention(ModelBuilder& builder, const std::string& prefix, double tokens) {
   const std::int64_t d = kLlamaDim;
+  const double input_bytes = static_cast<double>(d) * tokens * kActivationBytes;
   linear(builder, prefix + ".q_proj", d, d, tokens, false);
-  builder.attach(linear(builder, prefix + ".k_proj", d, d, tokens, false),
-                 elementwise(2.0 * static_cast<double>(d) * tokens, kRotaryFlopsPerElement, 2.0));
-  linear(builder, prefix + ".v_proj", d, d, tokens, false);
+  const std::size_t k_proj = linear(builder, prefix + ".k_proj", d, d, tokens, false);
+  builder.shares_input(k_proj, input_bytes);
+  builder.attach(k_proj, elementwise(2.0 * static_cast<double>(d) * tokens, kRotaryFlopsPerElement, 2.0));
+  builder.shares_input(linear(builder, prefix + ".v_proj", d, d, tokens, false), input_bytes);
   builder.attach(linear(builder, prefix + ".o_proj", d, d, tokens, false),
-                 attention_products(d, kLlamaHeads, tokens, tokens / 2.0) +
+                 attention_products(d, kLlamaHeads, tokens, tokens / 2.0, tokens, false) +
                      residual_add(d, tokens));
 }
 
 void llama_mlp(ModelBuilder& builder, const std::string& prefix, double tokens) {
+  const double hidden = static_cast<double>(kLlamaFfn) * tokens;
   linear(builder, prefix + ".gate_proj", kLlamaDim, kLlamaFfn, tokens, false);
-  // silu(gate) * up reads both projections and writes one tensor.
-  builder.attach(linear(builder, prefix + ".up_proj", kLlamaDim, kLlamaFfn, tokens, false),
-                 elementwise(static_cast<double>(kLlamaFfn) * tokens, kSwigluFlopsPerElement,
-                             3.0));
+  const std::size_t up = linear(builder, prefix + ".up_proj", kLlamaDim, kLlamaFfn, tokens, false);
+  builder.shares_input(up, static_cast<double>(kLlamaDim) * tokens * kActivationBytes);
+  // silu(gate) * up reads both projections and writes one tensor; it keeps the gate,
+  // silu(gate) and up.
+  builder.attach(up, elementwise(hidden, kSwigluFlopsPerElement, 3.0) + keeps(3.0 * hidden));
   builder.attach(linear(builder, prefix + ".down_proj", kLlamaFfn, kLlamaDim, tokens, false),
                  residual_add(kLlamaDim, tokens));
 }

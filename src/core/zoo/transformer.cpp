@@ -12,6 +12,12 @@
 //  - Output projection tied to the shared embedding (fairseq): its GEMM, softmax and
 //    cross-entropy go to the last decoder layer norm's weight, the operator before it,
 //    so its backward lands at the start of the backward pass.
+//  - Dropout masks kept for backward: fairseq's residual dropout (0.1 base, 0.3 big; no
+//    attention or activation dropout by default) and BERT's hidden and attention-probability
+//    dropout (0.1); torchvision's ViT-B/16 trains without dropout. The query, key and value
+//    projections read one input, kept once; so do the cross-attention key and value
+//    projections, whose encoder output is counted once per layer (a slight overcount: it
+//    is one tensor for all decoder layers).
 #include <string>
 #include <utility>
 
@@ -24,8 +30,25 @@ Work residual_add(std::int64_t features, double tokens) {
   return elementwise(static_cast<double>(features) * tokens, 1.0, 3.0);
 }
 
+// GELU keeps its input; ReLU keeps its output, which the next linear keeps as its input
+// already (counted there).
 Work activation(std::int64_t features, double tokens, double flops_per_element) {
-  return elementwise(static_cast<double>(features) * tokens, flops_per_element, 2.0);
+  const double elements = static_cast<double>(features) * tokens;
+  const bool keeps_input = flops_per_element != kReluFlopsPerElement;
+  return elementwise(elements, flops_per_element, 2.0) + keeps(keeps_input ? elements : 0.0);
+}
+
+Work residual_dropout(std::int64_t features, double tokens) {
+  return dropout_mask(static_cast<double>(features) * tokens);
+}
+
+// Query, key and value projections of one input: the input kept once.
+void qkv_projections(ModelBuilder& builder, const std::string& q, const std::string& k, const std::string& v,
+                     std::int64_t features, double tokens) {
+  const double input_bytes = static_cast<double>(features) * tokens * kActivationBytes;
+  linear(builder, q, features, features, tokens);
+  builder.shares_input(linear(builder, k, features, features, tokens), input_bytes);
+  builder.shares_input(linear(builder, v, features, features, tokens), input_bytes);
 }
 
 // ---- Transformer for WMT14 En-De (fairseq) ----------------------------------------
@@ -50,12 +73,10 @@ struct WmtConfig {
 // fairseq MultiheadAttention for one query token per sample.
 void fairseq_attention(ModelBuilder& builder, const std::string& prefix, const WmtConfig& c,
                        double keys_per_query) {
-  linear(builder, prefix + ".q_proj", c.model_dim, c.model_dim, 1.0);
-  linear(builder, prefix + ".k_proj", c.model_dim, c.model_dim, 1.0);
-  linear(builder, prefix + ".v_proj", c.model_dim, c.model_dim, 1.0);
+  qkv_projections(builder, prefix + ".q_proj", prefix + ".k_proj", prefix + ".v_proj", c.model_dim, 1.0);
   const std::size_t out = linear(builder, prefix + ".out_proj", c.model_dim, c.model_dim, 1.0);
-  builder.attach(out, attention_products(c.model_dim, c.heads, 1.0, keys_per_query) +
-                          residual_add(c.model_dim, 1.0));
+  builder.attach(out, attention_products(c.model_dim, c.heads, 1.0, keys_per_query, kWmtSentenceTokens, false) +
+                          residual_add(c.model_dim, 1.0) + residual_dropout(c.model_dim, 1.0));
 }
 
 // fc1, ReLU, fc2, residual add, final_layer_norm (post-norm).
@@ -63,7 +84,7 @@ std::size_t fairseq_ffn(ModelBuilder& builder, const std::string& prefix, const 
   builder.attach(linear(builder, prefix + ".fc1", c.model_dim, c.ffn_dim, 1.0),
                  activation(c.ffn_dim, 1.0, kReluFlopsPerElement));
   builder.attach(linear(builder, prefix + ".fc2", c.ffn_dim, c.model_dim, 1.0),
-                 residual_add(c.model_dim, 1.0));
+                 residual_add(c.model_dim, 1.0) + residual_dropout(c.model_dim, 1.0));
   return layer_norm(builder, prefix + ".final_layer_norm", c.model_dim, 1.0);
 }
 
@@ -92,7 +113,8 @@ ModelSpec wmt_transformer(const WmtConfig& c) {
   const std::size_t table =
       embedding(builder, "encoder.embed_tokens.weight", kWmtVocab, c.model_dim, 2.0);
   // sqrt(d) scaling and the sinusoidal position add, encoder and decoder.
-  builder.attach(table, elementwise(2.0 * static_cast<double>(c.model_dim), 2.0, 3.0));
+  builder.attach(table, elementwise(2.0 * static_cast<double>(c.model_dim), 2.0, 3.0) +
+                           residual_dropout(c.model_dim, 2.0));
   for (int i = 0; i < c.layers; ++i)
     fairseq_encoder_layer(builder, "encoder.layers." + std::to_string(i), c);
   std::size_t last_norm = 0;
@@ -130,22 +152,21 @@ void bert_embeddings(ModelBuilder& builder, const BertConfig& c) {
   builder.attach(embedding(builder, "embeddings.token_type_embeddings.weight",
                            kBertTokenTypes, c.hidden, tokens),
                  residual_add(c.hidden, tokens));
-  layer_norm(builder, "embeddings.LayerNorm", c.hidden, tokens);
+  builder.attach(layer_norm(builder, "embeddings.LayerNorm", c.hidden, tokens), residual_dropout(c.hidden, tokens));
 }
 
 void bert_layer(ModelBuilder& builder, const std::string& prefix, const BertConfig& c) {
   const double tokens = kBertSequenceTokens;
-  linear(builder, prefix + ".attention.self.query", c.hidden, c.hidden, tokens);
-  linear(builder, prefix + ".attention.self.key", c.hidden, c.hidden, tokens);
-  linear(builder, prefix + ".attention.self.value", c.hidden, c.hidden, tokens);
+  qkv_projections(builder, prefix + ".attention.self.query", prefix + ".attention.self.key",
+                  prefix + ".attention.self.value", c.hidden, tokens);
   builder.attach(linear(builder, prefix + ".attention.output.dense", c.hidden, c.hidden, tokens),
-                 attention_products(c.hidden, c.heads, tokens, tokens) +
-                     residual_add(c.hidden, tokens));
+                 attention_products(c.hidden, c.heads, tokens, tokens, tokens, true) +
+                     residual_add(c.hidden, tokens) + residual_dropout(c.hidden, tokens));
   layer_norm(builder, prefix + ".attention.output.LayerNorm", c.hidden, tokens);
   builder.attach(linear(builder, prefix + ".intermediate.dense", c.hidden, c.intermediate, tokens),
                  activation(c.intermediate, tokens, kGeluFlopsPerElement));
   builder.attach(linear(builder, prefix + ".output.dense", c.intermediate, c.hidden, tokens),
-                 residual_add(c.hidden, tokens));
+                 residual_add(c.hidden, tokens) + residual_dropout(c.hidden, tokens));
   layer_norm(builder, prefix + ".output.LayerNorm", c.hidden, tokens);
 }
 
@@ -179,7 +200,7 @@ void vit_layer(ModelBuilder& builder, const std::string& prefix, double tokens) 
          prefix + ".self_attention.in_proj_bias", kVitHidden, 3 * kVitHidden, tokens);
   builder.attach(linear(builder, prefix + ".self_attention.out_proj", kVitHidden, kVitHidden,
                         tokens),
-                 attention_products(kVitHidden, kVitHeads, tokens, tokens) +
+                 attention_products(kVitHidden, kVitHeads, tokens, tokens, tokens, false) +
                      residual_add(kVitHidden, tokens));
   layer_norm(builder, prefix + ".ln_2", kVitHidden, tokens);
   builder.attach(linear(builder, prefix + ".mlp.0", kVitHidden, kVitMlp, tokens),

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The zoo's activation memory against what PyTorch's autograd really keeps for backward
+# (validation/activation_memory.py: GPT-2 small and ResNet-50, bound 25 %). Skips (exit 77)
+# where PyTorch is not installed.
+# usage: activation_memory_test.sh PATH/TO/dtperf SOURCE_ROOT
+set -u
+python=/usr/bin/python3  # Debian's python3-torch installs for the system interpreter
+[ -x "$python" ] || python=python3
+if ! "$python" -c 'import torch' 2>/dev/null; then
+  echo "skipped: PyTorch is not installed for $python (Debian: apt-get install python3-torch)"
+  exit 77
+fi
+exec "$python" "$2/validation/activation_memory.py" "$1"
