@@ -361,7 +361,11 @@ expect 2 'nothing to fit' fit
 
 # Memory: a breakdown in predict, a verdict when nothing fits, recomputation trades memory for time.
 expect 0 '# memory per GPU: .* of 32 GiB \(weights' predict
-expect 0 'verdict: does not fit: no scheme fits in GPU memory' advise --model llama-7b --profile dgx-h100 --dtype bf16
+expect 0 'verdict: does not fit: no replicated scheme fits in GPU memory.* Sharded, fsdp fits' advise --model llama-7b --profile dgx-h100 --dtype bf16
+expect 0 '# scheme: fsdp' predict --model llama-7b --profile dgx-h100 --dtype bf16 --scheme fsdp --grad-dtype bf16
+expect 0 'hsdp' compare --model gpt2-medium --profile dgx-a100
+expect 2 "unknown scheme 'zero-4' \(did you mean 'zero-1'\?\)" predict --scheme zero-4
+expect 2 'grad-dtype' predict --grad-dtype int8
 expect 0 'does not fit in GPU memory \(80 GiB\): all-reduce, ' compare --model llama-7b --profile dgx-h100 --dtype bf16
 "$dtperf" predict --model gpt2-small --json >"$work/plain.json" || fail "predict gpt2-small failed"
 "$dtperf" predict --model gpt2-small --recompute-activations --json >"$work/recompute.json" || fail "predict --recompute-activations failed"

@@ -106,6 +106,8 @@ struct Advice {
   SchemeOutcome allreduce;
   std::vector<SchemeOutcome> candidates;  // Decent-DP topologies, available or not
   std::optional<SchemeOutcome> best;      // the fastest available candidate that fits in memory
+  // When All-Reduce does not fit in GPU memory: the fastest sharded scheme that does.
+  std::optional<SchemeOutcome> sharded_alternative;
   double speedup = 1.0;                   // T_allreduce / T_best
   Verdict verdict = Verdict::no_clear_winner;
   std::vector<FactorShare> factors;

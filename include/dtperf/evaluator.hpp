@@ -19,23 +19,30 @@
 #include "dtperf/memory.hpp"
 #include "dtperf/mixing.hpp"
 #include "dtperf/scenario.hpp"
+#include "dtperf/sharded.hpp"
 #include "dtperf/variability.hpp"
 #include "dtperf/workload.hpp"
 
 namespace dtperf {
 
-/// A training scheme: All-Reduce, Decent-DP over a topology, or SGP.
+/// A training scheme: All-Reduce, Decent-DP over a topology, SGP, or sharded data
+/// parallelism (sharded.hpp).
 struct Scheme {
-  enum class Kind : std::uint8_t { allreduce, gossip, sgp } kind = Kind::allreduce;
+  enum class Kind : std::uint8_t { allreduce, gossip, sgp, sharded } kind = Kind::allreduce;
   std::string topology;  // for gossip
-  std::string name() const;  // "all-reduce", "alternating-exp-ring", "sgp"
-  static Scheme allreduce() { return {Kind::allreduce, ""}; }
-  static Scheme gossip(std::string topology) { return {Kind::gossip, std::move(topology)}; }
-  static Scheme sgp() { return {Kind::sgp, ""}; }
+  Sharding sharding = Sharding::fsdp;  // for sharded
+  std::string name() const;  // "all-reduce", "alternating-exp-ring", "sgp", "fsdp"
+  static Scheme allreduce() { return {Kind::allreduce, "", Sharding::fsdp}; }
+  static Scheme gossip(std::string topology) { return {Kind::gossip, std::move(topology), Sharding::fsdp}; }
+  static Scheme sgp() { return {Kind::sgp, "", Sharding::fsdp}; }
+  static Scheme sharded(Sharding s) { return {Kind::sharded, "", s}; }
 };
 
-/// Parses "all-reduce" (or "allreduce"), "sgp", or a topology name; nullopt otherwise.
+/// Parses "all-reduce" (or "allreduce"), "sgp", "zero-1", "zero-2", "fsdp" ("zero-3"),
+/// "hsdp", or a topology name; nullopt otherwise.
 std::optional<Scheme> parse_scheme(const std::string& name);
+/// Every scheme name parse_scheme accepts (aliases aside), All-Reduce first.
+std::vector<std::string> scheme_names();
 
 /// The factor switches of the advisor (each "on" is the real world).
 struct Factors {

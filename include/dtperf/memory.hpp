@@ -20,6 +20,11 @@
 //                gradient_as_bucket_view=False copies gradients into them: P x param_bytes);
 //                Horovod: one fusion buffer; gossip: the parameters being exchanged
 //                (P x param_bytes), as Decent-DP's per-bucket exchange keeps a copy
+//   sharded      over n ranks (sharded.hpp): zero-1 divides the optimizer state by n and
+//                keeps one reduce bucket; zero-2 also the gradients; fsdp/hsdp also the
+//                fp32 weights, plus two gathered units (the one running and the one
+//                prefetched) and one unit's full gradients before its reduce-scatter. A
+//                unit is a bucket: max(bucket cap, largest tensor), at most the model.
 //   reserve      1 GiB for the CUDA context, library workspaces and NCCL's buffers: an
 //                allowance typical of PyTorch jobs, not a measurement
 //
@@ -28,6 +33,7 @@
 #include "dtperf/allreduce.hpp"
 #include "dtperf/cluster.hpp"
 #include "dtperf/compute.hpp"
+#include "dtperf/sharded.hpp"
 #include "dtperf/workload.hpp"
 
 namespace dtperf {
@@ -55,9 +61,11 @@ struct MemoryBreakdown {
 /// checkpointing (see above). 0 when the model's operators carry no saved bytes.
 double saved_bytes_per_sample(const ModelSpec& model, double activation_scale, bool recompute);
 
-enum class ReplicaScheme : std::uint8_t { allreduce, gossip };
+enum class ReplicaScheme : std::uint8_t { allreduce, gossip, sharded };
 
+/// `sharding` applies to ReplicaScheme::sharded only.
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& cluster, DType dtype,
-                               const ComputeRequest& request, ReplicaScheme scheme, const AllReduceOptions& allreduce);
+                               const ComputeRequest& request, ReplicaScheme scheme, const AllReduceOptions& allreduce,
+                               Sharding sharding = Sharding::fsdp);
 
 }  // namespace dtperf

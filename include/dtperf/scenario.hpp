@@ -43,6 +43,9 @@ struct WorkloadOptions {
   std::optional<double> measured_batch_per_gpu;
   double compression_ratio = 1.0;
   bool recompute_activations = false;  // gradient checkpointing (compute.hpp)
+  // Bytes per gradient element on the wire for All-Reduce and sharded schemes (--grad-dtype);
+  // default: the model's parameter bytes.
+  std::optional<int> grad_bytes;
   double compute_scale = 1.0;
   double forward_scale = 1.0;   // a fit with a forward/backward breakdown
   double backward_scale = 1.0;

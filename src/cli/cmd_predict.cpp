@@ -23,8 +23,7 @@ struct PredictOptions : AnalysisCliOptions {
 
 Scheme parse_scheme_option(const std::string& name) {
   if (const auto scheme = parse_scheme(name)) return *scheme;
-  std::vector<std::string> names = {"all-reduce", "sgp"};
-  for (const auto& t : topologies()) names.emplace_back(t.name);
+  const std::vector<std::string> names = scheme_names();
   throw InputError("--scheme", "",
                    fmt::format("unknown scheme '{}'{}; expected one of: {}", name, did_you_mean(name, names),
                                join_names(names)));
@@ -81,7 +80,7 @@ void add_predict_command(CLI::App& app) {
       "predict",
       "Predict one training iteration: time breakdown, throughput, scaling factor, bytes per link level and NIC\n"
       "utilization, for All-Reduce (default), a gossip topology or SGP. Defaults: resnet50 on p3dn-24xlarge.");
-  cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, or a gossip topology (dtperf topologies)")
+  cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, zero-1, zero-2, fsdp (zero-3), hsdp, or a gossip topology (dtperf topologies)")
       ->type_name("SCHEME")->capture_default_str();
   options->add_to(*cmd);
   cmd->callback([options] { run(*options); });

@@ -15,7 +15,7 @@ struct ModelOptions::Raw {
   int nodes = 0, gpus_per_node = 0, nics_per_node = 0;
   double nic_gbps = 0, inter_latency_us = 0, transport_efficiency = 0, host_gbps = 0;
   double intra_gb_per_s = 0, intra_latency_us = 0, intra_efficiency = 0;
-  std::string dtype;
+  std::string dtype, grad_dtype;
   double interference = 0, comm_interference = 0, overhead_ms = 0, cross_node_overhead_ms = 0;
   double batch_per_gpu = 0, global_batch = 0;
   std::string optimizer, compute_source = "auto";
@@ -62,6 +62,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->group(workload_group);
   r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
   app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(1.0, 1e6))->capture_default_str()->group(workload_group);
+  app.add_option("--grad-dtype", r.grad_dtype, "Gradient reduction dtype of all-reduce and sharded schemes (default: the model's parameter dtype)")->type_name("fp32|bf16|fp16")->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->group(workload_group);
   app.add_flag("--recompute-activations", r.recompute, "Activation recomputation (gradient checkpointing): about sqrt(layers) of the activations kept, one more forward pass in backward")->group(workload_group);
   app.add_option("--reduction-log", reduction_log, "Measured GPU vector-add cost (bytes,seconds per line) charged per reduction step, as [NET] does")->type_name("FILE")->group(workload_group);
 }
@@ -92,6 +93,7 @@ void ModelOptions::resolve() {
   if (given(r.o_mbatch)) workload.measured_batch_per_gpu = r.measured_batch_per_gpu;
   workload.compression_ratio = r.compression;
   workload.recompute_activations = r.recompute;
+  if (!r.grad_dtype.empty()) workload.grad_bytes = r.grad_dtype == "fp32" ? 4 : 2;
   workload.compute_scale = r.compute_scale;
 }
 

@@ -93,8 +93,7 @@ std::vector<int> integers(const std::string& axis, const std::vector<double>& va
 }
 
 std::vector<Scheme> schemes(const std::string& values) {
-  std::vector<std::string> known = {"all-reduce", "sgp"};
-  for (const auto& t : topologies()) known.emplace_back(t.name);
+  const std::vector<std::string> known = scheme_names();
   std::vector<Scheme> out;
   for (const std::string& name : split(values, ',')) {
     if (name == "all") {

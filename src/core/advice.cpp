@@ -302,6 +302,9 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
   std::vector<SchemeOutcome> out{evaluator.evaluate(Scheme::allreduce())};
   for (const Scheme& scheme : decentdp_schemes()) out.push_back(evaluator.evaluate(scheme, {}, with_mixing));
   out.push_back(evaluator.evaluate(Scheme::sgp()));
+  for (const Sharding s : {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp}) {
+    out.push_back(evaluator.evaluate(Scheme::sharded(s)));
+  }
   return out;
 }
 
@@ -343,6 +346,14 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;
     step("what each factor contributes");
     a.factors = attribute(e, a.best->scheme);
+  }
+  if (!a.allreduce.memory.fits()) {
+    for (const Sharding sharding : {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp}) {
+      SchemeOutcome o = e.evaluate(Scheme::sharded(sharding));
+      if (o.available && o.memory.fits() && (!a.sharded_alternative || better(o, *a.sharded_alternative))) {
+        a.sharded_alternative = std::move(o);
+      }
+    }
   }
   a.verdict = !a.best && !a.allreduce.memory.fits()     ? Verdict::does_not_fit
               : !a.best || a.speedup <= 1.0 / kVerdictMargin ? Verdict::stay_with_allreduce

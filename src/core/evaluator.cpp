@@ -13,6 +13,7 @@ std::string Scheme::name() const {
     case Kind::allreduce: return "all-reduce";
     case Kind::sgp: return "sgp";
     case Kind::gossip: return topology;
+    case Kind::sharded: return sharding_name(sharding);
   }
   return "?";
 }
@@ -20,10 +21,18 @@ std::string Scheme::name() const {
 std::optional<Scheme> parse_scheme(const std::string& name) {
   if (name == "all-reduce" || name == "allreduce") return Scheme::allreduce();
   if (name == "sgp") return Scheme::sgp();
+  if (const auto sharding = parse_sharding(name)) return Scheme::sharded(*sharding);
   for (const TopologyInfo& t : topologies()) {
     if (name == t.name) return Scheme::gossip(name);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> scheme_names() {
+  std::vector<std::string> names = {"all-reduce", "sgp"};
+  for (const Sharding s : {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp}) names.emplace_back(sharding_name(s));
+  for (const TopologyInfo& t : topologies()) names.emplace_back(t.name);
+  return names;
 }
 
 Evaluator::Evaluator(Setup setup) : setup_(std::move(setup)) {}
@@ -89,11 +98,33 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   };
 
   out.memory = memory_per_gpu(model, cluster, setup_.dtype, request,
-                              scheme.kind == Scheme::Kind::allreduce ? ReplicaScheme::allreduce : ReplicaScheme::gossip,
-                              setup_.allreduce);
+                              scheme.kind == Scheme::Kind::allreduce ? ReplicaScheme::allreduce
+                              : scheme.kind == Scheme::Kind::sharded ? ReplicaScheme::sharded
+                                                                     : ReplicaScheme::gossip,
+                              setup_.allreduce, scheme.sharding);
   if (ranks == 1) out.memory.comm_buffers_bytes = 0.0;  // one GPU: no data-parallel wrapper
+  // Gradients reduced at --grad-dtype: the wire carries grad_bytes / param_bytes of them.
+  const double grad_ratio =
+      setup_.workload.grad_bytes ? static_cast<double>(model.param_bytes) / *setup_.workload.grad_bytes : 1.0;
+  const NetworkParams grad_net = grad_ratio == 1.0 ? net
+                                                   : network_params(cluster, setup_.workload.compression_ratio * grad_ratio,
+                                                                    setup_.reduction);
+  if (scheme.kind == Scheme::Kind::sharded) {
+    if (variable) {
+      out.available = false;
+      out.unavailable_reason = fmt::format("{} is modelled without variable compute", scheme.name());
+      return out;
+    }
+    const NetworkParams links = factors.heterogeneous_links ? grad_net : homogenized(grad_net);
+    const NetworkParams params = factors.heterogeneous_links ? network_params(cluster, 1.0, setup_.reduction)
+                                                             : homogenized(network_params(cluster, 1.0, setup_.reduction));
+    out.iteration = predict_sharded(model, ShardedScenario{scheme.sharding, links, params, compute, request, setup_.allreduce});
+    out.rank_classes = 1;
+    return out;
+  }
   if (scheme.kind == Scheme::Kind::allreduce) {
-    AllReduceScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.allreduce};
+    AllReduceScenario s{factors.heterogeneous_links ? grad_net : homogenized(grad_net), compute, request,
+                        setup_.allreduce};
     if (!allreduce_) allreduce_ = std::make_unique<AllReducePredictor>(model);
     AllReducePredictor& predictor = *allreduce_;
     out.rank_classes = variable ? ranks : 1;

@@ -32,7 +32,8 @@ double saved_bytes_per_sample(const ModelSpec& model, double activation_scale, b
 }
 
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& cluster, DType dtype,
-                               const ComputeRequest& request, ReplicaScheme scheme, const AllReduceOptions& allreduce) {
+                               const ComputeRequest& request, ReplicaScheme scheme, const AllReduceOptions& allreduce,
+                               Sharding sharding) {
   const double params = static_cast<double>(model.total_params());
   const double wire = model.param_bytes;
   MemoryBreakdown m;
@@ -54,7 +55,23 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& clu
   }
   m.activations_known = per_sample > 0.0;
   m.activations_bytes = per_sample * request.batch_per_gpu;
-  if (scheme == ReplicaScheme::gossip) {
+  if (scheme == ReplicaScheme::sharded) {
+    const double n = shard_ranks(sharding, cluster.ranks(), cluster.gpus_per_node);
+    double largest_tensor = 0.0;
+    for (const TensorSpec& t : model.tensors) largest_tensor = std::max(largest_tensor, static_cast<double>(t.params));
+    const double unit = std::min(params * wire, std::max(allreduce.bucket_cap_bytes, largest_tensor * wire));
+    m.optimizer_bytes /= n;
+    if (sharding == Sharding::zero1) {
+      m.comm_buffers_bytes = unit;
+    } else if (sharding == Sharding::zero2) {
+      m.gradients_bytes /= n;
+      m.comm_buffers_bytes = unit;
+    } else {
+      m.weights_bytes /= n;
+      m.gradients_bytes /= n;
+      m.comm_buffers_bytes = 3.0 * unit;  // two gathered units, one unit's full gradients
+    }
+  } else if (scheme == ReplicaScheme::gossip) {
     m.comm_buffers_bytes = params * wire;
   } else if (allreduce.bucketing == Bucketing::horovod) {
     m.comm_buffers_bytes = std::min(allreduce.fusion_buffer_bytes, params * wire);

@@ -273,6 +273,7 @@ Json advice_json(const Advice& a) {
              break_even_json(a.variability, "compute_cv", variability_text(a.variability, best, a.variability_law))},
             {"caveats", caveats}};
   if (a.best) j["best"] = scheme_outcome_json(*a.best, t_ar);
+  if (a.sharded_alternative) j["sharded_alternative"] = scheme_outcome_json(*a.sharded_alternative, t_ar);
   return j;
 }
 
@@ -347,10 +348,17 @@ std::string advice_text(const Advice& a) {
     out += factors.render();
   } else if (a.verdict == Verdict::does_not_fit) {
     const MemoryBreakdown& m = a.allreduce.memory;
-    out += fmt::format("verdict: {}: no scheme fits in GPU memory; all-reduce needs {:.1f} GiB per GPU of {:g} GiB. "
-                       "Reduce the batch per GPU, recompute activations (--recompute-activations) or shard the "
-                       "model state (ZeRO / FSDP).\n",
+    out += fmt::format("verdict: {}: no replicated scheme fits in GPU memory; all-reduce needs {:.1f} GiB per GPU of "
+                       "{:g} GiB.",
                        verdict_name(a.verdict), gib(m.total_bytes()), gib(m.capacity_bytes));
+    if (const auto& s = a.sharded_alternative) {
+      out += fmt::format(" Sharded, {} fits: {:.1f} GiB per GPU, {:.2f} ms per iteration (dtperf predict --scheme {}).\n",
+                         s->scheme.name(), gib(s->memory.total_bytes()), s->iteration.iteration_s / units::ms,
+                         s->scheme.name());
+    } else {
+      out += " No sharded scheme fits either: reduce the batch per GPU or recompute activations "
+             "(--recompute-activations).\n";
+    }
     out += memory_line(m);
   } else {
     const bool any_available =

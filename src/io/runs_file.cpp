@@ -97,6 +97,7 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   w.measured_batch_per_gpu = r.optional_number("measured_batch_per_gpu", Range::positive);
   w.compression_ratio = r.optional_number("compression", Range::at_least_one).value_or(1.0);
   if (r.has("recompute_activations")) w.recompute_activations = r.boolean("recompute_activations");
+  if (r.has("grad_dtype")) w.grad_bytes = r.choice("grad_dtype", {"fp32", "bf16", "fp16"}) == "fp32" ? 4 : 2;
 
   AllReduceOptions& a = c.allreduce;
   if (r.has("algorithm")) a.algorithm = *parse_algorithm(r.choice("algorithm", {"auto", "ring", "tree", "hierarchical"}));

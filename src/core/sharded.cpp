@@ -1,0 +1,183 @@
+#include "dtperf/sharded.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace dtperf {
+
+const char* sharding_name(Sharding sharding) {
+  switch (sharding) {
+    case Sharding::zero1: return "zero-1";
+    case Sharding::zero2: return "zero-2";
+    case Sharding::fsdp: return "fsdp";
+    case Sharding::hsdp: return "hsdp";
+  }
+  return "?";
+}
+
+std::optional<Sharding> parse_sharding(const std::string& name) {
+  if (name == "zero-1") return Sharding::zero1;
+  if (name == "zero-2") return Sharding::zero2;
+  if (name == "fsdp" || name == "zero-3") return Sharding::fsdp;
+  if (name == "hsdp") return Sharding::hsdp;
+  return std::nullopt;
+}
+
+int shard_ranks(Sharding sharding, int ranks, int gpus_per_node) {
+  return sharding == Sharding::hsdp ? gpus_per_node : ranks;
+}
+
+namespace {
+
+// A collective on the FIFO stream, and what it moves.
+struct Stream {
+  double free_s = 0.0;
+  double busy_s = 0.0;
+  double nic_busy_s = 0.0;
+  double intra_bytes_per_rank = 0.0;
+  double inter_bytes_per_node = 0.0;
+  double factor = 1.0;  // contention with compute
+
+  double run(double issue_s, const CollectiveCost& c) {
+    const double t = c.time_s * factor;
+    free_s = std::max(free_s, issue_s) + t;
+    busy_s += t;
+    if (c.inter_bytes_per_node > 0.0) nic_busy_s += t;
+    intra_bytes_per_rank += c.intra_bytes_per_rank;
+    inter_bytes_per_node += c.inter_bytes_per_node;
+    return free_s;
+  }
+};
+
+}  // namespace
+
+IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s) {
+  const std::size_t n_tensors = model.tensors.size();
+  std::vector<double> backward_s(n_tensors);
+  ComputeTimes times{backward_s};
+  compute_times(model, s.compute, s.request, times);
+  std::vector<Bucket> units(std::max<std::size_t>(n_tensors, 1));
+  const std::size_t count = make_buckets(model, backward_s, s.options, units);
+  units.resize(count);
+
+  const NetworkParams& net = s.network;
+  const int ranks = net.ranks();
+  const bool distributed = ranks > 1;
+  const bool hybrid = s.sharding == Sharding::hsdp;
+  const int shard = shard_ranks(s.sharding, ranks, net.gpus_per_node);
+  const double interference = distributed ? s.compute.interference_factor : 1.0;
+  const double overhead =
+      distributed ? s.compute.iteration_overhead_s + (net.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0) : 0.0;
+
+  // Per unit: backward and forward compute (forward split as backward is), and the
+  // collectives. The gradient network carries grad bytes; the parameter network the
+  // parameters.
+  std::vector<double> unit_backward(count, 0.0), unit_forward(count), ag_bytes(count), rs_bytes(count);
+  std::size_t tensor = 0;
+  for (std::size_t u = 0; u < count; ++u) {
+    double params = 0.0;
+    for (; tensor <= units[u].last_tensor; ++tensor) {
+      unit_backward[u] += backward_s[tensor];
+      params += static_cast<double>(model.tensors[tensor].params);
+    }
+    ag_bytes[u] = params * model.param_bytes;
+    rs_bytes[u] = units[u].bytes;
+  }
+  for (std::size_t u = 0; u < count; ++u) {
+    unit_forward[u] = times.backward_total_s > 0.0 ? times.forward_s * unit_backward[u] / times.backward_total_s
+                                                   : times.forward_s / static_cast<double>(count);
+    unit_backward[u] *= interference;
+    unit_forward[u] *= interference;
+  }
+
+  const GroupShape world{net.nodes, net.gpus_per_node, net.gpus_per_node};
+  const GroupShape node{1, net.gpus_per_node, net.gpus_per_node};
+  const GroupShape across{net.nodes, 1, net.gpus_per_node};
+  const GroupShape& group = hybrid ? node : world;
+  const auto gather = [&](std::size_t u) {
+    return collective_cost(s.param_network, group, Collective::all_gather, ag_bytes[u]);
+  };
+  const auto scatter = [&](std::size_t u) { return collective_cost(net, group, Collective::reduce_scatter, rs_bytes[u]); };
+
+  Stream stream;
+  stream.factor = distributed ? s.compute.comm_interference_factor : 1.0;
+  const auto reduce = [&](std::size_t u, double issue_s) {
+    double end = stream.run(issue_s, scatter(u));
+    if (hybrid && net.nodes > 1) {
+      end = stream.run(end, allreduce_cost(net, across, rs_bytes[u] / net.gpus_per_node, s.options.algorithm));
+    }
+    return end;
+  };
+
+  double compute_s = 0.0;
+  double forward_end_s = 0.0;
+  const double optimizer_s = times.optimizer_s / (distributed ? shard : 1);
+  double end_s = 0.0;
+  if (!distributed) {
+    compute_s = times.forward_s + times.backward_total_s;
+    forward_end_s = times.forward_s;
+    end_s = compute_s + optimizer_s;
+  } else if (s.sharding == Sharding::zero1 || s.sharding == Sharding::zero2) {
+    compute_s = times.forward_s * interference;
+    forward_end_s = compute_s;
+    double comm_end = 0.0;
+    for (std::size_t u = 0; u < count; ++u) {
+      compute_s += unit_backward[u];
+      comm_end = reduce(u, compute_s);
+    }
+    double clock = std::max(compute_s, comm_end) + optimizer_s;
+    for (std::size_t u = 0; u < count; ++u) clock = stream.run(clock, gather(u));
+    end_s = clock;
+  } else {
+    // Forward runs the units in reverse gradient-ready order.
+    std::vector<double> gathered(count);
+    double previous_start = 0.0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t u = count - 1 - k;
+      gathered[u] = stream.run(previous_start, gather(u));
+      const double start = std::max(compute_s, gathered[u]);
+      previous_start = start;
+      compute_s = start + unit_forward[u];
+    }
+    forward_end_s = compute_s;
+    // Backward: unit 0 is still gathered; the others are gathered again, one ahead.
+    double ready = 0.0;  // unit u's parameters gathered
+    double comm_end = 0.0;
+    for (std::size_t u = 0; u < count; ++u) {
+      const double start = std::max(compute_s, ready);
+      if (u + 1 < count) ready = stream.run(start, gather(u + 1));
+      compute_s = start + unit_backward[u];
+      comm_end = reduce(u, compute_s);
+    }
+    end_s = std::max(compute_s, comm_end) + optimizer_s;
+  }
+
+  IterationResult r;
+  r.forward_s = forward_end_s;
+  r.backward_s = compute_s - forward_end_s;
+  r.optimizer_s = optimizer_s;
+  r.overhead_s = overhead;
+  r.iteration_s = end_s + overhead;
+  r.exposed_comm_s = std::max(0.0, end_s - compute_s - optimizer_s);
+  if (s.sharding == Sharding::fsdp || s.sharding == Sharding::hsdp) {
+    // Waits inside forward and backward are exposed communication too.
+    const double pure = times.forward_s * interference + times.backward_total_s * interference;
+    r.exposed_comm_s = std::max(0.0, end_s - optimizer_s - pure);
+    r.forward_s = times.forward_s * interference;
+    r.backward_s = times.backward_total_s * interference;
+  }
+  r.comm_busy_s = stream.busy_s;
+  r.nic_busy_s = stream.nic_busy_s;
+  r.intra_bytes_per_gpu = stream.intra_bytes_per_rank;
+  r.inter_bytes_per_node = stream.inter_bytes_per_node;
+  r.inter_bytes_per_gpu = r.inter_bytes_per_node / net.gpus_per_node;
+  const double nic_capacity = net.nics_per_node * net.nic_line_bytes_per_s * r.iteration_s;
+  r.nic_utilization = net.nodes > 1 ? r.inter_bytes_per_node / nic_capacity : 0.0;
+  r.single_gpu_iteration_s = times.iteration_s();
+  r.throughput_samples_per_s = ranks * s.request.batch_per_gpu / r.iteration_s;
+  r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
+  r.buckets = static_cast<int>(count);
+  return r;
+}
+
+}  // namespace dtperf
