@@ -3,9 +3,9 @@
 For GPT-2 small and ResNet-50 (written out here in plain PyTorch, layer for layer as dtperf's
 model zoo describes them), one forward pass in training mode runs under
 torch.autograd.graph.saved_tensors_hooks: every tensor autograd saves for backward is
-counted once (by its storage), parameters excluded. That is the activation memory a GPU
-holds at the end of forward; it does not include allocator fragmentation or temporaries
-freed during forward.
+counted once (by its storage), parameters excluded, exactly as the collector counts it
+(dtperf_collect.profiler.saved_bytes). That is the activation memory a GPU holds at the end
+of forward; it does not include allocator fragmentation or temporaries freed during forward.
 
 What autograd saves is decided by each operator's derivative formula, not by the device,
 so the models run on PyTorch's "meta" device (shapes only, no arithmetic: GPT-2's forward
@@ -22,12 +22,16 @@ usage: python3 validation/activation_memory.py PATH/TO/dtperf
 
 import json
 import math
+import os
 import subprocess
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "collect"))
+from dtperf_collect.profiler import saved_bytes  # noqa: E402  (the collector's own count)
 
 
 BOUND_PERCENT = 25.0
@@ -127,29 +131,6 @@ class ResNet50(nn.Module):
         return F.cross_entropy(self.fc(x), labels)
 
 
-def storage_id(tensor):
-    return tensor.storage()._storage._cdata  # the storage itself, shared by its views
-
-
-def saved_bytes(model, run):
-    """Bytes of the distinct non-parameter storages autograd saves during `run()`."""
-    parameters = {storage_id(p) for p in model.parameters()}
-    storages = {}
-
-    def pack(tensor):
-        key = storage_id(tensor)
-        if key not in parameters:
-            storages[key] = tensor.storage().nbytes()
-        return tensor
-
-    model.train()
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        loss = run()
-    total = sum(storages.values())
-    del loss
-    return total
-
-
 def dtperf_activations_per_sample(dtperf, model, batch):
     out = subprocess.run([dtperf, "predict", "--json", "-m", model, "-b", str(batch), "--dtype", "fp32",
                           "--nodes", "1", "--gpus-per-node", "1"], check=True, capture_output=True, text=True)
@@ -157,6 +138,7 @@ def dtperf_activations_per_sample(dtperf, model, batch):
 
 
 def measure(name, model, inputs, batch):
+    model.train()
     return name, batch, saved_bytes(model, lambda: model(*inputs))
 
 

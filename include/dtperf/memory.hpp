@@ -34,11 +34,12 @@
 #include "dtperf/cluster.hpp"
 #include "dtperf/compute.hpp"
 #include "dtperf/sharded.hpp"
+#include "dtperf/units.hpp"
 #include "dtperf/workload.hpp"
 
 namespace dtperf {
 
-inline constexpr double kRuntimeReserveBytes = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kRuntimeReserveBytes = units::GiB;
 
 struct MemoryBreakdown {
   double weights_bytes = 0.0;
@@ -63,7 +64,12 @@ double saved_bytes_per_sample(const ModelSpec& model, double activation_scale, b
 
 enum class ReplicaScheme : std::uint8_t { allreduce, gossip, sharded };
 
-/// `sharding` applies to ReplicaScheme::sharded only.
+/// GiB rounded to 0.1, as reports print them: schemes whose needs round alike are listed
+/// together.
+double gib_to_a_tenth(double bytes);
+
+/// `sharding` applies to ReplicaScheme::sharded only. One GPU has no data-parallel
+/// wrapper: no communication buffers.
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& cluster, DType dtype,
                                const ComputeRequest& request, ReplicaScheme scheme, const AllReduceOptions& allreduce,
                                Sharding sharding = Sharding::fsdp);

@@ -50,6 +50,7 @@
 namespace dtperf {
 
 enum class Sharding : std::uint8_t { zero1, zero2, fsdp, hsdp };
+inline constexpr Sharding kShardings[] = {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp};
 /// "zero-1", "zero-2", "fsdp", "hsdp".
 const char* sharding_name(Sharding sharding);
 /// Also accepts "zero-3" for fsdp.

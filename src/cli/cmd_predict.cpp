@@ -79,7 +79,7 @@ void add_predict_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "predict",
       "Predict one training iteration: time breakdown, throughput, scaling factor, bytes per link level and NIC\n"
-      "utilization, for All-Reduce (default), a gossip topology or SGP. Defaults: resnet50 on p3dn-24xlarge.");
+      "utilization, for All-Reduce (default), a gossip topology, SGP or a sharded scheme. Defaults: resnet50 on p3dn-24xlarge.");
   cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, zero-1, zero-2, fsdp (zero-3), hsdp, or a gossip topology (dtperf topologies)")
       ->type_name("SCHEME")->capture_default_str();
   options->add_to(*cmd);

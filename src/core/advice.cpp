@@ -47,6 +47,9 @@ constexpr double kMaxGbps = 10000.0;
 constexpr int kGbpsScanPoints = 41;
 constexpr int kMaxNodes = 1024;
 
+// A scheme advise may recommend: it runs on this cluster and fits in GPU memory.
+bool runnable(const SchemeOutcome& o) { return o.available && o.memory.fits(); }
+
 // Faster wins; within 0.1 % (the model cannot tell them apart) the one that puts fewer
 // bytes through the NICs wins, then the earlier in the list.
 bool better(const SchemeOutcome& a, const SchemeOutcome& b) {
@@ -67,7 +70,7 @@ std::optional<SchemeOutcome> best_on(Evaluator& e, const ClusterProfile& cluster
   std::optional<SchemeOutcome> best;
   for (const Scheme& scheme : decentdp_schemes()) {
     SchemeOutcome o = e.evaluate_on(cluster, scheme, factors);
-    if (o.available && o.memory.fits() && (!best || better(o, *best))) best = std::move(o);
+    if (runnable(o) && (!best || better(o, *best))) best = std::move(o);
   }
   return best;
 }
@@ -266,9 +269,9 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
   const std::size_t first_memory_caveat = out.size();
   const auto too_big = [&](const SchemeOutcome& o) {
     if (!o.available || o.memory.fits()) return;
-    const double tenths_gib = std::round(o.memory.total_bytes() / (0.1 * 1024.0 * 1024.0 * 1024.0));
+    const double need_gib = gib_to_a_tenth(o.memory.total_bytes());
     for (std::size_t i = first_memory_caveat; i < out.size(); ++i) {
-      if (std::round(out[i].memory_bytes / (0.1 * 1024.0 * 1024.0 * 1024.0)) == tenths_gib) {
+      if (gib_to_a_tenth(out[i].memory_bytes) == need_gib) {
         out[i].schemes.push_back(o.scheme.name());
         return;
       }
@@ -302,9 +305,7 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
   std::vector<SchemeOutcome> out{evaluator.evaluate(Scheme::allreduce())};
   for (const Scheme& scheme : decentdp_schemes()) out.push_back(evaluator.evaluate(scheme, {}, with_mixing));
   out.push_back(evaluator.evaluate(Scheme::sgp()));
-  for (const Sharding s : {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp}) {
-    out.push_back(evaluator.evaluate(Scheme::sharded(s)));
-  }
+  for (const Sharding s : kShardings) out.push_back(evaluator.evaluate(Scheme::sharded(s)));
   return out;
 }
 
@@ -313,14 +314,14 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
 std::optional<SchemeOutcome> choose(Evaluator& e, const std::vector<SchemeOutcome>& candidates) {
   std::optional<SchemeOutcome> fastest;
   for (const SchemeOutcome& o : candidates) {
-    if (o.available && o.memory.fits() && (!fastest || better(o, *fastest))) fastest = o;
+    if (runnable(o) && (!fastest || better(o, *fastest))) fastest = o;
   }
   if (!fastest) return fastest;
   const ClusterProfile& c = e.setup().cluster;
   std::optional<SchemeOutcome> chosen;
   double chosen_gap = -1.0;
   for (const SchemeOutcome& o : candidates) {
-    if (!o.available || !o.memory.fits() || o.iteration.iteration_s > kComparableSpeed * fastest->iteration.iteration_s) {
+    if (!runnable(o) || o.iteration.iteration_s > kComparableSpeed * fastest->iteration.iteration_s) {
       continue;
     }
     const double gap = e.mixing(o.scheme.topology, c.ranks(), c.gpus_per_node).spectral_gap;
@@ -348,9 +349,9 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     a.factors = attribute(e, a.best->scheme);
   }
   if (!a.allreduce.memory.fits()) {
-    for (const Sharding sharding : {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp}) {
+    for (const Sharding sharding : kShardings) {
       SchemeOutcome o = e.evaluate(Scheme::sharded(sharding));
-      if (o.available && o.memory.fits() && (!a.sharded_alternative || better(o, *a.sharded_alternative))) {
+      if (runnable(o) && (!a.sharded_alternative || better(o, *a.sharded_alternative))) {
         a.sharded_alternative = std::move(o);
       }
     }

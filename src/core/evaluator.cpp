@@ -30,7 +30,7 @@ std::optional<Scheme> parse_scheme(const std::string& name) {
 
 std::vector<std::string> scheme_names() {
   std::vector<std::string> names = {"all-reduce", "sgp"};
-  for (const Sharding s : {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp}) names.emplace_back(sharding_name(s));
+  for (const Sharding s : kShardings) names.emplace_back(sharding_name(s));
   for (const TopologyInfo& t : topologies()) names.emplace_back(t.name);
   return names;
 }
@@ -102,7 +102,6 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
                               : scheme.kind == Scheme::Kind::sharded ? ReplicaScheme::sharded
                                                                      : ReplicaScheme::gossip,
                               setup_.allreduce, scheme.sharding);
-  if (ranks == 1) out.memory.comm_buffers_bytes = 0.0;  // one GPU: no data-parallel wrapper
   // Gradients reduced at --grad-dtype: the wire carries grad_bytes / param_bytes of them.
   const double grad_ratio =
       setup_.workload.grad_bytes ? static_cast<double>(model.param_bytes) / *setup_.workload.grad_bytes : 1.0;
@@ -116,8 +115,9 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
       return out;
     }
     const NetworkParams links = factors.heterogeneous_links ? grad_net : homogenized(grad_net);
-    const NetworkParams params = factors.heterogeneous_links ? network_params(cluster, 1.0, setup_.reduction)
-                                                             : homogenized(network_params(cluster, 1.0, setup_.reduction));
+    // Parameters are gathered uncompressed.
+    const NetworkParams gathered = network_params(cluster, 1.0, setup_.reduction);
+    const NetworkParams params = factors.heterogeneous_links ? gathered : homogenized(gathered);
     out.iteration = predict_sharded(model, ShardedScenario{scheme.sharding, links, params, compute, request, setup_.allreduce});
     out.rank_classes = 1;
     return out;

@@ -31,13 +31,15 @@ double saved_bytes_per_sample(const ModelSpec& model, double activation_scale, b
   return checkpoints + largest_segment;
 }
 
+double gib_to_a_tenth(double bytes) { return std::round(bytes / units::GiB * 10.0) / 10.0; }
+
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& cluster, DType dtype,
                                const ComputeRequest& request, ReplicaScheme scheme, const AllReduceOptions& allreduce,
                                Sharding sharding) {
   const double params = static_cast<double>(model.total_params());
   const double wire = model.param_bytes;
   MemoryBreakdown m;
-  m.capacity_bytes = cluster.gpu.memory_gib * 1024.0 * 1024.0 * 1024.0;
+  m.capacity_bytes = cluster.gpu.memory_gib * units::GiB;
   m.weights_bytes = params * (model.param_bytes < 4 && (dtype == DType::fp16 || dtype == DType::bf16) ? wire : 4.0);
   m.gradients_bytes = params * wire;
   const double state_per_param = request.optimizer == Optimizer::adam           ? 8.0
@@ -78,6 +80,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& clu
   } else {
     m.comm_buffers_bytes = params * wire;
   }
+  if (cluster.ranks() == 1) m.comm_buffers_bytes = 0.0;
   return m;
 }
 

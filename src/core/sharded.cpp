@@ -110,16 +110,13 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
   };
 
   double compute_s = 0.0;
-  double forward_end_s = 0.0;
   const double optimizer_s = times.optimizer_s / (distributed ? shard : 1);
   double end_s = 0.0;
   if (!distributed) {
     compute_s = times.forward_s + times.backward_total_s;
-    forward_end_s = times.forward_s;
     end_s = compute_s + optimizer_s;
   } else if (s.sharding == Sharding::zero1 || s.sharding == Sharding::zero2) {
     compute_s = times.forward_s * interference;
-    forward_end_s = compute_s;
     double comm_end = 0.0;
     for (std::size_t u = 0; u < count; ++u) {
       compute_s += unit_backward[u];
@@ -139,7 +136,6 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
       previous_start = start;
       compute_s = start + unit_forward[u];
     }
-    forward_end_s = compute_s;
     // Backward: unit 0 is still gathered; the others are gathered again, one ahead.
     double ready = 0.0;  // unit u's parameters gathered
     double comm_end = 0.0;
@@ -152,20 +148,15 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
     end_s = std::max(compute_s, comm_end) + optimizer_s;
   }
 
+  // Compute as it runs (with contention); everything else before the optimizer step is
+  // waiting for communication, inside forward and backward (fsdp) or after them.
   IterationResult r;
-  r.forward_s = forward_end_s;
-  r.backward_s = compute_s - forward_end_s;
+  r.forward_s = times.forward_s * interference;
+  r.backward_s = times.backward_total_s * interference;
   r.optimizer_s = optimizer_s;
   r.overhead_s = overhead;
   r.iteration_s = end_s + overhead;
-  r.exposed_comm_s = std::max(0.0, end_s - compute_s - optimizer_s);
-  if (s.sharding == Sharding::fsdp || s.sharding == Sharding::hsdp) {
-    // Waits inside forward and backward are exposed communication too.
-    const double pure = times.forward_s * interference + times.backward_total_s * interference;
-    r.exposed_comm_s = std::max(0.0, end_s - optimizer_s - pure);
-    r.forward_s = times.forward_s * interference;
-    r.backward_s = times.backward_total_s * interference;
-  }
+  r.exposed_comm_s = std::max(0.0, end_s - optimizer_s - r.forward_s - r.backward_s);
   r.comm_busy_s = stream.busy_s;
   r.nic_busy_s = stream.nic_busy_s;
   r.intra_bytes_per_gpu = stream.intra_bytes_per_rank;

@@ -52,7 +52,7 @@ Json step_traffic_json(std::span<const StepTraffic> steps) {
 }
 
 namespace {
-double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+double gib(double bytes) { return bytes / units::GiB; }
 }  // namespace
 
 Json memory_json(const MemoryBreakdown& m) {
@@ -306,7 +306,7 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
                                     fixed(r.inter_bytes_per_node / units::MB, 1), percent(r.nic_utilization), gap,
                                     fixed(gib(o.memory.total_bytes()), 1)};
     if (!o.memory.fits()) {
-      const double need = std::round(gib(o.memory.total_bytes()) * 10.0) / 10.0;
+      const double need = gib_to_a_tenth(o.memory.total_bytes());
       auto same = std::find_if(too_big.begin(), too_big.end(), [&](const auto& g) { return g.first == need; });
       if (same == too_big.end()) same = too_big.insert(too_big.end(), {need, {}});
       same->second.push_back(o.scheme.name());

@@ -1,6 +1,7 @@
 #include "dtperf/io/sweep_rows.hpp"
 
 #include "dtperf/io/csv.hpp"
+#include "dtperf/units.hpp"
 
 #include <fmt/format.h>
 
@@ -63,7 +64,7 @@ const Column kColumns[] = {
     {"inter_mb_per_gpu", "inter", "MB/GPU", 2, InTable::never,
      [](const SweepRow& r) { return result(r, r.iteration.inter_bytes_per_gpu * 1e-6); }},
     {"memory_gib_per_gpu", "mem/GPU", "GiB", 1, InTable::always,
-     [](const SweepRow& r) { return result(r, r.memory_bytes / (1024.0 * 1024.0 * 1024.0)); }},
+     [](const SweepRow& r) { return result(r, r.memory_bytes / units::GiB); }},
     {"iteration_p50_ms", "p50", "ms", 2, InTable::quantile, [](const SweepRow& r) { return quantile(r, r.iteration_p50_s * 1e3); }},
     {"iteration_p99_ms", "p99", "ms", 2, InTable::quantile, [](const SweepRow& r) { return quantile(r, r.iteration_p99_s * 1e3); }},
     {"unavailable_reason", "unavailable", "", 0, InTable::always,
