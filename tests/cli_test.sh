@@ -347,6 +347,13 @@ expect 0 'alternating-exp-ring' compare --profile "$work/runs-fitted.json" --mod
   || fail "fit --runs --json failed"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r["fit"]["runs"])==3; assert "leave_one_out_error" in r["fit"]["runs"][0]' \
   "$work/fit.json" || fail "fit --runs --json lacks the runs"
+# Two runs of one configuration 46 % apart: no model explains both, and the notes say which.
+sed 's/"iteration_ms": 51.5}]}/"iteration_ms": 51.5},\n  {"label": "ar-16-again", "scheme": "all-reduce", "nodes": 4, "global_batch": 25000, "iteration_ms": 80.0}]}/' \
+  "$work/runs.json" >"$work/twice.json"
+"$dtperf" fit --runs "$work/twice.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 --json >"$work/twice-fit.json" \
+  || fail "fit --runs --json of inconsistent runs failed"
+python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["fit"]["notes"]; bad=[x for x in n if x["kind"]=="run_not_explained"]; assert {x["run"] for x in bad} >= {"ar-16-again"}, n; assert all("not explained within 10 %" in x["text"] for x in bad)' \
+  "$work/twice-fit.json" || fail "fit --runs --json does not name the runs it cannot explain"
 "$dtperf" predict --profile "$work/runs-fitted.json" --model resnet50 2>"$work/warn" >/dev/null || fail "predict with another model failed"
 grep -q "fitted to runs of 'transformer-base'" "$work/warn" || fail "no warning for a profile fitted to another model"
 sed 's/"nodes": 4,/"nodez": 4,/' "$work/runs.json" >"$work/bad-runs.json"

@@ -9,6 +9,7 @@
 
 #include "dtperf/fit.hpp"
 #include "dtperf/io/calibrated_profile.hpp"
+#include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/calibration_json.hpp"
 #include "dtperf/io/profile_json.hpp"
 
@@ -156,7 +157,7 @@ TEST_CASE("GEMM efficiency: sorted, duplicates averaged, monotone, clamped", "[f
                                          {DType::bf16, 1e9, 1e9 / 400e12},  {DType::bf16, 8e9, 8e9 / 700e12},
                                          {DType::bf16, 16e9, 16e9 / 600e12}, {DType::bf16, 32e9, 32e9 / 1200e12},
                                          {DType::fp16, 1e9, 1e-3}};
-  std::vector<std::string> notes;
+  std::vector<FitNote> notes;
   const auto raw = gemm_efficiency_curves(points, peaks, false, notes);
   REQUIRE(raw.size() == 1);
   const auto& c = raw[0].flops_and_efficiency;
@@ -166,11 +167,15 @@ TEST_CASE("GEMM efficiency: sorted, duplicates averaged, monotone, clamped", "[f
   CHECK(c[1].second == Approx(0.4));  // (0.5 + 0.3) / 2
   CHECK(c[4].second == 1.0);
   REQUIRE(notes.size() == 2);
-  CHECK(notes[0] == "GEMM points of fp16 were left out: the profile has no fp16 peak.");
-  CHECK(notes[1] == "1 GEMM point(s) of bf16 exceeded the bf16 peak of 1000.0 TFLOP/s (best 1200.0) and count as "
+  CHECK(notes[0].kind == FitNote::Kind::gemm_no_peak);
+  CHECK(notes[1].kind == FitNote::Kind::gemm_above_peak);
+  CHECK(notes[1].points == 1);
+  CHECK(notes[1].best_flops_per_s == Approx(1200e12));
+  CHECK(fit_note_text(notes[0]) == "GEMM points of fp16 were left out: the profile has no fp16 peak.");
+  CHECK(fit_note_text(notes[1]) == "1 GEMM point(s) of bf16 exceeded the bf16 peak of 1000.0 TFLOP/s (best 1200.0) and count as "
                     "efficiency 1.");
   // Monotone: 0.4, 0.4 (weight 2), 0.7, 0.6, 1.0 -> 0.7 and 0.6 pool to 0.65.
-  std::vector<std::string> more;
+  std::vector<FitNote> more;
   const auto smooth = gemm_efficiency_curves(points, peaks, true, more)[0].flops_and_efficiency;
   CHECK(smooth[2].second == Approx(0.65));
   CHECK(smooth[3].second == Approx(0.65));
@@ -202,9 +207,12 @@ TEST_CASE("link parameters come from the node, pair and world fits", "[fit][link
   CHECK(*m.node_nic_bytes_per_s == Approx(8 * 5.9e9));
   CHECK(*m.inter_latency_s == Approx(6e-6));  // the sendrecv pair's alpha: one hop
   REQUIRE(m.notes.size() == 4);
-  CHECK(m.notes[1] == "Intra-node latency: 1.00 us per ring step = alpha 14.00 us / 2(8-1) of all_reduce on 8 ranks of "
+  CHECK(m.notes[1].kind == FitNote::Kind::intra_latency);
+  CHECK(m.notes[1].latency_s == Approx(1e-6));
+  CHECK(fit_note_text(m.notes[1]) == "Intra-node latency: 1.00 us per ring step = alpha 14.00 us / 2(8-1) of all_reduce on 8 ranks of "
                       "one node.");
-  CHECK(m.notes[2] == "NICs of a node: 47.2 GB/s = 5.9 GB/s per pair x max(8 concurrent pair(s), 1 rail(s)) (sendrecv "
+  CHECK(m.notes[2].kind == FitNote::Kind::nic_from_sendrecv);
+  CHECK(fit_note_text(m.notes[2]) == "NICs of a node: 47.2 GB/s = 5.9 GB/s per pair x max(8 concurrent pair(s), 1 rail(s)) (sendrecv "
                       "across nodes, largest sizes, best concurrency).");
 
   // Without pairs: the world all_reduce. NICs = its busbw, 45 GB/s; latency from
@@ -252,7 +260,8 @@ TEST_CASE("a sweep without small sizes gives no latency", "[fit][links]") {
   GroupFit short_sweep = group("node", "all_reduce", 4, 1, 1, 10e-6, 100e9);
   short_sweep.fit.segments[0].max_bytes = 128.0 * 1024 * 1024;
   const std::vector<GroupFit> node = {short_sweep};
-  CHECK(derive_link_measurements(node).notes[0] ==
+  CHECK(*derive_link_measurements(node).notes[0].sweep_max_bytes == 128.0 * 1024 * 1024);
+  CHECK(fit_note_text(derive_link_measurements(node).notes[0]) ==
         "Intra-node: 100.0 GB/s per GPU = busbw of the largest sizes of all_reduce on 4 ranks of one node (the sweep "
         "stops at 128 MiB: the bandwidth may still be rising).");
 }
@@ -264,7 +273,7 @@ TEST_CASE("measured links become efficiencies against known line rates", "[fit][
   m.node_nic_bytes_per_s = 47.2e9;
   m.inter_latency_s = 6e-6;
   ClusterProfile p;
-  std::vector<std::string> notes;
+  std::vector<FitNote> notes;
   KnownLinks known;
   known.intra_link_bytes_per_s = 450e9;
   known.nics_per_node = 4;
@@ -285,7 +294,8 @@ TEST_CASE("measured links become efficiencies against known line rates", "[fit][
   CHECK(q.inter.nic_gbps == Approx(377.6));  // 47.2 GB/s x 8 bit / 1 NIC
   CHECK(q.inter.transport_efficiency == 1.0);
   REQUIRE(notes.size() == 2);
-  CHECK(notes[1] == "NIC line rate unknown: nic_gbps = measured 47.2 GB/s / 1 NIC(s), transport efficiency 1.");
+  CHECK(notes[1].kind == FitNote::Kind::nic_rate_unknown);
+  CHECK(fit_note_text(notes[1]) == "NIC line rate unknown: nic_gbps = measured 47.2 GB/s / 1 NIC(s), transport efficiency 1.");
 
   // Faster than the line rate (tree / NVLS all-reduce): efficiency 1, with a note.
   ClusterProfile r;
@@ -293,7 +303,8 @@ TEST_CASE("measured links become efficiencies against known line rates", "[fit][
   notes.clear();
   apply_link_measurements(r, m, known, notes);
   CHECK(r.inter.transport_efficiency == 1.0);
-  CHECK(notes.at(0) == "The measured NIC throughput 47.2 GB/s exceeds 4 x 50 Gbit/s = 25.0 GB/s (tree or NVLS "
+  CHECK(notes.at(0).kind == FitNote::Kind::nic_above_line_rate);
+  CHECK(fit_note_text(notes.at(0)) == "The measured NIC throughput 47.2 GB/s exceeds 4 x 50 Gbit/s = 25.0 GB/s (tree or NVLS "
                        "all-reduce, or more NICs than stated): transport efficiency set to 1.");
 }
 

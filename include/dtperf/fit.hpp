@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "dtperf/cluster.hpp"
+#include "dtperf/fit_note.hpp"
 
 namespace dtperf {
 
@@ -135,7 +136,7 @@ struct GemmPoint {
 /// wave-quantization dips of particular shapes. Notes say what was dropped or clamped.
 std::vector<GemmEfficiencyCurve> gemm_efficiency_curves(std::span<const GemmPoint> points,
                                                         const std::map<DType, double>& peak_flops_per_s,
-                                                        bool monotone, std::vector<std::string>& notes);
+                                                        bool monotone, std::vector<FitNote>& notes);
 
 struct CopyPoint {
   double bytes = 0.0;
@@ -167,7 +168,7 @@ struct LinkMeasurements {
   std::optional<double> intra_latency_s;       // per ring step inside a node
   std::optional<double> node_nic_bytes_per_s;  // achieved by all NICs of a node, per direction
   std::optional<double> inter_latency_s;       // per hop between nodes
-  std::vector<std::string> notes;              // how each value was derived, one sentence each
+  std::vector<FitNote> notes;                  // how each value was derived
 };
 
 /// What the derivation needs besides the fits.
@@ -217,6 +218,6 @@ struct KnownLinks {
 /// - latencies: copied.
 /// Notes are appended to `notes`.
 void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& measured,
-                             const KnownLinks& known, std::vector<std::string>& notes);
+                             const KnownLinks& known, std::vector<FitNote>& notes);
 
 }  // namespace dtperf

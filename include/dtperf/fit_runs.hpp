@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "dtperf/evaluator.hpp"
+#include "dtperf/fit_note.hpp"
 #include "dtperf/runs.hpp"
 
 namespace dtperf {
@@ -103,7 +104,7 @@ struct RunsFit {
   double max_abs_error = 0.0;
   std::optional<double> loo_median_abs_error;
   std::optional<double> loo_max_abs_error;
-  std::vector<std::string> notes;   // what the fit decided and why, for the user
+  std::vector<FitNote> notes;       // what the fit decided and why, for the user
 };
 
 struct RunsFitOptions {

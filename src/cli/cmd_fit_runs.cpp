@@ -11,6 +11,7 @@
 
 #include "dtperf/error.hpp"
 #include "dtperf/fit_runs.hpp"
+#include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/report.hpp"
@@ -131,7 +132,7 @@ io::Json fit_json(const RunsFit& fit) {
     summary["loo_median_abs_error"] = *fit.loo_median_abs_error;
     summary["loo_max_abs_error"] = *fit.loo_max_abs_error;
   }
-  return {{"parameters", parameters}, {"runs", runs}, {"summary", summary}, {"notes", fit.notes}};
+  return {{"parameters", parameters}, {"runs", runs}, {"summary", summary}, {"notes", fit_notes_json(fit.notes)}};
 }
 
 ClusterProfile fitted_profile(const RunsFit& fit, const FitRunsCliOptions& o, const ModelSpec& model,
@@ -230,7 +231,7 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
                            loaded.profile.name, runs.size());
   std::cout << parameters_table(fit) << "# prior: kept at the profile's value, the runs do not identify it\n\n";
   std::cout << runs_table(fit, runs, loaded.profile) << summary_line(fit);
-  for (const auto& note : fit.notes) std::cout << "# note: " << note << "\n";
+  for (const auto& note : fit.notes) std::cout << "# note: " << fit_note_text(note) << "\n";
   if (!output.empty()) {
     std::cout << fmt::format("# Wrote the fitted profile '{}' to {} (use it with --profile {})\n", profile.name,
                              output, output);

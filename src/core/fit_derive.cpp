@@ -2,8 +2,7 @@
 // iteration spread, and link parameters from collective fits (fit.hpp documents the rules).
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
+#include <stdexcept>
 
 #include "dtperf/fit.hpp"
 #include "dtperf/units.hpp"
@@ -42,21 +41,18 @@ std::vector<double> monotone_fit(const std::vector<double>& values, const std::v
   return out;
 }
 
-std::string gb(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / units::GB); }
-std::string us(double seconds) { return fmt::format("{:.2f} us", seconds / units::us); }
-
-// A caveat for bandwidths from sweeps that stop early.
-std::string reach(const AlphaBetaFit& fit) {
+// Bandwidths from sweeps that stop early carry the largest size as a caveat.
+std::optional<double> reach(const AlphaBetaFit& fit) {
   const double largest = fit.segments.back().max_bytes;
-  if (largest >= 256.0 * 1024 * 1024) return "";
-  return fmt::format(" (the sweep stops at {:.0f} MiB: the bandwidth may still be rising)", largest / (1024.0 * 1024.0));
+  if (largest >= 256.0 * 1024 * 1024) return std::nullopt;
+  return largest;
 }
 
 }  // namespace
 
 std::vector<GemmEfficiencyCurve> gemm_efficiency_curves(std::span<const GemmPoint> points,
                                                         const std::map<DType, double>& peak_flops_per_s,
-                                                        bool monotone, std::vector<std::string>& notes) {
+                                                        bool monotone, std::vector<FitNote>& notes) {
   std::map<DType, std::vector<std::pair<double, double>>> by_dtype;  // flops, efficiency
   std::map<DType, int> clamped;
   std::map<DType, double> best_rate;
@@ -79,15 +75,15 @@ std::vector<GemmEfficiencyCurve> gemm_efficiency_curves(std::span<const GemmPoin
   std::vector<GemmEfficiencyCurve> curves;
   for (auto& [dtype, list] : by_dtype) {
     if (list.empty()) {
-      notes.push_back(fmt::format("GEMM points of {} were left out: the profile has no {} peak.", dtype_name(dtype),
-                                  dtype_name(dtype)));
+      notes.push_back({.kind = FitNote::Kind::gemm_no_peak, .dtype = dtype});
       continue;
     }
     if (clamped[dtype] > 0) {
-      notes.push_back(fmt::format("{} GEMM point(s) of {} exceeded the {} peak of {:.1f} TFLOP/s (best {:.1f}) and count "
-                                  "as efficiency 1.",
-                                  clamped[dtype], dtype_name(dtype), dtype_name(dtype),
-                                  peak_flops_per_s.at(dtype) / 1e12, best_rate[dtype] / 1e12));
+      notes.push_back({.kind = FitNote::Kind::gemm_above_peak,
+                       .dtype = dtype,
+                       .points = clamped[dtype],
+                       .peak_flops_per_s = peak_flops_per_s.at(dtype),
+                       .best_flops_per_s = best_rate[dtype]});
     }
     std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     GemmEfficiencyCurve curve;
@@ -157,18 +153,18 @@ bool multi_node_all_reduce(const GroupFit& g) { return g.fit.collective == "all_
 void derive_intra(std::span<const GroupFit> fits, LinkMeasurements& m) {
   if (const GroupFit* node = most_ranks(fits, node_all_reduce)) {
     m.intra_bytes_per_s = node->fit.segments.back().bus_bytes_per_s;
-    m.notes.push_back(fmt::format("Intra-node: {} per GPU = busbw of the largest sizes of all_reduce on {} ranks of one "
-                                  "node{}.",
-                                  gb(*m.intra_bytes_per_s), node->fit.ranks, reach(node->fit)));
+    m.notes.push_back({.kind = FitNote::Kind::intra_bandwidth,
+                       .ranks = node->fit.ranks,
+                       .bytes_per_s = *m.intra_bytes_per_s,
+                       .sweep_max_bytes = reach(node->fit)});
   }
   const GroupFit* node = most_ranks(fits, [](const GroupFit& g) { return node_all_reduce(g) && has_latency(g); });
   if (node == nullptr) return;
   const int p = node->fit.ranks;
   const double alpha = node->fit.segments.front().alpha_s;
   m.intra_latency_s = alpha / (2.0 * (p - 1));
-  m.notes.push_back(fmt::format("Intra-node latency: {} per ring step = alpha {} / 2({}-1) of all_reduce on {} ranks "
-                                "of one node.",
-                                us(*m.intra_latency_s), us(alpha), p, p));
+  m.notes.push_back(
+      {.kind = FitNote::Kind::intra_latency, .ranks = p, .latency_s = *m.intra_latency_s, .alpha_s = alpha});
 }
 
 void derive_nic(std::span<const GroupFit> fits, const LinkContext& context, LinkMeasurements& m) {
@@ -185,10 +181,12 @@ void derive_nic(std::span<const GroupFit> fits, const LinkContext& context, Link
   }
   if (best_pair != nullptr) {
     m.node_nic_bytes_per_s = best_node;
-    m.notes.push_back(fmt::format("NICs of a node: {} = {} per pair x max({} concurrent pair(s), {} rail(s)) (sendrecv "
-                                  "across nodes, largest sizes, best concurrency){}.",
-                                  gb(best_node), gb(best_pair->fit.segments.back().bus_bytes_per_s),
-                                  best_pair->concurrent_per_node, rails, reach(best_pair->fit)));
+    m.notes.push_back({.kind = FitNote::Kind::nic_from_sendrecv,
+                       .concurrent = best_pair->concurrent_per_node,
+                       .rails = rails,
+                       .bytes_per_s = best_node,
+                       .pair_bytes_per_s = best_pair->fit.segments.back().bus_bytes_per_s,
+                       .sweep_max_bytes = reach(best_pair->fit)});
     return;
   }
   const GroupFit* multi = most_ranks(fits, multi_node_all_reduce);
@@ -196,10 +194,13 @@ void derive_nic(std::span<const GroupFit> fits, const LinkContext& context, Link
   const int per_node = multi->fit.ranks / multi->fit.nodes;
   const double busbw = multi->fit.segments.back().bus_bytes_per_s;
   m.node_nic_bytes_per_s = busbw * std::max(1.0, static_cast<double>(rails) / per_node);
-  m.notes.push_back(fmt::format("NICs of a node: {} = busbw {} x max(1, {} rail(s) / {} rank(s) per node) of all_reduce "
-                                "on {} ranks over {} nodes, largest sizes{}.",
-                                gb(*m.node_nic_bytes_per_s), gb(busbw), rails, per_node, multi->fit.ranks,
-                                multi->fit.nodes, reach(multi->fit)));
+  m.notes.push_back({.kind = FitNote::Kind::nic_from_all_reduce,
+                     .ranks = multi->fit.ranks,
+                     .nodes = multi->fit.nodes,
+                     .rails = rails,
+                     .bytes_per_s = *m.node_nic_bytes_per_s,
+                     .pair_bytes_per_s = busbw,
+                     .sweep_max_bytes = reach(multi->fit)});
 }
 
 void derive_inter_latency(std::span<const GroupFit> fits, const LinkContext& context, LinkMeasurements& m) {
@@ -212,8 +213,7 @@ void derive_inter_latency(std::span<const GroupFit> fits, const LinkContext& con
   }
   if (pair != nullptr) {
     m.inter_latency_s = pair->fit.segments.front().alpha_s;
-    m.notes.push_back(fmt::format("Inter-node latency: {} per hop = alpha of sendrecv across nodes.",
-                                  us(*m.inter_latency_s)));
+    m.notes.push_back({.kind = FitNote::Kind::inter_latency_sendrecv, .latency_s = *m.inter_latency_s});
     return;
   }
   const GroupFit* pair_ar = most_ranks(fits, [](const GroupFit& g) {
@@ -222,9 +222,8 @@ void derive_inter_latency(std::span<const GroupFit> fits, const LinkContext& con
   if (pair_ar != nullptr) {
     const double alpha = pair_ar->fit.segments.front().alpha_s;
     m.inter_latency_s = alpha / 2.0;
-    m.notes.push_back(fmt::format("Inter-node latency: {} per hop = alpha {} / 2 of all_reduce on 2 ranks over 2 "
-                                  "nodes (two ring steps).",
-                                  us(*m.inter_latency_s), us(alpha)));
+    m.notes.push_back(
+        {.kind = FitNote::Kind::inter_latency_pair_ring, .latency_s = *m.inter_latency_s, .alpha_s = alpha});
     return;
   }
   const GroupFit* multi = most_ranks(fits, [](const GroupFit& g) { return multi_node_all_reduce(g) && has_latency(g); });
@@ -237,15 +236,20 @@ void derive_inter_latency(std::span<const GroupFit> fits, const LinkContext& con
   if (inter <= 0.0) {
     // The intra-node steps alone explain the measured alpha (NCCL's multi-node algorithms
     // hide per-step latency this formula assumes): the data cannot separate the two.
-    m.notes.push_back(fmt::format("Inter-node latency not derived: alpha {} of all_reduce on {} ranks over {} nodes is "
-                                  "below its 2({}-{}) intra-node steps of {}; the previous value is kept.",
-                                  us(alpha), p, nodes, p, nodes, us(intra)));
+    m.notes.push_back({.kind = FitNote::Kind::inter_latency_not_derived,
+                       .ranks = p,
+                       .nodes = nodes,
+                       .alpha_s = alpha,
+                       .intra_latency_s = intra});
     return;
   }
   m.inter_latency_s = inter;
-  m.notes.push_back(fmt::format("Inter-node latency: {} per hop = (alpha {} - 2({}-{}) x {} intra) / 2({}-1), the ring "
-                                "latency of all_reduce on {} ranks over {} nodes.",
-                                us(*m.inter_latency_s), us(alpha), p, nodes, us(intra), nodes, p, nodes));
+  m.notes.push_back({.kind = FitNote::Kind::inter_latency_ring,
+                     .ranks = p,
+                     .nodes = nodes,
+                     .latency_s = *m.inter_latency_s,
+                     .alpha_s = alpha,
+                     .intra_latency_s = intra});
 }
 
 }  // namespace
@@ -259,7 +263,7 @@ LinkMeasurements derive_link_measurements(std::span<const GroupFit> fits, const 
 }
 
 void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& measured, const KnownLinks& known,
-                             std::vector<std::string>& notes) {
+                             std::vector<FitNote>& notes) {
   if (measured.intra_bytes_per_s) {
     const double achieved = *measured.intra_bytes_per_s;
     if (known.intra_link_bytes_per_s && achieved <= *known.intra_link_bytes_per_s) {
@@ -267,10 +271,11 @@ void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& me
       profile.intra.efficiency = achieved / *known.intra_link_bytes_per_s;
     } else {
       if (known.intra_link_bytes_per_s) {
-        notes.push_back(fmt::format("The measured intra-node {} exceeds the link rate {}: the rate is raised to it.",
-                                    gb(achieved), gb(*known.intra_link_bytes_per_s)));
+        notes.push_back({.kind = FitNote::Kind::intra_above_link_rate,
+                         .bytes_per_s = achieved,
+                         .limit_bytes_per_s = *known.intra_link_bytes_per_s});
       } else {
-        notes.push_back("Intra-node link rate unknown: bandwidth = measured, efficiency 1.");
+        notes.push_back({.kind = FitNote::Kind::intra_rate_unknown, .bytes_per_s = achieved});
       }
       profile.intra.bandwidth_bytes_per_s = achieved;
       profile.intra.efficiency = 1.0;
@@ -286,15 +291,16 @@ void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& me
       profile.inter.nic_gbps = *known.nic_gbps;
       profile.inter.transport_efficiency = std::min(1.0, achieved / line);
       if (achieved > line) {
-        notes.push_back(fmt::format("The measured NIC throughput {} exceeds {} x {:g} Gbit/s = {} (tree or NVLS "
-                                    "all-reduce, or more NICs than stated): transport efficiency set to 1.",
-                                    gb(achieved), nics, *known.nic_gbps, gb(line)));
+        notes.push_back({.kind = FitNote::Kind::nic_above_line_rate,
+                         .nics = nics,
+                         .bytes_per_s = achieved,
+                         .limit_bytes_per_s = line,
+                         .nic_gbps = *known.nic_gbps});
       }
     } else {
       profile.inter.nic_gbps = units::bytes_per_s_to_gbps(achieved / nics);
       profile.inter.transport_efficiency = 1.0;
-      notes.push_back(fmt::format("NIC line rate unknown: nic_gbps = measured {} / {} NIC(s), transport efficiency 1.",
-                                  gb(achieved), nics));
+      notes.push_back({.kind = FitNote::Kind::nic_rate_unknown, .nics = nics, .bytes_per_s = achieved});
     }
   }
   if (measured.inter_latency_s) profile.inter.latency_s = *measured.inter_latency_s;

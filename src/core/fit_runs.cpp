@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include <Eigen/Dense>
-#include <fmt/format.h>
 
 #include "dtperf/error.hpp"
 #include "dtperf/units.hpp"
@@ -330,7 +329,7 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
 struct FitCore {
   std::vector<FittedParameter> parameters;
   RunsModel model;
-  std::vector<std::string> notes;
+  std::vector<FitNote> notes;
 };
 
 // The fit proper: all applicable parameters with priors, then only the identified ones.
@@ -381,9 +380,7 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
                             f.parameter == RunParameter::intra_efficiency);
   });
   if (!compute_identified && network_identified) {
-    out.notes.push_back(
-        "compute cannot explain these runs (their time does not follow the compute term: communication hides it); "
-        "the network term was fitted instead and compute kept at the model's own estimate");
+    out.notes.push_back({.kind = FitNote::Kind::network_instead_of_compute});
   }
   return out;
 }
@@ -422,9 +419,7 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
   out.max_abs_error = *std::max_element(abs_errors.begin(), abs_errors.end());
   for (const RunResidual& r : out.runs) {
     if (std::abs(r.error) > 0.10) {
-      out.notes.push_back(fmt::format("run '{}' is not explained within 10 % ({:+.1f} %): a term the model lacks, "
-                                      "or a run that differs from its description",
-                                      r.label, 100.0 * r.error));
+      out.notes.push_back({.kind = FitNote::Kind::run_not_explained, .run_label = r.label, .error = r.error});
     }
   }
 

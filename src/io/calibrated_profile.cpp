@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dtperf/error.hpp"
+#include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/units.hpp"
 
@@ -184,7 +185,9 @@ void add_compute(const FitInputs& in, ClusterProfile& p, std::vector<std::string
     for (const auto& c : raw.copy) copy.push_back({2.0 * c.bytes, c.time_us * units::us});
     for (const auto& s : raw.iteration_spread) cv.push_back(s.cv);
   }
-  p.calibration.gemm = gemm_efficiency_curves(gemm, p.gpu.peak_flops_per_s, true, notes);
+  std::vector<FitNote> gemm_notes;
+  p.calibration.gemm = gemm_efficiency_curves(gemm, p.gpu.peak_flops_per_s, true, gemm_notes);
+  for (const FitNote& n : gemm_notes) notes.push_back(fit_note_text(n));
   if (const auto bytes_per_s = copy_bandwidth_bytes_per_s(copy)) p.calibration.copy_bytes_per_s = *bytes_per_s;
   if (const auto measured = iteration_cv(cv)) p.compute.compute_cv = *measured;
 }
@@ -260,8 +263,9 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
   context.nics_per_node = known.nics_per_node;
   context.known_intra_latency_s = p.intra.latency_s;  // the base's, or the placeholder
   out.links = derive_link_measurements(groups, context);
-  out.notes.insert(out.notes.end(), out.links.notes.begin(), out.links.notes.end());
-  apply_link_measurements(p, out.links, known, out.notes);
+  std::vector<FitNote> link_notes = out.links.notes;
+  apply_link_measurements(p, out.links, known, link_notes);
+  for (const FitNote& n : link_notes) out.notes.push_back(fit_note_text(n));
   if (!settings.base && out.links.intra_bytes_per_s) p.intra.link = "calibrated (dtperf fit)";
   if (!settings.base && out.links.node_nic_bytes_per_s) p.inter.link = "calibrated (dtperf fit)";
   if (!out.links.node_nic_bytes_per_s && (settings.nic_gbps || settings.nics_per_node)) {

@@ -1,0 +1,64 @@
+// What a fit decided and why, as a value. The engine records the kind of decision and
+// the numbers behind it; the io layer (io/fit_note_text.hpp) renders the sentence, so
+// table, JSON and tests read one source and the engine holds no English.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dtperf/cluster.hpp"
+
+namespace dtperf {
+
+struct FitNote {
+  enum class Kind : std::uint8_t {
+    // GEMM efficiency curves (gemm_efficiency_curves)
+    gemm_no_peak,     // dtype: points left out, the profile has no peak for it
+    gemm_above_peak,  // dtype, points above peak_flops_per_s (best best_flops_per_s), clamped to 1
+    // Link parameters derived from collective fits (derive_link_measurements)
+    intra_bandwidth,            // bytes_per_s = busbw of all_reduce on `ranks` of one node
+    intra_latency,              // latency_s = alpha_s / 2(ranks-1)
+    nic_from_sendrecv,          // bytes_per_s = pair_bytes_per_s x max(concurrent, rails)
+    nic_from_all_reduce,        // bytes_per_s = pair_bytes_per_s (busbw) x max(1, rails / (ranks/nodes))
+    inter_latency_sendrecv,     // latency_s = alpha of sendrecv across nodes
+    inter_latency_pair_ring,    // latency_s = alpha_s / 2 of all_reduce on 2 ranks over 2 nodes
+    inter_latency_ring,         // latency_s = (alpha_s - 2(ranks-nodes) intra_latency_s) / 2(nodes-1)
+    inter_latency_not_derived,  // the same formula is <= 0: kept at the previous value
+    // Measured links against known rates (apply_link_measurements)
+    intra_above_link_rate,  // bytes_per_s > limit_bytes_per_s: the rate is raised to it
+    intra_rate_unknown,     // bandwidth = measured, efficiency 1
+    nic_above_line_rate,    // bytes_per_s > nics x nic_gbps = limit_bytes_per_s: efficiency 1
+    nic_rate_unknown,       // nic_gbps = bytes_per_s / nics, efficiency 1
+    // Fits to measured runs (fit_runs)
+    network_instead_of_compute,  // compute could not explain the runs; the network term was fitted
+    run_not_explained,           // run `run_label` is off by `error` (> 10 %) after the fit
+  };
+  Kind kind = Kind::gemm_no_peak;
+  DType dtype = DType::fp32;
+  int points = 0;
+  int ranks = 0;
+  int nodes = 0;
+  int concurrent = 0;  // groups of a shape that ran at once on each node
+  int rails = 0;
+  int nics = 0;
+  double peak_flops_per_s = 0.0;
+  double best_flops_per_s = 0.0;
+  double bytes_per_s = 0.0;       // the derived (or measured) rate
+  double pair_bytes_per_s = 0.0;  // the rate it was derived from
+  double limit_bytes_per_s = 0.0;
+  double nic_gbps = 0.0;
+  double latency_s = 0.0;  // the derived latency
+  double alpha_s = 0.0;    // the fitted alpha it came from
+  double intra_latency_s = 0.0;
+  // Set when the sweep behind a bandwidth stopped below 256 MiB: the largest size (the
+  // bandwidth may still be rising beyond it).
+  std::optional<double> sweep_max_bytes;
+  std::string run_label;
+  double error = 0.0;  // predicted / measured - 1
+};
+
+/// "gemm_no_peak", "gemm_above_peak", ... (the enumerator's name).
+const char* fit_note_name(FitNote::Kind kind);
+
+}  // namespace dtperf

@@ -1,0 +1,108 @@
+#include "dtperf/io/fit_note_text.hpp"
+
+#include <fmt/format.h>
+
+#include "dtperf/units.hpp"
+
+namespace dtperf {
+
+namespace {
+
+std::string gb(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / units::GB); }
+std::string us(double seconds) { return fmt::format("{:.2f} us", seconds / units::us); }
+
+// A caveat for bandwidths from sweeps that stop early.
+std::string reach(const FitNote& n) {
+  if (!n.sweep_max_bytes) return "";
+  return fmt::format(" (the sweep stops at {:.0f} MiB: the bandwidth may still be rising)",
+                     *n.sweep_max_bytes / (1024.0 * 1024.0));
+}
+
+}  // namespace
+
+std::string fit_note_text(const FitNote& n) {
+  using K = FitNote::Kind;
+  switch (n.kind) {
+    case K::gemm_no_peak:
+      return fmt::format("GEMM points of {} were left out: the profile has no {} peak.", dtype_name(n.dtype),
+                         dtype_name(n.dtype));
+    case K::gemm_above_peak:
+      return fmt::format("{} GEMM point(s) of {} exceeded the {} peak of {:.1f} TFLOP/s (best {:.1f}) and count as "
+                         "efficiency 1.",
+                         n.points, dtype_name(n.dtype), dtype_name(n.dtype), n.peak_flops_per_s / 1e12,
+                         n.best_flops_per_s / 1e12);
+    case K::intra_bandwidth:
+      return fmt::format("Intra-node: {} per GPU = busbw of the largest sizes of all_reduce on {} ranks of one node{}.",
+                         gb(n.bytes_per_s), n.ranks, reach(n));
+    case K::intra_latency:
+      return fmt::format("Intra-node latency: {} per ring step = alpha {} / 2({}-1) of all_reduce on {} ranks of one "
+                         "node.",
+                         us(n.latency_s), us(n.alpha_s), n.ranks, n.ranks);
+    case K::nic_from_sendrecv:
+      return fmt::format("NICs of a node: {} = {} per pair x max({} concurrent pair(s), {} rail(s)) (sendrecv across "
+                         "nodes, largest sizes, best concurrency){}.",
+                         gb(n.bytes_per_s), gb(n.pair_bytes_per_s), n.concurrent, n.rails, reach(n));
+    case K::nic_from_all_reduce:
+      return fmt::format("NICs of a node: {} = busbw {} x max(1, {} rail(s) / {} rank(s) per node) of all_reduce on {} "
+                         "ranks over {} nodes, largest sizes{}.",
+                         gb(n.bytes_per_s), gb(n.pair_bytes_per_s), n.rails, n.ranks / n.nodes, n.ranks, n.nodes,
+                         reach(n));
+    case K::inter_latency_sendrecv:
+      return fmt::format("Inter-node latency: {} per hop = alpha of sendrecv across nodes.", us(n.latency_s));
+    case K::inter_latency_pair_ring:
+      return fmt::format("Inter-node latency: {} per hop = alpha {} / 2 of all_reduce on 2 ranks over 2 nodes (two "
+                         "ring steps).",
+                         us(n.latency_s), us(n.alpha_s));
+    case K::inter_latency_ring:
+      return fmt::format("Inter-node latency: {} per hop = (alpha {} - 2({}-{}) x {} intra) / 2({}-1), the ring latency "
+                         "of all_reduce on {} ranks over {} nodes.",
+                         us(n.latency_s), us(n.alpha_s), n.ranks, n.nodes, us(n.intra_latency_s), n.nodes, n.ranks,
+                         n.nodes);
+    case K::inter_latency_not_derived:
+      return fmt::format("Inter-node latency not derived: alpha {} of all_reduce on {} ranks over {} nodes is below its "
+                         "2({}-{}) intra-node steps of {}; the previous value is kept.",
+                         us(n.alpha_s), n.ranks, n.nodes, n.ranks, n.nodes, us(n.intra_latency_s));
+    case K::intra_above_link_rate:
+      return fmt::format("The measured intra-node {} exceeds the link rate {}: the rate is raised to it.",
+                         gb(n.bytes_per_s), gb(n.limit_bytes_per_s));
+    case K::intra_rate_unknown:
+      return "Intra-node link rate unknown: bandwidth = measured, efficiency 1.";
+    case K::nic_above_line_rate:
+      return fmt::format("The measured NIC throughput {} exceeds {} x {:g} Gbit/s = {} (tree or NVLS all-reduce, or "
+                         "more NICs than stated): transport efficiency set to 1.",
+                         gb(n.bytes_per_s), n.nics, n.nic_gbps, gb(n.limit_bytes_per_s));
+    case K::nic_rate_unknown:
+      return fmt::format("NIC line rate unknown: nic_gbps = measured {} / {} NIC(s), transport efficiency 1.",
+                         gb(n.bytes_per_s), n.nics);
+    case K::network_instead_of_compute:
+      return "compute cannot explain these runs (their time does not follow the compute term: communication hides "
+             "it); the network term was fitted instead and compute kept at the model's own estimate";
+    case K::run_not_explained:
+      return fmt::format("run '{}' is not explained within 10 % ({:+.1f} %): a term the model lacks, or a run that "
+                         "differs from its description",
+                         n.run_label, 100.0 * n.error);
+  }
+  return "";
+}
+
+std::vector<std::string> fit_note_texts(std::span<const FitNote> notes) {
+  std::vector<std::string> out;
+  out.reserve(notes.size());
+  for (const FitNote& n : notes) out.push_back(fit_note_text(n));
+  return out;
+}
+
+nlohmann::json fit_notes_json(std::span<const FitNote> notes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const FitNote& n : notes) {
+    nlohmann::json j = {{"kind", fit_note_name(n.kind)}, {"text", fit_note_text(n)}};
+    if (n.kind == FitNote::Kind::run_not_explained) {
+      j["run"] = n.run_label;
+      j["error"] = n.error;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace dtperf
