@@ -205,8 +205,17 @@ std::vector<MeasuredSeries> collect_series(const FitInputs& in) {
   for (const auto& [file, raw] : in.raws) {
     for (const auto& c : raw.collectives) {
       MeasuredSeries s{file, c.pointer, c.collective, c.group, c.ranks, c.nodes, c.concurrent_per_node, {}};
-      // The median per call where calls were timed one by one: robust to a busy host.
-      for (const auto& p : c.points) s.points.push_back({p.bytes, p.time_us_median.value_or(p.time_us) * units::us});
+      // The median per call where calls were timed one by one: robust to a busy host. Not
+      // for communicators measured side by side: they start the loop together but not each
+      // call, and when one of them gets more than its share of a link (TCP is not fair
+      // over short spans) it finishes early and the others then run alone, so every
+      // rank's median call is faster than the shared rate. What they measure together is
+      // the time until the last one is done: the slowest rank's mean.
+      const bool shared = c.concurrent_per_node > 1;
+      for (const auto& p : c.points) {
+        const double time_us = shared ? p.time_us : p.time_us_median.value_or(p.time_us);
+        s.points.push_back({p.bytes, time_us * units::us});
+      }
       out.push_back(std::move(s));
     }
   }
