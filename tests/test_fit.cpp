@@ -387,3 +387,38 @@ TEST_CASE("held-out error: fitted on every other size, the sizes between predict
   // Two sizes cannot be both fitted and checked.
   CHECK_FALSE(holdout_errors("all_reduce", 8, 1, std::vector<SizeTime>(points.begin(), points.begin() + 2)));
 }
+
+TEST_CASE("pairs measured side by side are timed until the last one is done", "[fit][roundtrip]") {
+  // Calls timed one by one: the single pair's median (80 us) beats its mean (100 us, one
+  // stall) and is the time fitted. Two pairs sharing the node's link: one got more than
+  // its share and finished early, the other then ran alone, so every median (60 us) is
+  // faster than the shared rate; the time until both are done is the slowest mean, 120 us.
+  const auto entry = [](int concurrent) {
+    io::Json points = io::Json::array();
+    for (std::int64_t b : {1 << 20, 1 << 22}) {
+      const double scale = static_cast<double>(b) / (1 << 20);
+      const double mean = (concurrent == 1 ? 100.0 : 120.0) * scale;
+      const double median = (concurrent == 1 ? 80.0 : 60.0) * scale;
+      points.push_back({{"bytes", b}, {"count", b / 4}, {"time_us", mean}, {"time_us_min", mean},
+                        {"time_us_max", mean}, {"time_us_median", median},
+                        {"algbw_GB_per_s", static_cast<double>(b) / (mean * 1e3)},
+                        {"busbw_GB_per_s", static_cast<double>(b) / (mean * 1e3)}, {"correct", true}});
+    }
+    return io::Json{{"collective", "sendrecv"}, {"group", "pair_inter"}, {"ranks", 2}, {"nodes", 2},
+                    {"concurrent_per_node", concurrent}, {"dtype", "float32"}, {"warmup_iterations", 2},
+                    {"iterations", 10}, {"points", points}};
+  };
+  io::Json raw = {{"schema", "dtperf.calibration/1"}, {"tool", "t"}, {"backend", "host"},
+                  {"created", "2026-11-21T10:00:00Z"}, {"arguments", io::Json::array()},
+                  {"world", {{"ranks", 4}, {"nodes", 2}, {"ranks_per_node", 2}, {"hosts", {"a", "b"}},
+                             {"placement", {{{"rank", 0}, {"host", "a"}, {"local_rank", 0}}}}}},
+                  {"budget_s", 60}, {"elapsed_s", 50}, {"truncated", false},
+                  {"collectives", {entry(1), entry(2)}}};
+  io::FitInputs inputs;
+  inputs.raws.emplace_back("raw.json", io::parse_calibration(raw, "raw.json"));
+  const std::vector<io::MeasuredSeries> series = io::collect_series(inputs);
+  REQUIRE(series.size() == 2);
+  CHECK(series[0].points[0].time_s == Approx(80e-6));   // one pair: the median
+  CHECK(series[1].points[0].time_s == Approx(120e-6));  // two pairs: the slowest mean
+  CHECK(series[1].points[1].time_s == Approx(480e-6));
+}
