@@ -87,6 +87,12 @@ expect 0 'compute scaled x[0-9.]+ to reproduce 73 ms measured with all-reduce on
   compare "${dec[@]}" --measured-iteration-ms 73 --measured-gpus 8
 expect 0 'spectral gap 0.1667' predict "${dec[@]}" --scheme alternating-exp-ring
 expect 0 'one-peer-exp .* 0.2000' topologies --gpus 32 --gpus-per-node 4
+# One-peer-exp's steps differ: the slow one (52 ms) is the p90, above the mean (43.79 ms).
+expect 0 'iteration time over the period: p50 41.50 ms, p90 52.05 ms, mean 43.79 ms' \
+  predict "${dec[@]}" --measured-iteration-ms 73 --measured-gpus 8 --scheme one-peer-exp
+"$dtperf" predict "${dec[@]}" --scheme one-peer-exp --json >"$work/steps.json" || fail "predict --json failed"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); t=[s["iteration_ms"] for s in r["steps"]]; assert len(t)==r["period"]; assert abs(sum(t)/len(t)-r["result"]["iteration_ms"])<1e-6*r["result"]["iteration_ms"], (t, r["result"]["iteration_ms"]); assert r["step_iteration_p50_ms"]<=r["step_iteration_p90_ms"]' \
+  "$work/steps.json" || fail "predict --json: the step times do not average to the iteration time"
 "$dtperf" advise "${dec[@]}" --json >"$work/advice.json" || fail "advise --json failed"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["advice"]; assert a["verdict"] in ("decentralize","stay with all-reduce","no clear winner"); assert len(a["factors"])==4' \
   "$work/advice.json" || fail "advise --json is not the expected JSON"

@@ -113,6 +113,35 @@ TEST_CASE("SGP steps, waits for the previous push, mixes and pushes again", "[go
   CHECK_THAT(p.predict(two_ranks(0.5e9)).iteration.iteration_s, WithinRel(20.03e-3, 1e-9));
 }
 
+TEST_CASE("one-peer-exp alternates fast and slow iterations: per-step times and quantiles", "[gossip][steps]") {
+  const ModelSpec m = one_tensor();
+  // 2 nodes x 2 ranks. Step 0 pairs i with i XOR 1 inside a node: 10 MB / 100 GB/s =
+  // X0 = 0.1 ms. Step 1 pairs i with i XOR 2 across nodes; both ranks of a node cross
+  // through its one 1 GB/s NIC: 2 x 10 MB / 1 GB/s = X1 = 20 ms.
+  GossipScenario s = two_ranks(1e9);
+  s.network.gpus_per_node = 2;
+  GossipPredictor p(m, compile_schedule(make_topology("one-peer-exp", 4, 2)));
+  // The iteration after launching step k's exchange waits for it at its hook:
+  // L(t+1) = L(t) + max(F + B, X_k) + mix + step. After step 0: 15 + 0.12 = 15.12 ms;
+  // after step 1: 20 + 0.12 = 20.12 ms. So the iteration of step 0 (which waits for step
+  // 1's exchange) takes 20.12 ms and that of step 1 15.12 ms; the mean is 17.62 ms.
+  const GossipResult& r = p.predict(s);
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(17.62e-3, 1e-9));
+  REQUIRE(r.step_iteration_s.size() == 2);
+  CHECK_THAT(r.step_iteration_s[0], WithinRel(20.12e-3, 1e-9));
+  CHECK_THAT(r.step_iteration_s[1], WithinRel(15.12e-3, 1e-9));
+  // Over a period, 4 ranks x 2 steps = 8 iteration times, 4 of each: the nearest-rank
+  // p50 is the 4th smallest (15.12 ms), the p90 the 8th (20.12 ms).
+  CHECK_THAT(r.step_p50_s, WithinRel(15.12e-3, 1e-9));
+  CHECK_THAT(r.step_p90_s, WithinRel(20.12e-3, 1e-9));
+  // With a 2 GB/s NIC, X1 = 10 ms < F + B: every iteration takes 15.12 ms, p50 = p90.
+  s.network.nic_line_bytes_per_s = 2e9;
+  const GossipResult& q = p.predict(s);
+  CHECK_THAT(q.step_p50_s, WithinRel(15.12e-3, 1e-9));
+  CHECK_THAT(q.step_p90_s, WithinRel(15.12e-3, 1e-9));
+  CHECK_THAT(q.iteration.iteration_s, WithinRel(15.12e-3, 1e-9));
+}
+
 TEST_CASE("ranks of a node crossing together share its NICs", "[gossip][traffic]") {
   const ModelSpec m = one_tensor();
   GossipPredictor p(m, compile_schedule(make_topology("one-peer-exp", 8, 4)));

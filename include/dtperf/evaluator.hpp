@@ -70,6 +70,12 @@ struct SchemeOutcome {
   IterationResult iteration;
   MemoryBreakdown memory;          // per GPU, against the GPU's memory (memory.hpp)
   std::vector<StepTraffic> steps;  // gossip: per step of the period
+  // Gossip without variable compute: each step's iteration time (mean over the ranks) and
+  // the p50 / p90 of the ranks' iteration times over a period (gossip.hpp). Every
+  // iteration of All-Reduce and sharded schemes is alike: empty, and p50 = p90 = the mean.
+  std::vector<double> step_iteration_s;
+  double step_p50_s = 0.0;
+  double step_p90_s = 0.0;
   std::optional<MixingQuality> mixing;
   int rank_classes = 0;
   // With variable compute: quantiles, idle times (its idle_per_rank_s is left empty; the

@@ -72,6 +72,14 @@ struct GossipResult {
   int rank_classes = 0;           // timelines simulated
   int iterations_simulated = 0;
   bool steady = true;             // the mean iteration time settled
+  // Deterministic runs, in the steady state: each step's iteration time (mean over the
+  // ranks) and the nearest-rank p50 and p90 of the ranks' iteration times over a period
+  // (every rank and step counted once). Periodic schedules alternate fast and slow steps
+  // (one-peer-exp crosses nodes only on some), which the mean hides. Empty and 0 with
+  // variable compute, whose `variability` holds the distribution.
+  std::span<const double> step_iteration_s;
+  double step_p50_s = 0.0;
+  double step_p90_s = 0.0;
   bool variable = false;          // compute varied: `variability` holds its outcome
   VariabilityOutcome variability;
 };

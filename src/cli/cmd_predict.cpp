@@ -50,7 +50,11 @@ void run(PredictOptions& o) {
   json["memory"] = io::memory_json(outcome.memory);
   if (!outcome.steps.empty()) {
     json["period"] = outcome.steps.size();
-    json["steps"] = io::step_traffic_json(outcome.steps);
+    json["steps"] = io::steps_json(outcome);
+  }
+  if (!outcome.step_iteration_s.empty()) {
+    json["step_iteration_p50_ms"] = outcome.step_p50_s / units::ms;
+    json["step_iteration_p90_ms"] = outcome.step_p90_s / units::ms;
   }
   if (outcome.mixing) json["mixing"] = io::mixing_json(*outcome.mixing);
   if (outcome.variability) json["variability"] = io::variability_json(*outcome.variability, outcome.idle_per_rank_s);
@@ -68,7 +72,7 @@ void run(PredictOptions& o) {
   text += "\n" + io::memory_line(outcome.memory);
   text += "\n" + io::iteration_tables(outcome.iteration, loaded.model.sample_unit);
   if (outcome.variability) text += "\n" + io::variability_table(*outcome.variability);
-  if (!outcome.steps.empty()) text += "\n" + io::step_traffic_table(outcome.steps);
+  if (!outcome.steps.empty()) text += "\n" + io::steps_table(outcome);
   emit_report(o.output, text, json, "/result");
 }
 

@@ -119,6 +119,7 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
     const NetworkParams gathered = network_params(cluster, 1.0, setup_.reduction);
     const NetworkParams params = factors.heterogeneous_links ? gathered : homogenized(gathered);
     out.iteration = predict_sharded(model, ShardedScenario{scheme.sharding, links, params, compute, request, setup_.allreduce});
+    out.step_p50_s = out.step_p90_s = out.iteration.iteration_s;
     out.rank_classes = 1;
     return out;
   }
@@ -132,6 +133,7 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
       keep_variability(predictor.predict(s, setup_.variability));
     } else {
       out.iteration = predictor.predict(s);
+      out.step_p50_s = out.step_p90_s = out.iteration.iteration_s;
     }
     return out;
   }
@@ -156,6 +158,9 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   out.iteration = r.iteration;
   if (variable) keep_variability(r.variability);
   out.steps.assign(r.steps.begin(), r.steps.end());
+  out.step_iteration_s.assign(r.step_iteration_s.begin(), r.step_iteration_s.end());
+  out.step_p50_s = r.step_p50_s;
+  out.step_p90_s = r.step_p90_s;
   out.rank_classes = r.rank_classes;
   if (with_mixing && scheme.kind == Scheme::Kind::gossip) out.mixing = mixing(topology, ranks, per_node);
   return out;

@@ -64,6 +64,11 @@ struct GossipPredictor::State {
   std::vector<double> factor;          // per class: this iteration's compute factor
   std::vector<double> previous_clock_s;  // per class: end of the previous iteration
   std::vector<StepTraffic> traffic;
+  // The last measured period, per step x class: how long each iteration took; then per
+  // step the mean over ranks, and (duration, ranks) pairs sorted for the quantiles.
+  std::vector<double> step_duration_s;
+  std::vector<double> step_mean_s;
+  std::vector<std::pair<double, double>> step_sorted;
   CanonicalMean mean;
   DurationHistogram durations;
   std::vector<double> idle_per_rank_s;
@@ -91,6 +96,9 @@ struct GossipPredictor::State {
     mean.reserve(classes);
     // done_s and launch_s are per class x bucket: sized once the buckets are known.
     traffic.resize(static_cast<std::size_t>(schedule->period));
+    step_duration_s.resize(static_cast<std::size_t>(schedule->period) * classes);
+    step_mean_s.resize(static_cast<std::size_t>(schedule->period));
+    step_sorted.resize(static_cast<std::size_t>(schedule->period) * classes);
   }
 
   void make_buckets(const GossipScenario& s, const ComputeTimes& times);
@@ -106,6 +114,8 @@ struct GossipPredictor::State {
   double mean_over_ranks(const std::vector<double>& per_class);
   void prepare(const GossipScenario& s);
   void fill_variability(int iterations);
+  void record_step(int step);
+  void fill_step_times();
   double forward_s = 0.0;     // one forward pass at compute factor 1 (set by prepare)
   double compute_work_s = 0.0;  // one iteration's compute at factor 1 (set by prepare)
   double comm_factor = 1.0;     // contention: exchanges beside compute run x this
@@ -425,6 +435,42 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   reset_clocks();
 }
 
+void GossipPredictor::State::record_step(int step) {
+  const std::size_t classes = compute_clock_s.size();
+  double* row = step_duration_s.data() + static_cast<std::size_t>(step) * classes;
+  for (std::size_t u = 0; u < classes; ++u) row[u] = compute_clock_s[u] - previous_clock_s[u];
+}
+
+// Per step the mean over ranks; over the period the nearest-rank quantiles of the ranks'
+// iteration times, every rank and step counted once (a class counts its ranks).
+void GossipPredictor::State::fill_step_times() {
+  const std::size_t classes = compute_clock_s.size();
+  const auto period = static_cast<std::size_t>(schedule->period);
+  double total = 0.0;
+  for (std::size_t k = 0; k < period; ++k) {
+    mean.clear();
+    for (std::size_t u = 0; u < classes; ++u) {
+      const double d = step_duration_s[k * classes + u];
+      mean.add(d, schedule->class_size[u]);
+      step_sorted[k * classes + u] = {d, schedule->class_size[u]};
+      total += schedule->class_size[u];
+    }
+    step_mean_s[k] = mean.mean();
+  }
+  std::sort(step_sorted.begin(), step_sorted.end());
+  const auto quantile = [&](double q) {
+    double below = 0.0;
+    for (const auto& [duration, ranks] : step_sorted) {
+      below += ranks;
+      if (below >= q * total * (1.0 - 1e-12)) return duration;
+    }
+    return step_sorted.back().first;
+  };
+  result.step_iteration_s = step_mean_s;
+  result.step_p50_s = quantile(0.50);
+  result.step_p90_s = quantile(0.90);
+}
+
 void GossipPredictor::State::fill_variability(int iterations) {
   VariabilityOutcome& out = result.variability;
   out.iteration = result.iteration;
@@ -462,7 +508,7 @@ std::size_t GossipPredictor::memory_bytes() const {
                         &st.intra_free_s, &st.inter_free_s, &st.done_s, &st.launch_s,
                         &st.window_start_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
                         &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.backward_iteration_s,
-                        &st.wait_iteration_s}) {
+                        &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s}) {
     total += bytes_of(*v);
   }
   const CompiledSchedule& sc = *st.schedule;
@@ -470,6 +516,7 @@ std::size_t GossipPredictor::memory_bytes() const {
            bytes_of(sc.rounds) + bytes_of(sc.groups) + bytes_of(sc.group_classes) + bytes_of(sc.counts) +
            bytes_of(sc.send_to) + bytes_of(sc.receive_from) + bytes_of(sc.send_placement) +
            bytes_of(sc.receive_placement);
+  total += bytes_of(st.step_sorted);
   return total + 32001 * sizeof(double);  // the duration histogram
 }
 
@@ -491,12 +538,19 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
     for (auto* v : {&st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(v->begin(), v->end(), 0.0);
     for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, true);
     const double first = st.mean_clock_advance();
-    for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, true);
+    for (int i = 0; i < half; ++i, ++iteration) {
+      // The window ends on a whole period: its last one gives the per-step times.
+      const bool last_period = i >= half - period;
+      if (last_period) std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.previous_clock_s.begin());
+      st.iterate(s, iteration, true);
+      if (last_period) st.record_step(iteration % period);
+    }
     const double second = st.mean_clock_advance() - first;
     measured = 2 * half;
     st.result.steady = std::abs(second - first) <= kSteadyTolerance * std::max(first, second);
   }
   st.fill_result(s, measured);
+  st.fill_step_times();
   st.result.iterations_simulated = iteration;
   st.result.variable = false;
   return st.result;
@@ -542,6 +596,9 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Vari
   st.result.iterations_simulated = iteration;
   st.result.steady = true;
   st.result.variable = true;
+  // The distribution of iteration times is the variability's (iteration_p50_s and on).
+  st.result.step_iteration_s = {};
+  st.result.step_p50_s = st.result.step_p90_s = 0.0;
   st.fill_variability(measured);
   std::fill(st.factor.begin(), st.factor.end(), 1.0);
   return st.result;

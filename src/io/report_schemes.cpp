@@ -41,12 +41,14 @@ std::string variability_table(const VariabilityOutcome& v) {
   return table.render();
 }
 
-Json step_traffic_json(std::span<const StepTraffic> steps) {
+Json steps_json(const SchemeOutcome& o) {
   Json out = Json::array();
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    out.push_back({{"step", k},
-                   {"intra_bytes_per_gpu", steps[k].intra_bytes_per_gpu},
-                   {"inter_bytes_per_node", steps[k].inter_bytes_per_node}});
+  for (std::size_t k = 0; k < o.steps.size(); ++k) {
+    Json step = {{"step", k},
+                 {"intra_bytes_per_gpu", o.steps[k].intra_bytes_per_gpu},
+                 {"inter_bytes_per_node", o.steps[k].inter_bytes_per_node}};
+    if (k < o.step_iteration_s.size()) step["iteration_ms"] = o.step_iteration_s[k] / units::ms;
+    out.push_back(std::move(step));
   }
   return out;
 }
@@ -93,8 +95,12 @@ Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
   j["speedup_over_allreduce"] = allreduce_iteration_s / o.iteration.iteration_s;
   if (!o.steps.empty()) {
     j["period"] = o.steps.size();
-    j["steps"] = step_traffic_json(o.steps);
+    j["steps"] = steps_json(o);
     j["rank_classes_simulated"] = o.rank_classes;
+  }
+  if (o.step_p90_s > 0.0) {
+    j["step_iteration_p50_ms"] = o.step_p50_s / units::ms;
+    j["step_iteration_p90_ms"] = o.step_p90_s / units::ms;
   }
   if (o.mixing) j["mixing"] = mixing_json(*o.mixing);
   if (o.variability) j["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
@@ -287,7 +293,7 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
                                         {"NIC-util", "%"},
                                         {"spectral-gap", ""},
                                         {"mem/GPU", "GiB"}};
-  if (variable) columns.push_back({"p99", "ms"});
+  columns.push_back(variable ? Table::Column{"p99", "ms"} : Table::Column{"p90", "ms"});
   Table table(columns);
   const double t_ar = outcomes.front().iteration.iteration_s;
   std::string unavailable;
@@ -311,7 +317,11 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
       if (same == too_big.end()) same = too_big.insert(too_big.end(), {need, {}});
       same->second.push_back(o.scheme.name());
     }
-    if (variable) row.push_back(o.variability ? fixed(o.variability->iteration_p99_s / units::ms, 2) : "-");
+    if (variable) {
+      row.push_back(o.variability ? fixed(o.variability->iteration_p99_s / units::ms, 2) : "-");
+    } else {
+      row.push_back(o.step_p90_s > 0.0 ? fixed(o.step_p90_s / units::ms, 2) : "-");
+    }
     table.add_row(std::move(row));
   }
   std::string memory;
@@ -323,13 +333,23 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
   return table.render() + memory + unavailable;
 }
 
-std::string step_traffic_table(std::span<const StepTraffic> steps) {
-  Table table({{"step", ""}, {"intra/GPU", "MB"}, {"inter/node", "MB"}});
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    table.add_row({std::to_string(k), fixed(steps[k].intra_bytes_per_gpu / units::MB, 1),
-                   fixed(steps[k].inter_bytes_per_node / units::MB, 1)});
+std::string steps_table(const SchemeOutcome& o) {
+  const bool timed = o.step_iteration_s.size() == o.steps.size();
+  std::vector<Table::Column> columns = {{"step", ""}, {"intra/GPU", "MB"}, {"inter/node", "MB"}};
+  if (timed) columns.push_back({"iteration", "ms"});
+  Table table(columns);
+  for (std::size_t k = 0; k < o.steps.size(); ++k) {
+    std::vector<std::string> row = {std::to_string(k), fixed(o.steps[k].intra_bytes_per_gpu / units::MB, 1),
+                                    fixed(o.steps[k].inter_bytes_per_node / units::MB, 1)};
+    if (timed) row.push_back(fixed(o.step_iteration_s[k] / units::ms, 2));
+    table.add_row(std::move(row));
   }
-  return table.render();
+  std::string out = table.render();
+  if (timed) {
+    out += fmt::format("# iteration time over the period: p50 {:.2f} ms, p90 {:.2f} ms, mean {:.2f} ms\n",
+                       o.step_p50_s / units::ms, o.step_p90_s / units::ms, o.iteration.iteration_s / units::ms);
+  }
+  return out;
 }
 
 std::string advice_text(const Advice& a) {
