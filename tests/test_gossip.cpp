@@ -142,6 +142,51 @@ TEST_CASE("one-peer-exp alternates fast and slow iterations: per-step times and 
   CHECK_THAT(q.iteration.iteration_s, WithinRel(15.12e-3, 1e-9));
 }
 
+TEST_CASE("non-overlapped SGP awaits its push in the same iteration", "[gossip][sgp]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_sgp_schedule(2, 1), GossipAlgorithm::sgp);
+  // T = F + B + step + mix + X = 15 + 0.03 + 0.03 + X: X = 1 ms at 10 GB/s, 20 ms at
+  // 0.5 GB/s. The whole exchange is exposed.
+  GossipScenario s = two_ranks(10e9);
+  s.options.overlap = false;
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(16.06e-3, 1e-9));
+  CHECK_THAT(p.predict(s).iteration.exposed_comm_s, WithinRel(1e-3, 1e-9));
+  s.network.nic_line_bytes_per_s = 0.5e9;
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(35.06e-3, 1e-9));
+}
+
+TEST_CASE("D-PSGD sends to both ring neighbours during the gradient computation", "[gossip][dpsgd]") {
+  const ModelSpec m = one_tensor();
+  // Two ranks: one neighbour. L(t) = L(t-1) + max(F + B, X) + mix + step, mixing 4
+  // passes x 10 MB at 1 TB/s = 40 us: 15 + 0.04 + 0.03 ms at 10 GB/s (X = 1 ms), 20 +
+  // 0.07 ms at 0.5 GB/s (X = 20 ms).
+  GossipPredictor two(m, compile_dpsgd_schedule(2, 1), GossipAlgorithm::dpsgd);
+  CHECK_THAT(two.predict(two_ranks(10e9)).iteration.iteration_s, WithinRel(15.07e-3, 1e-9));
+  CHECK_THAT(two.predict(two_ranks(0.5e9)).iteration.iteration_s, WithinRel(20.07e-3, 1e-9));
+
+  // Four nodes of one rank at 1 GB/s: each rank sends 10 MB to i + 1 and to i - 1
+  // through its one NIC, one after the other, X = 10 + 10 ms; both receives arrive in
+  // 10 ms meanwhile. T = max(15, 20) + 0.07 = 20.07 ms; each node sends 20 MB.
+  GossipScenario s = two_ranks(1e9);
+  s.network.nodes = 4;
+  GossipPredictor four(m, compile_dpsgd_schedule(4, 1), GossipAlgorithm::dpsgd);
+  const GossipResult& r = four.predict(s);
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(20.07e-3, 1e-9));
+  CHECK_THAT(r.iteration.inter_bytes_per_node, WithinRel(20e6, 1e-9));
+  // At 10 GB/s, X = 2 ms < F + B: compute-bound, 15.07 ms.
+  s.network.nic_line_bytes_per_s = 10e9;
+  CHECK_THAT(four.predict(s).iteration.iteration_s, WithinRel(15.07e-3, 1e-9));
+
+  // Two nodes of two ranks at 1 GB/s: ring 0-1-2-3-0, each rank has one neighbour on its
+  // node (10 MB / 100 GB/s = 0.1 ms) and one on the other; both ranks of a node cross
+  // at once, sharing its NIC: 2 x 10 MB / 1 GB/s = 20 ms, beside the intra-node send.
+  // T = max(15, 20) + 0.07 = 20.07 ms.
+  GossipScenario t = two_ranks(1e9);
+  t.network.gpus_per_node = 2;
+  GossipPredictor nodes(m, compile_dpsgd_schedule(4, 2), GossipAlgorithm::dpsgd);
+  CHECK_THAT(nodes.predict(t).iteration.iteration_s, WithinRel(20.07e-3, 1e-9));
+}
+
 TEST_CASE("ranks of a node crossing together share its NICs", "[gossip][traffic]") {
   const ModelSpec m = one_tensor();
   GossipPredictor p(m, compile_schedule(make_topology("one-peer-exp", 8, 4)));
@@ -185,6 +230,11 @@ TEST_CASE("rank classes reproduce the per-rank simulation", "[gossip][classes]")
   GossipPredictor sgp_merged(model, compile_sgp_schedule(32, 4, true), GossipAlgorithm::sgp);
   GossipPredictor sgp_each(model, compile_sgp_schedule(32, 4, false), GossipAlgorithm::sgp);
   CHECK(sgp_merged.predict(s).iteration.iteration_s == Approx(sgp_each.predict(s).iteration.iteration_s).epsilon(1e-12));
+  GossipPredictor dpsgd_merged(model, compile_dpsgd_schedule(32, 4, true), GossipAlgorithm::dpsgd);
+  GossipPredictor dpsgd_each(model, compile_dpsgd_schedule(32, 4, false), GossipAlgorithm::dpsgd);
+  const GossipResult& d = dpsgd_merged.predict(s);
+  CHECK(d.rank_classes < 32);  // the ring's ranks: first, inner and last of a node
+  CHECK(d.iteration.iteration_s == Approx(dpsgd_each.predict(s).iteration.iteration_s).epsilon(1e-12));
 }
 
 TEST_CASE("AER on 1,024 GPUs simulates a handful of timelines", "[gossip][classes]") {

@@ -105,6 +105,10 @@ const char* caveat_name(Caveat::Kind kind);
 struct Advice {
   SchemeOutcome allreduce;
   std::vector<SchemeOutcome> candidates;  // Decent-DP topologies, available or not
+  // SGP (overlapped and not) and D-PSGD: predicted and reported beside the verdict, not
+  // candidates for it: they exchange whole models without a spectral gap to rank them
+  // by, and the factor attribution is defined for Decent-DP's bucketed exchange.
+  std::vector<SchemeOutcome> whole_model_gossip;
   std::optional<SchemeOutcome> best;      // the fastest available candidate that fits in memory
   // When All-Reduce does not fit in GPU memory: the fastest sharded scheme that does.
   std::optional<SchemeOutcome> sharded_alternative;

@@ -28,18 +28,24 @@ namespace dtperf {
 /// A training scheme: All-Reduce, Decent-DP over a topology, SGP, or sharded data
 /// parallelism (sharded.hpp).
 struct Scheme {
-  enum class Kind : std::uint8_t { allreduce, gossip, sgp, sharded } kind = Kind::allreduce;
+  // sgp: overlapped SGP (one-step stale); sgp_sync: SGP that awaits its push in the same
+  // iteration; dpsgd: D-PSGD on its static ring (gossip.hpp has the timelines).
+  enum class Kind : std::uint8_t { allreduce, gossip, sgp, sgp_sync, dpsgd, sharded } kind = Kind::allreduce;
   std::string topology;  // for gossip
   Sharding sharding = Sharding::fsdp;  // for sharded
-  std::string name() const;  // "all-reduce", "alternating-exp-ring", "sgp", "fsdp"
+  std::string name() const;  // "all-reduce", "alternating-exp-ring", "sgp", "sgp-sync", "d-psgd", "fsdp"
   static Scheme allreduce() { return {Kind::allreduce, "", Sharding::fsdp}; }
   static Scheme gossip(std::string topology) { return {Kind::gossip, std::move(topology), Sharding::fsdp}; }
   static Scheme sgp() { return {Kind::sgp, "", Sharding::fsdp}; }
+  static Scheme sgp_sync() { return {Kind::sgp_sync, "", Sharding::fsdp}; }
+  static Scheme dpsgd() { return {Kind::dpsgd, "", Sharding::fsdp}; }
+  /// SGP in either form, or D-PSGD: directed whole-model exchanges, not Decent-DP's.
+  bool directed_gossip() const { return kind == Kind::sgp || kind == Kind::sgp_sync || kind == Kind::dpsgd; }
   static Scheme sharded(Sharding s) { return {Kind::sharded, "", s}; }
 };
 
-/// Parses "all-reduce" (or "allreduce"), "sgp", "zero-1", "zero-2", "fsdp" ("zero-3"),
-/// "hsdp", or a topology name; nullopt otherwise.
+/// Parses "all-reduce" (or "allreduce"), "sgp", "sgp-sync", "d-psgd", "zero-1", "zero-2",
+/// "fsdp" ("zero-3"), "hsdp", or a topology name; nullopt otherwise.
 std::optional<Scheme> parse_scheme(const std::string& name);
 /// Every scheme name parse_scheme accepts (aliases aside), All-Reduce first.
 std::vector<std::string> scheme_names();

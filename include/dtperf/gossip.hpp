@@ -26,6 +26,20 @@
 // rank waits for the message sent to it at the previous step, mixes (x + x_in) / 2 with the
 // push-sum weight, and sends its whole model to its next peer.
 //
+// Non-overlapped SGP ("sgp-sync" among the schemes) is the same with `overlap = false`:
+// the push is awaited in the iteration that sent it, so there is no staleness and no
+// overlap: T = F + B + step + mix + X.
+//
+// D-PSGD (Lian et al. 2017) on its static ring: x_i <- (x_{i-1} + x_i + x_{i+1}) / 3 -
+// lr * g_i(x_i). Each rank sends its whole model to both neighbours at the start of an
+// iteration (right after the previous update), computes the gradient meanwhile, waits
+// for both neighbours' models after backward, averages them in (4 memory passes) and
+// steps. The two sends run at once where they use different link levels and one after
+// another where they share one (both inside a node, or both across nodes with one rank
+// per node). In the recursion this is SGP's timeline with the exchange launched at the
+// end of an iteration and awaited at the end of the next one's backward, two peers,
+// wait-mix-step order: L(t) = L(t-1) + max(F + B, X) + mix + step.
+//
 // For the advisor's factor attribution, `overlap = false` makes every exchange finish
 // before its iteration ends (the All-Reduce semantics: overlap with the same backward
 // only). (Homogeneous links are a change of the network, made by the Evaluator.)
@@ -44,7 +58,7 @@
 
 namespace dtperf {
 
-enum class GossipAlgorithm : std::uint8_t { decent_dp, sgp };
+enum class GossipAlgorithm : std::uint8_t { decent_dp, sgp, dpsgd };
 
 struct GossipOptions {
   double bucket_cap_bytes = 25.0 * 1024 * 1024;
@@ -92,6 +106,10 @@ struct CompiledSchedule;
 std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& topology, bool merge_equivalent_ranks = true);
 std::shared_ptr<const CompiledSchedule> compile_sgp_schedule(int ranks, int ranks_per_node,
                                                              bool merge_equivalent_ranks = true);
+/// D-PSGD's static ring: every step each rank sends its model to i + 1 and i - 1 (one
+/// neighbour with two ranks); period 1.
+std::shared_ptr<const CompiledSchedule> compile_dpsgd_schedule(int ranks, int ranks_per_node,
+                                                               bool merge_equivalent_ranks = true);
 int schedule_classes(const CompiledSchedule& schedule);
 
 /// Evaluates gossip scenarios for one model and topology. Construction compiles the

@@ -72,8 +72,7 @@ Evaluator AnalysisCliOptions::make_evaluator(const Loaded& loaded, std::optional
 
   const auto scheme = parse_scheme(anchor.measured_scheme);
   if (!scheme) {
-    std::vector<std::string> names = {"all-reduce", "sgp"};
-    for (const auto& t : topologies()) names.emplace_back(t.name);
+    const std::vector<std::string> names = scheme_names();
     throw InputError("--measured-scheme", "",
                      fmt::format("unknown scheme '{}'{}; expected one of: {}", anchor.measured_scheme,
                                  did_you_mean(anchor.measured_scheme, names), join_names(names)));

@@ -59,6 +59,8 @@ bool better(const SchemeOutcome& a, const SchemeOutcome& b) {
   return a.iteration.inter_bytes_per_node < b.iteration.inter_bytes_per_node;
 }
 
+std::vector<Scheme> whole_model_gossip_schemes() { return {Scheme::sgp(), Scheme::sgp_sync(), Scheme::dpsgd()}; }
+
 std::vector<Scheme> decentdp_schemes() {
   std::vector<Scheme> out;
   for (const TopologyInfo& t : topologies()) out.push_back(Scheme::gossip(t.name));
@@ -304,7 +306,7 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
 std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing) {
   std::vector<SchemeOutcome> out{evaluator.evaluate(Scheme::allreduce())};
   for (const Scheme& scheme : decentdp_schemes()) out.push_back(evaluator.evaluate(scheme, {}, with_mixing));
-  out.push_back(evaluator.evaluate(Scheme::sgp()));
+  for (const Scheme& scheme : whole_model_gossip_schemes()) out.push_back(evaluator.evaluate(scheme));
   for (const Sharding s : kShardings) out.push_back(evaluator.evaluate(Scheme::sharded(s)));
   return out;
 }
@@ -342,6 +344,7 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   a.allreduce = e.evaluate(Scheme::allreduce());
   for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme));
   a.best = choose(e, a.candidates);
+  for (const Scheme& scheme : whole_model_gossip_schemes()) a.whole_model_gossip.push_back(e.evaluate(scheme));
   if (a.best) {
     a.best->mixing = e.mixing(a.best->scheme.topology, e.setup().cluster.ranks(), e.setup().cluster.gpus_per_node);
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;

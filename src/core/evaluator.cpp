@@ -12,6 +12,8 @@ std::string Scheme::name() const {
   switch (kind) {
     case Kind::allreduce: return "all-reduce";
     case Kind::sgp: return "sgp";
+    case Kind::sgp_sync: return "sgp-sync";
+    case Kind::dpsgd: return "d-psgd";
     case Kind::gossip: return topology;
     case Kind::sharded: return sharding_name(sharding);
   }
@@ -21,6 +23,8 @@ std::string Scheme::name() const {
 std::optional<Scheme> parse_scheme(const std::string& name) {
   if (name == "all-reduce" || name == "allreduce") return Scheme::allreduce();
   if (name == "sgp") return Scheme::sgp();
+  if (name == "sgp-sync") return Scheme::sgp_sync();
+  if (name == "d-psgd") return Scheme::dpsgd();
   if (const auto sharding = parse_sharding(name)) return Scheme::sharded(*sharding);
   for (const TopologyInfo& t : topologies()) {
     if (name == t.name) return Scheme::gossip(name);
@@ -29,7 +33,7 @@ std::optional<Scheme> parse_scheme(const std::string& name) {
 }
 
 std::vector<std::string> scheme_names() {
-  std::vector<std::string> names = {"all-reduce", "sgp"};
+  std::vector<std::string> names = {"all-reduce", "sgp", "sgp-sync", "d-psgd"};
   for (const Sharding s : kShardings) names.emplace_back(sharding_name(s));
   for (const TopologyInfo& t : topologies()) names.emplace_back(t.name);
   return names;
@@ -42,8 +46,9 @@ std::shared_ptr<const CompiledSchedule> Evaluator::schedule(const std::string& t
   const auto key = std::make_tuple(topology, ranks, ranks_per_node, per_rank);
   auto& slot = schedules_[key];
   if (!slot) {
-    slot = topology == "sgp" ? compile_sgp_schedule(ranks, ranks_per_node, !per_rank)
-                             : compile_schedule(make_topology(topology, ranks, ranks_per_node), !per_rank);
+    slot = topology == "sgp"      ? compile_sgp_schedule(ranks, ranks_per_node, !per_rank)
+           : topology == "d-psgd" ? compile_dpsgd_schedule(ranks, ranks_per_node, !per_rank)
+                                  : compile_schedule(make_topology(topology, ranks, ranks_per_node), !per_rank);
   }
   return slot;
 }
@@ -138,7 +143,9 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
     return out;
   }
 
-  const std::string topology = scheme.kind == Scheme::Kind::sgp ? "sgp" : scheme.topology;
+  const std::string topology = scheme.kind == Scheme::Kind::dpsgd ? "d-psgd"
+                               : scheme.directed_gossip()       ? "sgp"
+                                                                : scheme.topology;
   if (scheme.kind == Scheme::Kind::gossip) {
     if (const auto problem = topology_unavailable(topology, ranks, per_node)) {
       out.available = false;
@@ -147,13 +154,15 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
     }
   } else if (ranks < 2) {
     out.available = false;
-    out.unavailable_reason = "sgp needs at least 2 ranks";
+    out.unavailable_reason = fmt::format("{} needs at least 2 ranks", scheme.name());
     return out;
   }
   GossipScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.gossip};
-  s.options.overlap = factors.overlap;
+  s.options.overlap = factors.overlap && scheme.kind != Scheme::Kind::sgp_sync;
   GossipPredictor predictor(model, schedule(topology, ranks, per_node, variable),
-                            scheme.kind == Scheme::Kind::sgp ? GossipAlgorithm::sgp : GossipAlgorithm::decent_dp);
+                            scheme.kind == Scheme::Kind::dpsgd ? GossipAlgorithm::dpsgd
+                            : scheme.directed_gossip()         ? GossipAlgorithm::sgp
+                                                               : GossipAlgorithm::decent_dp);
   const GossipResult& r = variable ? predictor.predict(s, setup_.variability) : predictor.predict(s);
   out.iteration = r.iteration;
   if (variable) keep_variability(r.variability);

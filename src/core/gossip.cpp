@@ -16,6 +16,8 @@ namespace {
 constexpr double kDecentMixPasses = 9.0;
 // SGP's push-sum mixing: x = (x + x_in) / 2 (3 passes) and the weight update.
 constexpr double kSgpMixPasses = 3.0;
+// D-PSGD's ring average x = (x_left + x + x_right) / 3: read three models, write one.
+constexpr double kDpsgdMixPasses = 4.0;
 
 // Simulated iterations: a warm-up of whole periods (at least 8 iterations), then a
 // measuring window of two halves of whole periods (at least 4 iterations each); the
@@ -135,7 +137,9 @@ void GossipPredictor::State::make_buckets(const GossipScenario& s, const Compute
   const auto close_bucket = [&](double bytes, double backward) {
     bucket_bytes[buckets] = bytes;
     bucket_backward_s[buckets] = backward;
-    const double mix_passes = algorithm == GossipAlgorithm::sgp ? kSgpMixPasses : kDecentMixPasses;
+    const double mix_passes = algorithm == GossipAlgorithm::sgp     ? kSgpMixPasses
+                              : algorithm == GossipAlgorithm::dpsgd ? kDpsgdMixPasses
+                                                                    : kDecentMixPasses;
     bucket_step_s[buckets] = optimizer_step_s(c, s.request.optimizer, bytes / bytes_per_param, model.param_bytes);
     bucket_mix_s[buckets] = c.kernel_overhead_s + mix_passes * bytes / c.memory_bytes_per_s;
     ++buckets;
@@ -147,8 +151,9 @@ void GossipPredictor::State::make_buckets(const GossipScenario& s, const Compute
   for (std::size_t i = 0; i < n; ++i) {
     bytes += static_cast<double>(model.tensors[i].params) * bytes_per_param;
     backward += times.backward_s[i];
-    // SGP sends the whole model as one message after the optimizer step.
-    const bool close = algorithm == GossipAlgorithm::sgp ? i + 1 == n : (bytes >= s.options.bucket_cap_bytes || i + 1 == n);
+    // SGP and D-PSGD send the whole model as one message.
+    const bool whole_model = algorithm != GossipAlgorithm::decent_dp;
+    const bool close = whole_model ? i + 1 == n : (bytes >= s.options.bucket_cap_bytes || i + 1 == n);
     if (close) {
       close_bucket(bytes, backward);
       bytes = 0.0;
@@ -306,21 +311,33 @@ void GossipPredictor::State::exchange_phase_groups(int step) {
 void GossipPredictor::State::exchange_phase_directed(int step) {
   const CompiledSchedule& sc = *schedule;
   const std::size_t classes = compute_clock_s.size();
-  const std::size_t row = static_cast<std::size_t>(step) * classes;
+  const auto peers = static_cast<std::size_t>(sc.peers);
+  const std::size_t row = static_cast<std::size_t>(step) * classes * peers;
   for (std::size_t u = 0; u < classes; ++u) {
-    const auto to = static_cast<std::size_t>(sc.send_to[row + u]);
-    const auto from = static_cast<std::size_t>(sc.receive_from[row + u]);
     // A transfer starts once the sender has launched it and the receiver has posted its
-    // receive (at its own launch); send and receive run at once (full duplex).
-    const double send_start = std::max(launch_s[u], launch_s[to]);
-    const double receive_start = std::max(launch_s[from], launch_s[u]);
-    const double send_cost = cost_s[sc.send_placement[row + u] * buckets];
-    const double receive_cost = cost_s[sc.receive_placement[row + u] * buckets];
-    const double sent = send_start + exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]));
-    const double received =
-        receive_start + exchange_s(receive_cost, receive_start, std::max(compute_clock_s[from], compute_clock_s[u]));
-    done_s[u] = std::max(sent, received);
-    inter_free_s[u] = done_s[u];
+    // receive (at its own launch); sends and receives run at once (full duplex). A rank's
+    // sends over one link level (inside the node, across nodes) go one after another: its
+    // link carries them all; different levels run side by side.
+    double intra_free = launch_s[u];
+    double inter_free = launch_s[u];
+    double done = launch_s[u];
+    for (std::size_t j = 0; j < peers; ++j) {
+      const std::size_t i = row + u * peers + j;
+      const auto to = static_cast<std::size_t>(sc.send_to[i]);
+      const auto from = static_cast<std::size_t>(sc.receive_from[i]);
+      const std::uint32_t out = sc.send_placement[i];
+      double& level = sc.placements[out].nodes > 1 ? inter_free : intra_free;
+      const double send_start = std::max(level, launch_s[to]);
+      const double receive_start = std::max(launch_s[from], launch_s[u]);
+      const double send_cost = cost_s[out * buckets];
+      const double receive_cost = cost_s[sc.receive_placement[i] * buckets];
+      level = send_start + exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]));
+      const double received =
+          receive_start + exchange_s(receive_cost, receive_start, std::max(compute_clock_s[from], compute_clock_s[u]));
+      done = std::max({done, level, received});
+    }
+    done_s[u] = done;
+    inter_free_s[u] = done;
   }
 }
 

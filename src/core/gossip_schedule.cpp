@@ -187,64 +187,111 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
   return s;
 }
 
-std::shared_ptr<const CompiledSchedule> compile_sgp_schedule(int n, int per_node, bool merge_equivalent_ranks) {
+namespace {
+
+// A directed schedule: at step k every rank sends to each of `peers` ranks
+// to(rank, k, j), j = 0..peers-1; for each j and k, `to` is a permutation, so every rank
+// receives one message per j (its receive slot j, whatever the rank: what keeps ranks of
+// equal position alike for the rank classes). A
+// transfer's placement is a pair; crossing counts the ranks of the sender's node whose
+// transfers leave it at that step (they share its NICs).
+template <typename To>
+std::shared_ptr<const CompiledSchedule> compile_directed(int n, int per_node, int period, int peers, To&& to,
+                                                         bool merge_equivalent_ranks) {
   auto s = std::make_shared<CompiledSchedule>();
   s->ranks = n;
   s->ranks_per_node = per_node;
   s->directed = true;
-  int period = 0;
-  while ((1 << period) < n) ++period;
-  s->period = std::max(period, 1);
+  s->period = period;
+  s->peers = peers;
   const int nodes = n / per_node;
+  const auto at = [&](int k, int rank, int j) {
+    return (static_cast<std::size_t>(k) * static_cast<std::size_t>(n) + static_cast<std::size_t>(rank)) *
+               static_cast<std::size_t>(peers) + static_cast<std::size_t>(j);
+  };
 
-  // Per step: each rank's peer and the placement of its outgoing transfer.
+  // Per step, rank and peer: destination, placement of the transfer; and who sends to
+  // each rank in slot j.
   Interner<Placement> placement_ids;
-  std::vector<std::vector<std::uint32_t>> send_placement(static_cast<std::size_t>(s->period));
-  const auto peer = [&](int rank, int k) { return n == 1 ? rank : (rank + (1 << k)) % n; };
-  for (int k = 0; k < s->period; ++k) {
+  const std::size_t cells = static_cast<std::size_t>(period) * static_cast<std::size_t>(n) * static_cast<std::size_t>(peers);
+  std::vector<std::int32_t> dest(cells);
+  std::vector<std::uint32_t> placement(cells);
+  std::vector<std::int32_t> source(cells);
+  for (int k = 0; k < period; ++k) {
     std::vector<int> crossing(static_cast<std::size_t>(nodes), 0);
     for (int r = 0; r < n; ++r) {
-      if (r / per_node != peer(r, k) / per_node) ++crossing[static_cast<std::size_t>(r / per_node)];
+      bool crosses = false;
+      for (int j = 0; j < peers; ++j) crosses = crosses || r / per_node != to(r, k, j) / per_node;
+      if (crosses) ++crossing[static_cast<std::size_t>(r / per_node)];
     }
     std::map<std::uint32_t, double> per_placement;
     for (int r = 0; r < n; ++r) {
-      const bool crosses = r / per_node != peer(r, k) / per_node;
-      const Placement p{crosses ? 2 : 1, 1, crosses ? crossing[static_cast<std::size_t>(r / per_node)] : 0, n == 1 ? 1 : 2};
-      const std::uint32_t id = placement_ids.id(p);
-      if (id == s->placements.size()) s->placements.push_back(p);
-      send_placement[static_cast<std::size_t>(k)].push_back(id);
-      per_placement[id] += 1.0;
+      for (int j = 0; j < peers; ++j) {
+        const int d = to(r, k, j);
+        const bool crosses = r / per_node != d / per_node;
+        const Placement p{crosses ? 2 : 1, 1, crosses ? crossing[static_cast<std::size_t>(r / per_node)] : 0,
+                          n == 1 ? 1 : 2};
+        const std::uint32_t id = placement_ids.id(p);
+        if (id == s->placements.size()) s->placements.push_back(p);
+        dest[at(k, r, j)] = d;
+        placement[at(k, r, j)] = id;
+        per_placement[id] += 1.0;
+        source[at(k, d, j)] = r;
+      }
     }
     for (const auto& [p, count] : per_placement) s->counts.push_back({static_cast<std::uint32_t>(k), p, count});
   }
 
-  // Classes: own colour, and per step the placements and colours of both peers.
-  const auto colour = refine(n, merge_equivalent_ranks, [](const std::vector<std::int32_t>&) {}, [&](int rank, const std::vector<std::int32_t>& c) {
+  // Classes: own colour, and per step and peer the placements and colours of both ends.
+  const auto colour = refine(n, merge_equivalent_ranks, [](const std::vector<std::int32_t>&) {},
+                             [&](int rank, const std::vector<std::int32_t>& c) {
     std::vector<std::int64_t> sig{c[static_cast<std::size_t>(rank)]};
-    for (int k = 0; k < s->period; ++k) {
-      const int to = peer(rank, k);
-      const int from = (rank - (n == 1 ? 0 : (1 << k)) + n) % n;
-      sig.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(rank)]);
-      sig.push_back(c[static_cast<std::size_t>(to)]);
-      sig.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(from)]);
-      sig.push_back(c[static_cast<std::size_t>(from)]);
+    for (int k = 0; k < period; ++k) {
+      for (int j = 0; j < peers; ++j) {
+        const std::size_t i = at(k, rank, j);
+        const int from = source[i];
+        sig.push_back(placement[i]);
+        sig.push_back(c[static_cast<std::size_t>(dest[i])]);
+        sig.push_back(placement[at(k, from, j)]);
+        sig.push_back(c[static_cast<std::size_t>(from)]);
+      }
     }
     return sig;
   });
   finish_classes(*s, colour);
   const std::vector<int> rep = representatives(*s);
-  for (int k = 0; k < s->period; ++k) {
+  for (int k = 0; k < period; ++k) {
     for (int c = 0; c < s->classes; ++c) {
       const int r = rep[static_cast<std::size_t>(c)];
-      const int to = peer(r, k);
-      const int from = (r - (n == 1 ? 0 : (1 << k)) + n) % n;
-      s->send_to.push_back(s->class_of_rank[static_cast<std::size_t>(to)]);
-      s->receive_from.push_back(s->class_of_rank[static_cast<std::size_t>(from)]);
-      s->send_placement.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(r)]);
-      s->receive_placement.push_back(send_placement[static_cast<std::size_t>(k)][static_cast<std::size_t>(from)]);
+      for (int j = 0; j < peers; ++j) {
+        const std::size_t i = at(k, r, j);
+        const int from = source[i];
+        s->send_to.push_back(s->class_of_rank[static_cast<std::size_t>(dest[i])]);
+        s->receive_from.push_back(s->class_of_rank[static_cast<std::size_t>(from)]);
+        s->send_placement.push_back(placement[i]);
+        s->receive_placement.push_back(placement[at(k, from, j)]);
+      }
     }
   }
   return s;
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledSchedule> compile_sgp_schedule(int n, int per_node, bool merge_equivalent_ranks) {
+  int period = 0;
+  while ((1 << period) < n) ++period;
+  return compile_directed(
+      n, per_node, std::max(period, 1), 1, [n](int rank, int k, int) { return n == 1 ? rank : (rank + (1 << k)) % n; },
+      merge_equivalent_ranks);
+}
+
+std::shared_ptr<const CompiledSchedule> compile_dpsgd_schedule(int n, int per_node, bool merge_equivalent_ranks) {
+  // Two ranks have one neighbour; more have two, i + 1 and i - 1.
+  const int peers = n > 2 ? 2 : 1;
+  return compile_directed(
+      n, per_node, 1, peers, [n](int rank, int, int j) { return n == 1 ? rank : (rank + (j == 0 ? 1 : n - 1)) % n; },
+      merge_equivalent_ranks);
 }
 
 int schedule_classes(const CompiledSchedule& schedule) { return schedule.classes; }

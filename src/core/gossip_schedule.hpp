@@ -59,11 +59,13 @@ struct CompiledSchedule {
   std::vector<std::uint32_t> group_classes;
   std::vector<PlacementCount> counts;
 
-  // Directed schedules (SGP): per step and class, the peer class sent to and received
-  // from, and the placement of each transfer (a pair; crossing counts the senders of
-  // the node whose transfers leave it).
+  // Directed schedules (SGP, D-PSGD): per step, class and peer, the class sent to and
+  // received from, and the placement of each transfer (a pair; crossing counts the
+  // senders of the node whose transfers leave it). Each rank sends `peers` messages per
+  // step and receives as many.
   bool directed = false;
-  std::vector<std::int32_t> send_to;       // [step * classes + class]
+  int peers = 1;
+  std::vector<std::int32_t> send_to;       // [(step * classes + class) * peers + peer]
   std::vector<std::int32_t> receive_from;
   std::vector<std::uint32_t> send_placement;
   std::vector<std::uint32_t> receive_placement;

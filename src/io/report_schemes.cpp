@@ -261,6 +261,8 @@ Json advice_json(const Advice& a) {
   const double t_ar = a.allreduce.iteration.iteration_s;
   Json candidates = Json::array();
   for (const auto& c : a.candidates) candidates.push_back(scheme_outcome_json(c, t_ar));
+  Json whole_model = Json::array();
+  for (const auto& c : a.whole_model_gossip) whole_model.push_back(scheme_outcome_json(c, t_ar));
   Json factors = Json::array();
   for (const auto& f : a.factors) {
     factors.push_back({{"factor", factor_name(f.factor)}, {"gain_ms", f.seconds / units::ms}, {"share", f.share}});
@@ -272,6 +274,7 @@ Json advice_json(const Advice& a) {
             {"speedup", a.speedup},
             {"allreduce", scheme_outcome_json(a.allreduce, t_ar)},
             {"candidates", candidates},
+            {"whole_model_gossip", whole_model},
             {"factors", factors},
             {"break_even_bandwidth", break_even_json(a.bandwidth, "nic_gbps", bandwidth_text(a.bandwidth))},
             {"break_even_nodes", break_even_json(a.nodes, "nodes", nodes_text(a.nodes))},
@@ -386,6 +389,16 @@ std::string advice_text(const Advice& a) {
     out += fmt::format("verdict: {}: no decentralized topology fits {} ({:.2f} ms per iteration with "
                        "all-reduce).\n",
                        verdict_name(a.verdict), any_available ? "in GPU memory" : "this cluster", t_ar);
+  }
+  if (!a.whole_model_gossip.empty()) {
+    std::vector<std::string> parts;
+    for (const SchemeOutcome& o : a.whole_model_gossip) {
+      parts.push_back(o.available ? fmt::format("{} {:.2f} ms ({:.3f}x{})", o.scheme.name(),
+                                                o.iteration.iteration_s / units::ms,
+                                                a.allreduce.iteration.iteration_s / o.iteration.iteration_s, o.memory.fits() ? "" : ", does not fit")
+                                  : fmt::format("{} not applicable", o.scheme.name()));
+    }
+    out += fmt::format("\nwhole-model gossip (for reference, not ranked by the verdict): {}\n", fmt::join(parts, ", "));
   }
   out += "\nbreak-even:\n";
   out += "  bandwidth: " + bandwidth_text(a.bandwidth) + "\n";

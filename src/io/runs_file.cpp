@@ -26,8 +26,7 @@ std::optional<int> optional_count(ObjectReader& r, const std::string& key) {
 Scheme read_scheme(ObjectReader& r) {
   const std::string name = r.string("scheme");
   if (const auto scheme = parse_scheme(name)) return *scheme;
-  std::vector<std::string> names = {"all-reduce", "sgp"};
-  for (const auto& t : topologies()) names.emplace_back(t.name);
+  const std::vector<std::string> names = scheme_names();
   r.fail("scheme", fmt::format("unknown scheme '{}'{}; expected one of: {}", name, did_you_mean(name, names),
                                join_names(names)));
 }
