@@ -190,11 +190,11 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
 namespace {
 
 // A directed schedule: at step k every rank sends to each of `peers` ranks
-// to(rank, k, j), j = 0..peers-1; for each j and k, `to` is a permutation, so every rank
-// receives one message per j (its receive slot j, whatever the rank: what keeps ranks of
-// equal position alike for the rank classes). A
-// transfer's placement is a pair; crossing counts the ranks of the sender's node whose
-// transfers leave it at that step (they share its NICs).
+// to(rank, k, j), j = 0..peers-1. For each j and k, `to` is a permutation, so every rank
+// receives one message per j, in its receive slot j (the same slot whatever the rank,
+// which keeps ranks of equal position alike for the rank classes). A transfer's
+// placement is a pair; crossing counts the ranks of the sender's node whose transfers
+// leave it at that step (they share its NICs).
 template <typename To>
 std::shared_ptr<const CompiledSchedule> compile_directed(int n, int per_node, int period, int peers, To&& to,
                                                          bool merge_equivalent_ranks) {
