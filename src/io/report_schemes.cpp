@@ -111,6 +111,49 @@ namespace {
 
 // The sentences of the advice, from its values.
 
+// What switching a factor off in the model removes, in a user's terms.
+const char* factor_meaning(Factor factor) {
+  switch (factor) {
+    case Factor::overlap:
+      return "exchanges run on into the next iteration instead of ending their own";
+    case Factor::heterogeneous_links:
+      return "groups inside a node use its fast links, not the NICs";
+    case Factor::variable_compute:
+      return "a slow rank holds up only its group, not every rank";
+    case Factor::other:
+      return "the exchange itself: small groups and fewer bytes through the NICs than one all-reduce";
+  }
+  return "";
+}
+
+// Shares add up to 100 %. When a factor works against decentralization (a negative
+// share), the others add up to more; when decentralization is slower overall, a positive
+// share is what slows it down. Either is said, with the numbers.
+std::string shares_explained(const Advice& a) {
+  double total_s = 0.0;
+  std::vector<std::string> against;
+  double against_s = 0.0;
+  for (const FactorShare& f : a.factors) {
+    total_s += f.seconds;
+    if (f.seconds < 0.0) {
+      against.push_back(fmt::format("{} ({:+.2f} ms)", factor_name(f.factor), f.seconds / units::ms));
+      against_s += f.seconds;
+    }
+  }
+  std::string out;
+  if (total_s < 0.0) {
+    out += fmt::format("# the gain is negative ({:+.2f} ms): a positive share is part of what makes decentralized "
+                       "training slower here, a negative one works in its favour\n",
+                       total_s / units::ms);
+  } else if (!against.empty()) {
+    out += fmt::format("# {} {} against decentralization: the other factors add up to {:.1f} % of the gain, more "
+                       "than 100 %, and together they give the net {:+.2f} ms\n",
+                       fmt::join(against, ", "), against.size() == 1 ? "works" : "work",
+                       100.0 * (total_s - against_s) / total_s, total_s / units::ms);
+  }
+  return out;
+}
+
 std::string faster_or_slower(bool faster) { return faster ? "faster" : "slower"; }
 
 std::string bandwidth_text(const BreakEven& b) {
@@ -265,7 +308,10 @@ Json advice_json(const Advice& a) {
   for (const auto& c : a.whole_model_gossip) whole_model.push_back(scheme_outcome_json(c, t_ar));
   Json factors = Json::array();
   for (const auto& f : a.factors) {
-    factors.push_back({{"factor", factor_name(f.factor)}, {"gain_ms", f.seconds / units::ms}, {"share", f.share}});
+    factors.push_back({{"factor", factor_name(f.factor)},
+                       {"gain_ms", f.seconds / units::ms},
+                       {"share", f.share},
+                       {"meaning", factor_meaning(f.factor)}});
   }
   Json caveats = Json::array();
   for (const Caveat& c : a.caveats) caveats.push_back(caveat_json(c));
@@ -366,9 +412,11 @@ std::string advice_text(const Advice& a) {
     out += fmt::format("\nwhere the difference comes from ({:+.2f} ms per iteration, switching each factor off in the "
                        "model; Shapley shares):\n",
                        t_ar - t_best);
-    Table factors({{"factor", "", true}, {"gain", "ms"}, {"share", "%"}});
-    for (const auto& f : a.factors) factors.add_row({factor_name(f.factor), fixed(f.seconds / units::ms, 2), percent(f.share)});
-    out += factors.render();
+    Table factors({{"factor", "", true}, {"gain", "ms"}, {"share", "%"}, {"what it is", "", true}});
+    for (const auto& f : a.factors) {
+      factors.add_row({factor_name(f.factor), fixed(f.seconds / units::ms, 2), percent(f.share), factor_meaning(f.factor)});
+    }
+    out += factors.render() + shares_explained(a);
   } else if (a.verdict == Verdict::does_not_fit) {
     const MemoryBreakdown& m = a.allreduce.memory;
     out += fmt::format("verdict: {}: no replicated scheme fits in GPU memory; all-reduce needs {:.1f} GiB per GPU of "
