@@ -90,6 +90,12 @@ expect 0 'one-peer-exp .* 0.2000' topologies --gpus 32 --gpus-per-node 4
 # One-peer-exp's steps differ: the slow one (52 ms) is the p90, above the mean (43.79 ms).
 expect 0 'iteration time over the period: p50 41.50 ms, p90 52.05 ms, mean 43.79 ms' \
   predict "${dec[@]}" --measured-iteration-ms 73 --measured-gpus 8 --scheme one-peer-exp
+# Node-level gossip: the topology runs over the 8 nodes; a node sends its model once.
+expect 0 '# node-level gossip: the GPUs of a node all-reduce their gradients' compare "${dec[@]}" --node-level
+expect 2 'node-level ring needs at least 2 nodes' predict "${dec[@]}" --node-level --scheme ring --nodes 1
+"$dtperf" predict "${dec[@]}" --scheme one-peer-exp --node-level --json >"$work/node.json" || fail "predict --node-level failed"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["scheme"]["node_level"] is True; assert r["period"]==3, r["period"]' \
+  "$work/node.json" || fail "node-level one-peer-exp over 8 nodes should have a period of 3 steps"
 "$dtperf" predict "${dec[@]}" --scheme one-peer-exp --json >"$work/steps.json" || fail "predict --json failed"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); t=[s["iteration_ms"] for s in r["steps"]]; assert len(t)==r["period"]; assert abs(sum(t)/len(t)-r["result"]["iteration_ms"])<1e-6*r["result"]["iteration_ms"], (t, r["result"]["iteration_ms"]); assert r["step_iteration_p50_ms"]<=r["step_iteration_p90_ms"]' \
   "$work/steps.json" || fail "predict --json: the step times do not average to the iteration time"

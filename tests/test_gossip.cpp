@@ -187,6 +187,66 @@ TEST_CASE("D-PSGD sends to both ring neighbours during the gradient computation"
   CHECK_THAT(nodes.predict(t).iteration.iteration_s, WithinRel(20.07e-3, 1e-9));
 }
 
+namespace {
+
+// Node-level gossip on 2 nodes x 2 GPUs: the schedule runs over the 2 nodes (one rank
+// each, with the node's NIC); `replica_network` is one node of 2 GPUs at 100 GB/s.
+GossipScenario two_nodes_of_two(double nic_bytes_per_s) {
+  GossipScenario s = two_ranks(nic_bytes_per_s);
+  s.replica_gpus = 2;
+  s.replica_network = s.network;
+  s.replica_network.nodes = 1;
+  s.replica_network.gpus_per_node = 2;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("node-level gossip: the node all-reduces its gradients, the topology runs over nodes",
+          "[gossip][node_level]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("complete", 2, 1)));
+  // Inside a node: the 10 MB gradient all-reduce on 2 GPUs moves 2(2-1)/2 x 10 MB = 10 MB
+  // per GPU at 100 GB/s: 0.1 ms, ready at the end of backward, so the hook waits for all
+  // of it. After the exchange, the all-gather of the mixed halves: 5 MB, 0.05 ms.
+  // Between the nodes: 10 MB / 10 GB/s = 1 ms (+ 0.05) < F + B: compute-bound,
+  // T = F + B + 0.1 + mix + step = 5 + 10 + 0.1 + 0.09 + 0.03 = 15.22 ms.
+  const GossipResult& r = p.predict(two_nodes_of_two(10e9));
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(15.22e-3, 1e-9));
+  CHECK_THAT(r.iteration.exposed_comm_s, WithinRel(0.1e-3, 1e-9));
+  // 4 GPUs x 32 samples per iteration; per GPU 10 + 5 MB inside the node; each node
+  // sends 10 MB, 5 MB per GPU.
+  CHECK_THAT(r.iteration.throughput_samples_per_s, WithinRel(4 * 32 / 15.22e-3, 1e-9));
+  CHECK_THAT(r.iteration.intra_bytes_per_gpu, WithinRel(15e6, 1e-9));
+  CHECK_THAT(r.iteration.inter_bytes_per_node, WithinRel(10e6, 1e-9));
+  CHECK_THAT(r.iteration.inter_bytes_per_gpu, WithinRel(5e6, 1e-9));
+  // Communication-bound (0.5 GB/s): the exchange takes 20 + 0.05 ms from the launch L;
+  // the next hook comes at L + 15, waits 0.1 ms for the node's all-reduce, then for the
+  // exchange until L + 20.05; mix and step: T = 20.17 ms, of which 0.1 + 4.95 exposed.
+  const GossipResult& q = p.predict(two_nodes_of_two(0.5e9));
+  CHECK_THAT(q.iteration.iteration_s, WithinRel(20.17e-3, 1e-9));
+  CHECK_THAT(q.iteration.exposed_comm_s, WithinRel(5.05e-3, 1e-9));
+}
+
+TEST_CASE("node-level SGP hides the node's all-reduce of early buckets behind backward", "[gossip][node_level]") {
+  // Two tensors of 10 MB with 5 ms of backward each (forward 5 ms); DDP buckets of 10 MB
+  // inside the node: the first all-reduce (0.1 ms) runs from 5 ms to 5.1 ms while the
+  // second tensor's backward runs; the second from 10 to 10.1 ms. SGP steps after
+  // backward, so it waits only for the second: T = 5 + 10 + 0.1 + step 0.06 + mix 0.06
+  // (20 MB now: 3 passes each at 1 TB/s) = 15.22 ms when the exchange (20 MB / 10 GB/s
+  // + 0.1 ms gather = 2.1 ms) hides behind compute.
+  ModelSpec m = one_tensor();
+  m.tensors[0].measured_backward_s = 5e-3;
+  m.tensors.push_back(m.tensors[0]);
+  m.tensors[1].name = "v";
+  GossipPredictor p(m, compile_sgp_schedule(2, 1), GossipAlgorithm::sgp);
+  GossipScenario s = two_nodes_of_two(10e9);
+  s.options.bucket_cap_bytes = 10e6;
+  const GossipResult& r = p.predict(s);
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(15.22e-3, 1e-9));
+  CHECK_THAT(r.iteration.exposed_comm_s, WithinRel(0.1e-3, 1e-9));
+}
+
 TEST_CASE("ranks of a node crossing together share its NICs", "[gossip][traffic]") {
   const ModelSpec m = one_tensor();
   GossipPredictor p(m, compile_schedule(make_topology("one-peer-exp", 8, 4)));

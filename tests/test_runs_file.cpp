@@ -27,7 +27,7 @@ TEST_CASE("a runs file as one JSON object", "[runs]") {
        "bucket_cap_mib": 50, "algorithm": "ring", "nic_gbps": 25, "dtype": "fp16",
        "iteration_ms": {"median": 73.0, "p10": 72.0, "p90": 75.0},
        "breakdown_ms": {"forward": 20, "backward": 40, "exposed_comm": 10, "optimizer": 2}},
-      {"scheme": "alternating-exp-ring", "nodes": 4, "gossip_bucket_mib": 100, "iteration_ms": 45.8}]})",
+      {"scheme": "alternating-exp-ring", "nodes": 4, "gossip_bucket_mib": 100, "node_level": true, "iteration_ms": 45.8}]})",
                                    "runs.json");
   REQUIRE(runs.size() == 2);
   const MeasuredRun& a = runs[0];
@@ -49,6 +49,7 @@ TEST_CASE("a runs file as one JSON object", "[runs]") {
   CHECK(b.label == "run 2");  // unlabelled runs are numbered
   CHECK(b.config.scheme.topology == "alternating-exp-ring");
   CHECK(b.config.gossip.bucket_cap_bytes == 100.0 * 1024 * 1024);
+  CHECK(b.config.gossip.node_level);
   CHECK(b.measured.iteration_s == Approx(45.8e-3));
   CHECK(!b.measured.has_breakdown());
 }

@@ -64,6 +64,9 @@ struct GossipOptions {
   double bucket_cap_bytes = 25.0 * 1024 * 1024;
   Algorithm algorithm = Algorithm::automatic;  // for the group all-reduces
   bool overlap = true;
+  // Node-level (hierarchical) gossip: the GPUs of a node form one replica. The Evaluator
+  // then builds the topology over nodes and fills GossipScenario's replica fields.
+  bool node_level = false;
 };
 
 struct GossipScenario {
@@ -71,6 +74,22 @@ struct GossipScenario {
   ComputeParams compute;
   ComputeRequest request;
   GossipOptions options;
+  // Node-level gossip (SGP as SlowMo ran it; BlueFog's hierarchical neighbour
+  // all-reduce): each rank of the schedule is a node of `replica_gpus` GPUs that keep one
+  // replica, and `network` has one rank per node using all of the node's NICs.
+  // `replica_network` is one such node. Per iteration, on top of the timeline above:
+  //   - the node's GPUs all-reduce their gradients in DDP buckets (`bucket_cap_bytes`),
+  //     each launched on the node's own stream as its gradients are ready, so it overlaps
+  //     the rest of backward; a gossip bucket's hook waits for the all-reduces of the
+  //     gradients it holds (Decent-DP: the same bucket, nothing left to hide behind; SGP:
+  //     the whole model after backward, only the tail);
+  //   - the exchange between nodes carries each bucket once per node: its G GPUs send
+  //     1/G of it each on their own rails, as the node-rank with all NICs does; then
+  //     they all-gather the mixed shards inside the node, which the exchange's completion
+  //     includes.
+  // Throughput and bytes per GPU count the G GPUs of each replica.
+  int replica_gpus = 1;
+  NetworkParams replica_network;
 };
 
 /// Traffic of one step of the period, per direction.

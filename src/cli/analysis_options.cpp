@@ -14,6 +14,10 @@ namespace dtperf::cli {
 void GossipCliOptions::add_to(CLI::App& app) {
   app.add_option("--gossip-bucket-mib", bucket_cap_mib_, "Decent-DP bucket size (bucket_size_in_mb counts MiB)")
       ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group("Decentralized");
+  app.add_flag("--node-level", options.node_level,
+                "Node-level gossip: the GPUs of a node all-reduce their gradients and keep one replica; the topology "
+                "(or SGP, D-PSGD) runs over nodes")
+      ->group("Decentralized");
 }
 
 void GossipCliOptions::resolve() { options.bucket_cap_bytes = bucket_cap_mib_ * units::MiB; }

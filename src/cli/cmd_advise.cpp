@@ -27,7 +27,7 @@ void run(AnalysisCliOptions& o) {
   const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
   io::Json json = run_json("advise", loaded, request, o.model, anchored, evaluator.setup().variability);
   json["advice"] = io::advice_json(advice);
-  emit_report(o.output, run_header("advise", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + io::advice_text(advice), json, "/advice/candidates");
+  emit_report(o.output, run_header("advise", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + gossip_header(evaluator.setup().gossip) + io::advice_text(advice), json, "/advice/candidates");
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ void run(AnalysisCliOptions& o) {
   for (const auto& outcome : outcomes) {
     json["schemes"].push_back(io::scheme_outcome_json(outcome, outcomes.front().iteration.iteration_s));
   }
-  const std::string text = run_header("compare", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + io::compare_table(outcomes);
+  const std::string text = run_header("compare", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + gossip_header(evaluator.setup().gossip) + io::compare_table(outcomes);
   emit_report(o.output, text, json, "/schemes");
   if (!o.output.plot_path.empty()) {
     io::BarChart chart;

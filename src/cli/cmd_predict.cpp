@@ -44,6 +44,7 @@ void run(PredictOptions& o) {
   if (scheme.kind == Scheme::Kind::allreduce) scheme_json["all_reduce"] = io::allreduce_options_json(o.allreduce.options);
   if (scheme.kind != Scheme::Kind::allreduce) {
     scheme_json["bucket_MiB"] = o.gossip.options.bucket_cap_bytes / (1024.0 * 1024.0);
+    scheme_json["node_level"] = o.gossip.options.node_level;
   }
   json["scheme"] = scheme_json;
   json["result"] = io::iteration_json(outcome.iteration);
@@ -60,7 +61,7 @@ void run(PredictOptions& o) {
   if (outcome.variability) json["variability"] = io::variability_json(*outcome.variability, outcome.idle_per_rank_s);
 
   std::string text = run_header("predict", loaded, request, o.model, anchored) +
-                     variability_header(evaluator.setup().variability);
+                     variability_header(evaluator.setup().variability) + gossip_header(evaluator.setup().gossip);
   text += fmt::format("# scheme: {}", scheme.name());
   if (scheme.kind == Scheme::Kind::allreduce) {
     text += fmt::format(" ({}, {} buckets)", algorithm_name(o.allreduce.options.algorithm),

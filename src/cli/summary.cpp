@@ -45,6 +45,12 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
   return text + "\n";
 }
 
+std::string gossip_header(const GossipOptions& g) {
+  if (!g.node_level) return "";
+  return "# node-level gossip: the GPUs of a node all-reduce their gradients and keep one replica; the topologies, "
+         "SGP and D-PSGD run over nodes\n";
+}
+
 std::string variability_header(const Variability& v) {
   if (!v.any()) return "";
   std::vector<std::string> parts;

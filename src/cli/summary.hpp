@@ -15,6 +15,8 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
 
 /// "# variable compute: ..." when compute varies, else "".
 std::string variability_header(const Variability& v);
+/// "# node-level gossip: ..." when it is on, else "".
+std::string gossip_header(const GossipOptions& gossip);
 
 /// The variable-compute settings (law, CV, slow ranks and nodes, iterations, seed), for
 /// reports: a run with them is reproduced from the report alone. Null when compute does

@@ -146,8 +146,17 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   const std::string topology = scheme.kind == Scheme::Kind::dpsgd ? "d-psgd"
                                : scheme.directed_gossip()       ? "sgp"
                                                                 : scheme.topology;
+  // Node-level: one replica per node; the schedule runs over nodes (gossip.hpp).
+  const bool node_level = setup_.gossip.node_level && per_node > 1;
+  const int schedule_ranks = node_level ? cluster.nodes : ranks;
+  const int schedule_per_node = node_level ? 1 : per_node;
+  if (node_level && cluster.nodes < 2) {
+    out.available = false;
+    out.unavailable_reason = fmt::format("node-level {} needs at least 2 nodes", scheme.name());
+    return out;
+  }
   if (scheme.kind == Scheme::Kind::gossip) {
-    if (const auto problem = topology_unavailable(topology, ranks, per_node)) {
+    if (const auto problem = topology_unavailable(topology, schedule_ranks, schedule_per_node)) {
       out.available = false;
       out.unavailable_reason = *problem;
       return out;
@@ -159,7 +168,18 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   }
   GossipScenario s{factors.heterogeneous_links ? net : homogenized(net), compute, request, setup_.gossip};
   s.options.overlap = factors.overlap && scheme.kind != Scheme::Kind::sgp_sync;
-  GossipPredictor predictor(model, schedule(topology, ranks, per_node, variable),
+  if (node_level) {
+    if (variable) {
+      out.available = false;
+      out.unavailable_reason = fmt::format("node-level {} is modelled without variable compute", scheme.name());
+      return out;
+    }
+    s.replica_gpus = per_node;
+    s.replica_network = s.network;
+    s.replica_network.nodes = 1;
+    s.network.gpus_per_node = 1;
+  }
+  GossipPredictor predictor(model, schedule(topology, schedule_ranks, schedule_per_node, variable),
                             scheme.kind == Scheme::Kind::dpsgd ? GossipAlgorithm::dpsgd
                             : scheme.directed_gossip()         ? GossipAlgorithm::sgp
                                                                : GossipAlgorithm::decent_dp);
@@ -171,7 +191,7 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   out.step_p50_s = r.step_p50_s;
   out.step_p90_s = r.step_p90_s;
   out.rank_classes = r.rank_classes;
-  if (with_mixing && scheme.kind == Scheme::Kind::gossip) out.mixing = mixing(topology, ranks, per_node);
+  if (with_mixing && scheme.kind == Scheme::Kind::gossip) out.mixing = mixing(topology, schedule_ranks, schedule_per_node);
   return out;
 }
 

@@ -43,6 +43,19 @@ struct GossipPredictor::State {
   std::vector<double> bucket_step_s;  // bucket-local optimizer step
   std::vector<double> bucket_mix_s;   // mixing the received parameters in
   std::size_t buckets = 0;
+  // Node-level gossip: the node's gradient all-reduces (DDP buckets), each with the
+  // gossip bucket whose hook waits for it, its ready time into that bucket's backward
+  // segment (at compute factor 1) and its cost; and per gossip bucket the all-gather of
+  // the mixed shards. Empty / 0 for one GPU per replica.
+  struct LocalUnit {
+    std::size_t bucket = 0;
+    double ready_s = 0.0;
+    double cost_s = 0.0;
+  };
+  std::vector<LocalUnit> local_units;
+  std::vector<double> bucket_gather_s;
+  std::vector<double> local_free_s;  // per class: the node's own stream
+  double local_intra_bytes_per_gpu = 0.0;
   // Per placement x bucket: exchange cost and traffic.
   std::vector<double> cost_s;
   std::vector<double> intra_bytes_per_rank;
@@ -85,13 +98,15 @@ struct GossipPredictor::State {
     bucket_backward_s.resize(tensors);
     bucket_step_s.resize(tensors);
     bucket_mix_s.resize(tensors);
+    bucket_gather_s.resize(tensors);
+    local_units.reserve(tensors);
     const std::size_t cells = schedule->placements.size() * tensors;
     cost_s.resize(cells);
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
     for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &window_start_s, &forward_sum_s,
                     &backward_sum_s, &wait_sum_s, &previous_clock_s, &comm_until_s, &backward_iteration_s,
-                    &wait_iteration_s}) {
+                    &wait_iteration_s, &local_free_s}) {
       v->resize(classes);
     }
     factor.assign(classes, 1.0);
@@ -104,6 +119,7 @@ struct GossipPredictor::State {
   }
 
   void make_buckets(const GossipScenario& s, const ComputeTimes& times);
+  void make_local_units(const GossipScenario& s, const ComputeTimes& times);
   void price_exchanges(const GossipScenario& s);
   void account_traffic();
   void reset_clocks();
@@ -162,6 +178,42 @@ void GossipPredictor::State::make_buckets(const GossipScenario& s, const Compute
   }
 }
 
+void GossipPredictor::State::make_local_units(const GossipScenario& s, const ComputeTimes& times) {
+  local_units.clear();
+  local_intra_bytes_per_gpu = 0.0;
+  std::fill(bucket_gather_s.begin(), bucket_gather_s.end(), 0.0);
+  if (s.replica_gpus <= 1) return;
+  const GroupShape node{1, s.replica_gpus, 0};
+  const std::size_t n = model.tensors.size();
+  std::size_t bucket = 0;
+  double bucket_bytes_so_far = 0.0;  // of the gossip bucket, to find where it closes
+  double into_bucket_s = 0.0;        // backward time since the gossip bucket began
+  double unit_bytes = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double bytes = static_cast<double>(model.tensors[i].params) * model.param_bytes;
+    unit_bytes += bytes;
+    bucket_bytes_so_far += bytes;
+    into_bucket_s += times.backward_s[i];
+    const bool bucket_closes = bucket_bytes_so_far >= bucket_bytes[bucket] * (1.0 - 1e-12) || i + 1 == n;
+    if (unit_bytes >= s.options.bucket_cap_bytes || bucket_closes) {
+      const CollectiveCost c = allreduce_cost(s.replica_network, node, unit_bytes, s.options.algorithm);
+      local_units.push_back({bucket, into_bucket_s, c.time_s});
+      local_intra_bytes_per_gpu += c.intra_bytes_per_rank;
+      unit_bytes = 0.0;
+    }
+    if (bucket_closes && bucket + 1 < buckets) {
+      ++bucket;
+      bucket_bytes_so_far = 0.0;
+      into_bucket_s = 0.0;
+    }
+  }
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const CollectiveCost c = collective_cost(s.replica_network, node, Collective::all_gather, bucket_bytes[b]);
+    bucket_gather_s[b] = c.time_s;
+    local_intra_bytes_per_gpu += c.intra_bytes_per_rank;
+  }
+}
+
 void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
   const NetworkParams& net = s.network;
   const std::size_t placements = schedule->placements.size();
@@ -171,7 +223,7 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
       const CollectiveCost cost = schedule->directed ? pair_send_cost(net, shape, bucket_bytes[b])
                                                      : allreduce_cost(net, shape, bucket_bytes[b], s.options.algorithm);
       const std::size_t cell = p * buckets + b;
-      cost_s[cell] = cost.time_s;
+      cost_s[cell] = cost.time_s + bucket_gather_s[b];
       intra_bytes_per_rank[cell] = cost.intra_bytes_per_rank;
       inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
     }
@@ -196,13 +248,14 @@ void GossipPredictor::State::account_traffic() {
   const double ranks = sc.ranks;
   const double node_count = static_cast<double>(sc.ranks) / sc.ranks_per_node;
   for (StepTraffic& t : traffic) {
-    t.intra_bytes_per_gpu /= ranks;
+    t.intra_bytes_per_gpu = t.intra_bytes_per_gpu / ranks + local_intra_bytes_per_gpu;
     t.inter_bytes_per_node /= node_count;
   }
 }
 
 void GossipPredictor::State::reset_clocks() {
-  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &forward_sum_s, &backward_sum_s, &wait_sum_s}) {
+  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &forward_sum_s, &backward_sum_s, &wait_sum_s,
+                  &local_free_s}) {
     std::fill(v->begin(), v->end(), 0.0);
   }
   std::fill(done_s.begin(), done_s.end(), 0.0);
@@ -234,6 +287,7 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
   }
   // Decent-DP: wait, mix, step. SGP (one bucket, the whole model): step, wait, mix.
   const bool step_first = algorithm == GossipAlgorithm::sgp;
+  std::size_t next_unit = 0;
   for (std::size_t b = 0; b < buckets; ++b) {
     const double work_s = bucket_backward_s[b];
     const double step_s = bucket_step_s[b];
@@ -245,6 +299,17 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
       const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], factor_u);
       double c = clock[u] + segment;
       backward[u] += segment;
+      // Node-level: the node's gradient all-reduces of this bucket run on its own stream
+      // from their ready times (scaled as the segment was stretched); the hook waits.
+      for (std::size_t k = next_unit; k < local_units.size() && local_units[k].bucket == b; ++k) {
+        const double ready = clock[u] + (work_s > 0.0 ? local_units[k].ready_s * segment / work_s : 0.0);
+        local_free_s[u] = std::max(ready, local_free_s[u]) + local_units[k].cost_s;
+      }
+      if (!local_units.empty()) {
+        const double reduced = std::max(c, local_free_s[u]);
+        wait[u] += reduced - c;
+        c = reduced;
+      }
       if (step_first) c += step_s;
       // Branch-free (whether a rank waits is random under variable compute); the same
       // values as `if (done > c) { wait += done - c; c = done; }`.
@@ -254,6 +319,7 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
       if (!step_first) c += step_s;
       clock[u] = launch[u] = c;
     }
+    while (next_unit < local_units.size() && local_units[next_unit].bucket == b) ++next_unit;
   }
   if (overhead_s > 0.0) {
     for (std::size_t u = 0; u < classes; ++u) clock[u] += overhead_s;
@@ -413,13 +479,14 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
     r.intra_bytes_per_gpu += t.intra_bytes_per_gpu / sc.period;
     r.inter_bytes_per_node += t.inter_bytes_per_node / sc.period;
   }
-  r.inter_bytes_per_gpu = r.inter_bytes_per_node / sc.ranks_per_node;
+  const int gpus_per_node = sc.ranks_per_node * s.replica_gpus;
+  r.inter_bytes_per_gpu = r.inter_bytes_per_node / gpus_per_node;
   const bool multi_node = sc.ranks > sc.ranks_per_node;
   r.nic_utilization = multi_node ? r.inter_bytes_per_node / (s.network.nics_per_node * s.network.nic_line_bytes_per_s *
                                                                r.iteration_s)
                                  : 0.0;
   r.single_gpu_iteration_s = single_gpu_s;
-  r.throughput_samples_per_s = sc.ranks * s.request.batch_per_gpu / r.iteration_s;
+  r.throughput_samples_per_s = sc.ranks * s.replica_gpus * s.request.batch_per_gpu / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
   r.buckets = static_cast<int>(buckets);
   result.steps = traffic;
@@ -435,6 +502,7 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   forward_s = times.forward_s;
   single_gpu_s = times.iteration_s();
   make_buckets(s, times);
+  make_local_units(s, times);
   const bool distributed = s.network.ranks() > 1;
   comm_factor = distributed ? s.compute.comm_interference_factor : 1.0;
   overhead_s = distributed ? s.compute.iteration_overhead_s +
@@ -525,7 +593,8 @@ std::size_t GossipPredictor::memory_bytes() const {
                         &st.intra_free_s, &st.inter_free_s, &st.done_s, &st.launch_s,
                         &st.window_start_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
                         &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.backward_iteration_s,
-                        &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s}) {
+                        &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s,
+                        &st.local_free_s}) {
     total += bytes_of(*v);
   }
   const CompiledSchedule& sc = *st.schedule;
@@ -533,7 +602,7 @@ std::size_t GossipPredictor::memory_bytes() const {
            bytes_of(sc.rounds) + bytes_of(sc.groups) + bytes_of(sc.group_classes) + bytes_of(sc.counts) +
            bytes_of(sc.send_to) + bytes_of(sc.receive_from) + bytes_of(sc.send_placement) +
            bytes_of(sc.receive_placement);
-  total += bytes_of(st.step_sorted);
+  total += bytes_of(st.step_sorted) + bytes_of(st.local_units);
   return total + 32001 * sizeof(double);  // the duration histogram
 }
 

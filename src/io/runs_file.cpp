@@ -106,6 +106,7 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (auto x = r.optional_number("fusion_cycle_ms", Range::positive)) a.fusion_cycle_s = *x * units::ms;
   if (auto x = r.optional_number("fusion_buffer_mib", Range::positive)) a.fusion_buffer_bytes = *x * units::MiB;
   if (auto x = r.optional_number("gossip_bucket_mib", Range::positive)) c.gossip.bucket_cap_bytes = *x * units::MiB;
+  if (r.has("node_level")) c.gossip.node_level = r.boolean("node_level");
 
   read_measurement(r, json, run.measured);
   r.finish();
