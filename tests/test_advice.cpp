@@ -139,3 +139,19 @@ TEST_CASE("advice is values; the report renders the sentences", "[advice][io]") 
   CHECK(json["break_even_variability"]["outcome"] == "not_applicable");
   CHECK(json["caveats"][0]["kind"] == "network_not_bottleneck");
 }
+
+TEST_CASE("node-level advice judges consensus over the nodes", "[advice][node_level]") {
+  // 8 nodes of 4 GPUs: with node-level gossip the replicas are the 8 nodes, so the chosen
+  // topology's spectral gap is that of 8 ranks, not 32.
+  Setup s = setup_on(8, 100);
+  s.gossip.node_level = true;
+  Evaluator e(s);
+  const Advice a = advise(e);
+  REQUIRE(a.best.has_value());
+  REQUIRE(a.best->mixing.has_value());
+  // (The two differ for the topology chosen here, so the check tells them apart.)
+  REQUIRE(e.mixing(a.best->scheme.topology, 8, 1).spectral_gap != e.mixing(a.best->scheme.topology, 32, 4).spectral_gap);
+  CHECK(a.best->mixing->spectral_gap == e.mixing(a.best->scheme.topology, 8, 1).spectral_gap);
+  const SchemeOutcome o = e.evaluate(a.best->scheme, {}, true);
+  CHECK(o.mixing->spectral_gap == a.best->mixing->spectral_gap);
+}

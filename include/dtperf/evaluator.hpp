@@ -101,8 +101,11 @@ class Evaluator {
   SchemeOutcome evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors = {},
                             bool with_mixing = false);
 
-  /// Mixing quality of a topology on the setup's cluster (cached).
+  /// Mixing quality of a topology on `ranks` ranks (cached).
   const MixingQuality& mixing(const std::string& topology, int ranks, int ranks_per_node);
+  /// The same as the setup runs the topology: over its ranks, or over its nodes with
+  /// node-level gossip (one replica per node).
+  const MixingQuality& setup_mixing(const std::string& topology);
 
   /// The compute scale that makes `scheme` on `nodes` nodes take `measured_iteration_s`
   /// (bisection; the iteration time grows with the scale). Throws InputError when no

@@ -252,7 +252,7 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
     return out.back();
   };
   if (a.best) {
-    const MixingQuality& q = e.mixing(a.best->scheme.topology, s.cluster.ranks(), s.cluster.gpus_per_node);
+    const MixingQuality& q = e.setup_mixing(a.best->scheme.topology);
     Caveat& consensus = add(Caveat::Kind::consensus);
     consensus.topology = a.best->scheme.topology;
     consensus.spectral_gap = q.spectral_gap;
@@ -319,14 +319,13 @@ std::optional<SchemeOutcome> choose(Evaluator& e, const std::vector<SchemeOutcom
     if (runnable(o) && (!fastest || better(o, *fastest))) fastest = o;
   }
   if (!fastest) return fastest;
-  const ClusterProfile& c = e.setup().cluster;
   std::optional<SchemeOutcome> chosen;
   double chosen_gap = -1.0;
   for (const SchemeOutcome& o : candidates) {
     if (!runnable(o) || o.iteration.iteration_s > kComparableSpeed * fastest->iteration.iteration_s) {
       continue;
     }
-    const double gap = e.mixing(o.scheme.topology, c.ranks(), c.gpus_per_node).spectral_gap;
+    const double gap = e.setup_mixing(o.scheme.topology).spectral_gap;
     if (gap > chosen_gap + 1e-12) {
       chosen = o;
       chosen_gap = gap;
@@ -346,7 +345,7 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   a.best = choose(e, a.candidates);
   for (const Scheme& scheme : whole_model_gossip_schemes()) a.whole_model_gossip.push_back(e.evaluate(scheme));
   if (a.best) {
-    a.best->mixing = e.mixing(a.best->scheme.topology, e.setup().cluster.ranks(), e.setup().cluster.gpus_per_node);
+    a.best->mixing = e.setup_mixing(a.best->scheme.topology);
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;
     step("what each factor contributes");
     a.factors = attribute(e, a.best->scheme);

@@ -60,6 +60,12 @@ const MixingQuality& Evaluator::mixing(const std::string& topology, int ranks, i
   return mixing_.emplace(key, mixing_quality(make_topology(topology, ranks, ranks_per_node))).first->second;
 }
 
+const MixingQuality& Evaluator::setup_mixing(const std::string& topology) {
+  const ClusterProfile& c = setup_.cluster;
+  const bool node_level = setup_.gossip.node_level && c.gpus_per_node > 1;
+  return node_level ? mixing(topology, c.nodes, 1) : mixing(topology, c.ranks(), c.gpus_per_node);
+}
+
 SchemeOutcome Evaluator::evaluate(const Scheme& scheme, const Factors& factors, bool with_mixing) {
   return evaluate_on(setup_.cluster, scheme, factors, with_mixing);
 }
