@@ -42,6 +42,7 @@ struct GossipPredictor::State {
   std::vector<double> bucket_backward_s;
   std::vector<double> bucket_step_s;  // bucket-local optimizer step
   std::vector<double> bucket_mix_s;   // mixing the received parameters in
+  std::vector<std::size_t> bucket_last_tensor;
   std::size_t buckets = 0;
   // Node-level gossip: the node's gradient all-reduces (DDP buckets), each with the
   // gossip bucket whose hook waits for it, its ready time into that bucket's backward
@@ -98,6 +99,7 @@ struct GossipPredictor::State {
     bucket_backward_s.resize(tensors);
     bucket_step_s.resize(tensors);
     bucket_mix_s.resize(tensors);
+    bucket_last_tensor.resize(tensors);
     bucket_gather_s.resize(tensors);
     local_units.reserve(tensors);
     const std::size_t cells = schedule->placements.size() * tensors;
@@ -150,8 +152,9 @@ struct GossipPredictor::State {
 void GossipPredictor::State::make_buckets(const GossipScenario& s, const ComputeTimes& times) {
   const ComputeParams& c = s.compute;
   const double bytes_per_param = model.param_bytes;
-  const auto close_bucket = [&](double bytes, double backward) {
+  const auto close_bucket = [&](double bytes, double backward, std::size_t last_tensor) {
     bucket_bytes[buckets] = bytes;
+    bucket_last_tensor[buckets] = last_tensor;
     bucket_backward_s[buckets] = backward;
     const double mix_passes = algorithm == GossipAlgorithm::sgp     ? kSgpMixPasses
                               : algorithm == GossipAlgorithm::dpsgd ? kDpsgdMixPasses
@@ -171,7 +174,7 @@ void GossipPredictor::State::make_buckets(const GossipScenario& s, const Compute
     const bool whole_model = algorithm != GossipAlgorithm::decent_dp;
     const bool close = whole_model ? i + 1 == n : (bytes >= s.options.bucket_cap_bytes || i + 1 == n);
     if (close) {
-      close_bucket(bytes, backward);
+      close_bucket(bytes, backward, i);
       bytes = 0.0;
       backward = 0.0;
     }
@@ -186,15 +189,12 @@ void GossipPredictor::State::make_local_units(const GossipScenario& s, const Com
   const GroupShape node{1, s.replica_gpus, 0};
   const std::size_t n = model.tensors.size();
   std::size_t bucket = 0;
-  double bucket_bytes_so_far = 0.0;  // of the gossip bucket, to find where it closes
-  double into_bucket_s = 0.0;        // backward time since the gossip bucket began
+  double into_bucket_s = 0.0;  // backward time since the gossip bucket began
   double unit_bytes = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
-    const double bytes = static_cast<double>(model.tensors[i].params) * model.param_bytes;
-    unit_bytes += bytes;
-    bucket_bytes_so_far += bytes;
+    unit_bytes += static_cast<double>(model.tensors[i].params) * model.param_bytes;
     into_bucket_s += times.backward_s[i];
-    const bool bucket_closes = bucket_bytes_so_far >= bucket_bytes[bucket] * (1.0 - 1e-12) || i + 1 == n;
+    const bool bucket_closes = i == bucket_last_tensor[bucket];
     if (unit_bytes >= s.options.bucket_cap_bytes || bucket_closes) {
       const CollectiveCost c = allreduce_cost(s.replica_network, node, unit_bytes, s.options.algorithm);
       local_units.push_back({bucket, into_bucket_s, c.time_s});
@@ -203,7 +203,6 @@ void GossipPredictor::State::make_local_units(const GossipScenario& s, const Com
     }
     if (bucket_closes && bucket + 1 < buckets) {
       ++bucket;
-      bucket_bytes_so_far = 0.0;
       into_bucket_s = 0.0;
     }
   }
@@ -588,6 +587,7 @@ std::size_t bytes_of(const std::vector<T>& v) {
 std::size_t GossipPredictor::memory_bytes() const {
   const State& st = *state_;
   std::size_t total = 0;
+  total += bytes_of(st.bucket_last_tensor);
   for (const auto* v : {&st.backward_s, &st.bucket_bytes, &st.bucket_backward_s, &st.bucket_step_s, &st.bucket_mix_s,
                         &st.cost_s, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
                         &st.intra_free_s, &st.inter_free_s, &st.done_s, &st.launch_s,

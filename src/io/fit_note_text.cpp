@@ -85,13 +85,6 @@ std::string fit_note_text(const FitNote& n) {
   return "";
 }
 
-std::vector<std::string> fit_note_texts(std::span<const FitNote> notes) {
-  std::vector<std::string> out;
-  out.reserve(notes.size());
-  for (const FitNote& n : notes) out.push_back(fit_note_text(n));
-  return out;
-}
-
 nlohmann::json fit_notes_json(std::span<const FitNote> notes) {
   nlohmann::json out = nlohmann::json::array();
   for (const FitNote& n : notes) {

@@ -16,9 +16,6 @@ namespace dtperf {
 /// step = alpha 14.00 us / 2(8-1) of all_reduce on 8 ranks of one node.").
 std::string fit_note_text(const FitNote& note);
 
-/// The sentences of `notes`, in order.
-std::vector<std::string> fit_note_texts(std::span<const FitNote> notes);
-
 /// {"kind": "...", "text": "..."} per note, for JSON reports; a run the fit does not
 /// explain also carries "run" (its label) and "error" (predicted / measured - 1).
 nlohmann::json fit_notes_json(std::span<const FitNote> notes);
