@@ -102,6 +102,22 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); t=[s["iteration_ms"
 "$dtperf" advise "${dec[@]}" --json >"$work/advice.json" || fail "advise --json failed"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["advice"]; assert a["verdict"] in ("decentralize","stay with all-reduce","no clear winner"); assert len(a["factors"])==4' \
   "$work/advice.json" || fail "advise --json is not the expected JSON"
+# Local SGD / DiLoCo: the round's table, its JSON, the advice's break-even H, and refusals.
+expect 0 'round: 50 inner steps of .* ms in 8 groups of 4 GPUs, then 4 streaming synchronisations by all-reduce \(int4\)' \
+  predict "${dec[@]}" --scheme diloco --inner-steps 50 --outer-sync streaming --outer-codec int4
+"$dtperf" predict "${dec[@]}" --scheme diloco --inner-steps 50 --json >"$work/diloco.json" || fail "predict --scheme diloco --json failed"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["round"]; assert d["groups"]==8 and d["inner_steps"]==50; assert abs(d["round_ms"]/50-r["result"]["iteration_ms"])<1e-9*d["round_ms"]; assert abs(d["compute_utilization"]-50*d["inner_step_ms"]/d["round_ms"])<1e-12' \
+  "$work/diloco.json" || fail "predict --scheme diloco --json: the round does not add up"
+"$dtperf" advise "${dec[@]}" --json >"$work/advice-low.json" || fail "advise --json failed"
+python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["advice"]["low_communication"]; assert l["break_even_inner_steps"]["outcome"] in ("crosses","always_faster","always_slower"); assert l["diloco"]["scheme"]=="diloco"' \
+  "$work/advice-low.json" || fail "advise --json has no low-communication section"
+expect 2 'diloco: an overlap of 20 inner steps is more than the 12 steps between fragments \(100 / 8\)' \
+  predict "${dec[@]}" --scheme diloco --outer-sync streaming --fragments 8 --overlap-steps 20
+expect 2 'local-sgd: needs at least 2 groups: 8 nodes in groups of 8 make 1' predict "${dec[@]}" --scheme local-sgd --group-nodes 8
+expect 2 'diloco: gossip between groups pairs them one-peer exponentially: 3 groups is not a power of 2' \
+  predict "${dec[@]}" --scheme diloco --outer gossip --nodes 3
+expect 2 'outer-codec' predict --scheme diloco --outer-codec fp8
+expect 2 'inner-steps' predict --scheme diloco --inner-steps 0
 expect 2 "alternating-exp-ring needs a power-of-two number of whole nodes >= 2, got 3 nodes" \
   predict "${dec[@]}" --scheme alternating-exp-ring --nodes 3
 expect 2 "unknown scheme 'aer'; expected one of: all-reduce, sgp" predict --scheme aer

@@ -92,10 +92,12 @@ TEST_CASE("compare lists every topology, with the reason when one does not fit",
   Evaluator e(setup_on(3, 100));  // 12 GPUs: not a power of two
   const std::vector<SchemeOutcome> all = compare_schemes(e);
   CHECK(all.front().scheme.kind == Scheme::Kind::allreduce);
-  // Then every Decent-DP topology, SGP (overlapped and not), D-PSGD, and the sharded schemes.
+  // Then every Decent-DP topology, SGP (overlapped and not), D-PSGD, the sharded schemes,
+  // local SGD and DiLoCo.
   std::vector<std::string> tail;
-  for (std::size_t i = all.size() - 7; i < all.size(); ++i) tail.push_back(all[i].scheme.name());
-  CHECK(tail == std::vector<std::string>{"sgp", "sgp-sync", "d-psgd", "zero-1", "zero-2", "fsdp", "hsdp"});
+  for (std::size_t i = all.size() - 9; i < all.size(); ++i) tail.push_back(all[i].scheme.name());
+  CHECK(tail == std::vector<std::string>{"sgp", "sgp-sync", "d-psgd", "zero-1", "zero-2", "fsdp", "hsdp", "local-sgd",
+                                         "diloco"});
   bool saw_unavailable = false;
   for (const SchemeOutcome& o : all) {
     if (o.scheme.name() == "one-peer-exp") {

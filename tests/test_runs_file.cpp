@@ -66,6 +66,25 @@ TEST_CASE("a runs file as JSON lines: a header, then a run per line", "[runs]") 
   CHECK(runs[1].config.scheme.kind == Scheme::Kind::sgp);
 }
 
+TEST_CASE("a DiLoCo run carries its round: inner steps, groups, outer synchronisation and codec", "[runs][local-sgd]") {
+  const auto runs = io::parse_runs(R"({"schema": "dtperf.runs/1", "runs": [
+      {"scheme": "diloco", "nodes": 8, "inner_steps": 500, "group_nodes": 2, "outer": "gossip",
+       "outer_sync": "streaming", "fragments": 5, "overlap_steps": 2, "outer_codec": "top-k",
+       "top_k_fraction": 0.05, "iteration_ms": 40}]})",
+                                   "runs.json");
+  REQUIRE(runs.size() == 1);
+  const LocalSgdOptions& l = runs[0].config.local_sgd;
+  CHECK(runs[0].config.scheme.kind == Scheme::Kind::diloco);
+  CHECK(l.inner_steps == 500);
+  CHECK(l.group_nodes == 2);
+  CHECK(l.outer_gossip);
+  CHECK(l.sync == OuterSync::streaming);
+  CHECK(l.fragments == 5);
+  CHECK(l.overlap_steps == 2);
+  CHECK(l.codec == OuterCodec::top_k);
+  CHECK(l.top_k_fraction == 0.05);
+}
+
 TEST_CASE("bad runs files name the place and the reason", "[runs][errors]") {
   const std::string head = R"({"schema": "dtperf.runs/1", "runs": [)";
   CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodez": 2, "iteration_ms": 1}]})"),
@@ -85,6 +104,12 @@ TEST_CASE("bad runs files name the place and the reason", "[runs][errors]") {
   CHECK_THAT(error_of(head + R"({"label": "x", "scheme": "sgp", "nodes": 1, "iteration_ms": 1},
                                 {"label": "x", "scheme": "sgp", "nodes": 1, "iteration_ms": 1}]})"),
              Contains("/runs/1") && Contains("label 'x'"));
+  CHECK_THAT(error_of(head + R"({"scheme": "diloco", "nodes": 2, "inner_steps": 0, "iteration_ms": 1}]})"),
+             Contains("/runs/0/inner_steps"));
+  CHECK_THAT(error_of(head + R"({"scheme": "diloco", "nodes": 2, "outer_codec": "fp8", "iteration_ms": 1}]})"),
+             Contains("/runs/0/outer_codec") && Contains("int4"));
+  CHECK_THAT(error_of(head + R"({"scheme": "diloco", "nodes": 2, "top_k_fraction": 1.5, "iteration_ms": 1}]})"),
+             Contains("/runs/0/top_k_fraction"));
   CHECK_THAT(error_of(head + "]}"), Contains("no runs"));
   CHECK_THAT(error_of(R"({"schema": "dtperf.runs/2", "runs": []})"), Contains("/schema"));
   CHECK_THAT(error_of(head + R"({"scheme": "sgp", "nodes": 4294967296, "iteration_ms": 1}]})"),

@@ -123,9 +123,10 @@ TEST_CASE("hybrid sharding on one node is FSDP; across nodes it adds an all-redu
   two_nodes.network.nic_line_bytes_per_s = 12.5e9;
   two_nodes.param_network = two_nodes.network;
   const IterationResult r = predict_sharded(m, two_nodes);
-  // Only the shards cross nodes: an all-reduce of 8/2 and 16/2 MB among 2 nodes (ring:
-  // 2 (n-1)/n x S leave each node per direction, here S).
-  CHECK_THAT(r.inter_bytes_per_node, WithinRel(4e6 + 8e6, 1e-9));
+  // Only the shards cross nodes: each of the node's 2 GPUs all-reduces its shard, 8/2 and
+  // 16/2 MB, with its peer on the other node (ring: 2 (n-1)/n x S leave per direction, here
+  // S), so the node's NICs carry 2 x (4 + 8) MB.
+  CHECK_THAT(r.inter_bytes_per_node, WithinRel(2 * (4e6 + 8e6), 1e-9));
 }
 
 TEST_CASE("a bf16 gradient reduction halves All-Reduce's bytes", "[sharded][grad-dtype]") {

@@ -102,6 +102,19 @@ struct Caveat {
 /// "gain_from_overlap", "does_not_fit".
 const char* caveat_name(Caveat::Kind kind);
 
+/// Low-communication training beside the verdict (not ranked by it: training apart for H
+/// steps changes the optimisation, not only the time): DiLoCo and local SGD with the
+/// setup's options, the fewest inner steps H at which DiLoCo is faster than All-Reduce
+/// (outcome crosses: `value`; always_faster: already at the least H the variant allows;
+/// always_slower: not below 65,536), and the NIC rate at which it is as fast.
+struct LowCommunication {
+  SchemeOutcome diloco;
+  SchemeOutcome local_sgd;
+  double speedup = 1.0;  // T_allreduce / T_diloco, per inner step
+  BreakEven inner_steps;
+  BreakEven bandwidth;   // Gbit/s per NIC
+};
+
 struct Advice {
   SchemeOutcome allreduce;
   std::vector<SchemeOutcome> candidates;  // Decent-DP topologies, available or not
@@ -120,6 +133,8 @@ struct Advice {
   BreakEven variability;  // CV as a fraction, for `best` (not_applicable without one)
   NoiseLaw variability_law = NoiseLaw::normal;  // the law the CV search used
   std::vector<Caveat> caveats;
+  // With at least two groups of the setup's local SGD options (and without variable compute).
+  std::optional<LowCommunication> low_communication;
 };
 
 inline constexpr double kVerdictMargin = 1.05;

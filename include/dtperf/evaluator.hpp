@@ -16,6 +16,7 @@
 #include "dtperf/allreduce.hpp"
 #include "dtperf/cluster.hpp"
 #include "dtperf/gossip.hpp"
+#include "dtperf/local_sgd.hpp"
 #include "dtperf/memory.hpp"
 #include "dtperf/mixing.hpp"
 #include "dtperf/scenario.hpp"
@@ -30,7 +31,9 @@ namespace dtperf {
 struct Scheme {
   // sgp: overlapped SGP (one-step stale); sgp_sync: SGP that awaits its push in the same
   // iteration; dpsgd: D-PSGD on its static ring (gossip.hpp has the timelines).
-  enum class Kind : std::uint8_t { allreduce, gossip, sgp, sgp_sync, dpsgd, sharded } kind = Kind::allreduce;
+  // local_sgd, diloco: groups that synchronise every H steps (local_sgd.hpp), by plain
+  // averaging or DiLoCo's Nesterov outer step; the options are the setup's.
+  enum class Kind : std::uint8_t { allreduce, gossip, sgp, sgp_sync, dpsgd, sharded, local_sgd, diloco } kind = Kind::allreduce;
   std::string topology;  // for gossip
   Sharding sharding = Sharding::fsdp;  // for sharded
   std::string name() const;  // "all-reduce", "alternating-exp-ring", "sgp", "sgp-sync", "d-psgd", "fsdp"
@@ -42,10 +45,13 @@ struct Scheme {
   /// SGP in either form, or D-PSGD: directed whole-model exchanges, not Decent-DP's.
   bool directed_gossip() const { return kind == Kind::sgp || kind == Kind::sgp_sync || kind == Kind::dpsgd; }
   static Scheme sharded(Sharding s) { return {Kind::sharded, "", s}; }
+  static Scheme local_sgd() { return {Kind::local_sgd, "", Sharding::fsdp}; }
+  static Scheme diloco() { return {Kind::diloco, "", Sharding::fsdp}; }
+  bool low_communication() const { return kind == Kind::local_sgd || kind == Kind::diloco; }
 };
 
 /// Parses "all-reduce" (or "allreduce"), "sgp", "sgp-sync", "d-psgd", "zero-1", "zero-2",
-/// "fsdp" ("zero-3"), "hsdp", or a topology name; nullopt otherwise.
+/// "fsdp" ("zero-3"), "hsdp", "local-sgd", "diloco", or a topology name; nullopt otherwise.
 std::optional<Scheme> parse_scheme(const std::string& name);
 /// Every scheme name parse_scheme accepts (aliases aside), All-Reduce first.
 std::vector<std::string> scheme_names();
@@ -65,6 +71,7 @@ struct Setup {
   WorkloadOptions workload;
   AllReduceOptions allreduce;
   GossipOptions gossip;
+  LocalSgdOptions local_sgd;
   std::span<const std::pair<double, double>> reduction;
   Variability variability;  // none: the deterministic engines
 };
@@ -83,6 +90,8 @@ struct SchemeOutcome {
   double step_p50_s = 0.0;
   double step_p90_s = 0.0;
   std::optional<MixingQuality> mixing;
+  std::optional<LocalSgdRound> local_sgd;  // local SGD and DiLoCo: the round
+  LocalSgdOptions local_sgd_options;       // and the options it ran with
   int rank_classes = 0;
   // With variable compute: quantiles, idle times (its idle_per_rank_s is left empty; the
   // values are in idle_per_rank_s below, which copies of the outcome keep).
@@ -118,6 +127,7 @@ class Evaluator {
     setup_.workload.backward_scale = backward;
   }
   void set_variability(const Variability& variability) { setup_.variability = variability; }
+  void set_local_sgd(const LocalSgdOptions& options) { setup_.local_sgd = options; }
   /// Batch, compression and the rest of the workload (sweeps change them point by point).
   void set_workload(const WorkloadOptions& workload) { setup_.workload = workload; }
 

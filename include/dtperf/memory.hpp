@@ -25,6 +25,9 @@
 //                fp32 weights, plus two gathered units (the one running and the one
 //                prefetched) and one unit's full gradients before its reduce-scatter. A
 //                unit is a bucket: max(bucket cap, largest tensor), at most the model.
+//   outer state  local SGD keeps the anchor (the model as of the last synchronisation,
+//                fp32: P x 4 bytes) and DiLoCo also its outer momentum (P x 4), counted
+//                with the optimizer state (local_sgd.hpp); the groups' DDP as All-Reduce
 //   reserve      1 GiB for the CUDA context, library workspaces and NCCL's buffers: an
 //                allowance typical of PyTorch jobs, not a measurement
 //
@@ -67,6 +70,9 @@ enum class ReplicaScheme : std::uint8_t { allreduce, gossip, sharded };
 /// GiB rounded to 0.1, as reports print them: schemes whose needs round alike are listed
 /// together.
 double gib_to_a_tenth(double bytes);
+
+/// Bytes per GPU of local SGD's outer state: the fp32 anchor, and DiLoCo's fp32 momentum.
+double outer_state_bytes(const ModelSpec& model, bool with_momentum);
 
 /// `sharding` applies to ReplicaScheme::sharded only. One GPU has no data-parallel
 /// wrapper: no communication buffers.

@@ -19,6 +19,7 @@ struct RunConfig {
   WorkloadOptions workload;    // batch, optimizer, compression, measured single-GPU time
   AllReduceOptions allreduce;  // algorithm, bucketing, bucket caps
   GossipOptions gossip;        // bucket size
+  LocalSgdOptions local_sgd;   // inner steps, groups, outer synchronisation
 };
 
 /// What one iteration took. The median is required; the spread (p10, p90) weights the run

@@ -22,6 +22,37 @@ void GossipCliOptions::add_to(CLI::App& app) {
 
 void GossipCliOptions::resolve() { options.bucket_cap_bytes = bucket_cap_mib_ * units::MiB; }
 
+void LocalSgdCliOptions::add_to(CLI::App& app) {
+  const char* group = "Low-communication (local-sgd, diloco)";
+  LocalSgdOptions& o = options;
+  app.add_option("--inner-steps", o.inner_steps, "Inner steps H between synchronisations of the groups")
+      ->type_name("H")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
+  app.add_option("--group-nodes", o.group_nodes, "Nodes per group (the groups train apart with DDP inside)")
+      ->type_name("NODES")->check(count_up_to(kMaxNodes))->capture_default_str()->group(group);
+  app.add_option("--outer", outer_, "How groups synchronise: an all-reduce, or gossip with one peer group per round")
+      ->type_name("all-reduce|gossip")->check(CLI::IsMember({"all-reduce", "gossip"}))->capture_default_str()->group(group);
+  app.add_option("--outer-sync", sync_,
+                 "blocking; delayed (overlapped with the next inner phase, applied one round late); streaming "
+                 "(--fragments, each overlapped with --overlap-steps inner steps)")
+      ->type_name("blocking|delayed|streaming")->check(CLI::IsMember({"blocking", "delayed", "streaming"}))
+      ->capture_default_str()->group(group);
+  app.add_option("--fragments", o.fragments, "Streaming: fragments P of the model, synchronised in turn")
+      ->type_name("P")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
+  app.add_option("--overlap-steps", o.overlap_steps, "Streaming: inner steps a fragment's synchronisation may overlap")
+      ->type_name("TAU")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
+  app.add_option("--outer-codec", codec_, "Outer gradients on the wire")
+      ->type_name("fp32|bf16|int8|int4|top-k")->check(CLI::IsMember({"fp32", "bf16", "int8", "int4", "top-k"}))
+      ->capture_default_str()->group(group);
+  app.add_option("--top-k-fraction", o.top_k_fraction, "top-k: the share of the outer gradient's elements sent")
+      ->type_name("FRACTION")->check(number_in(0.0, 1.0, true))->capture_default_str()->group(group);
+}
+
+void LocalSgdCliOptions::resolve() {
+  options.outer_gossip = outer_ == "gossip";
+  options.sync = *parse_outer_sync(sync_);
+  options.codec = *parse_outer_codec(codec_);
+}
+
 void AnchorOptions::add_to(CLI::App& app) {
   const char* group = "Anchor on a measurement";
   given = app.add_option("--measured-iteration-ms", measured_iteration_ms,
@@ -37,6 +68,7 @@ void AnalysisCliOptions::add_to(CLI::App& app) {
   model.add_to(app);
   allreduce.add_to(app);
   gossip.add_to(app);
+  local_sgd.add_to(app);
   anchor.add_to(app);
   variability.add_to(app);
   output.add_to(app);
@@ -46,6 +78,7 @@ void AnalysisCliOptions::resolve() {
   model.resolve();
   allreduce.resolve();
   gossip.resolve();
+  local_sgd.resolve();
 }
 
 Evaluator AnalysisCliOptions::make_evaluator(const Loaded& loaded, std::optional<AnchorResult>& anchored) const {
@@ -56,6 +89,7 @@ Evaluator AnalysisCliOptions::make_evaluator(const Loaded& loaded, std::optional
   setup.workload = model.workload;
   setup.allreduce = allreduce.options;
   setup.gossip = gossip.options;
+  setup.local_sgd = local_sgd.options;
   setup.reduction = loaded.reduction;
   Evaluator evaluator(std::move(setup));
   if (const auto& fit = loaded.profile.runs_fit) {

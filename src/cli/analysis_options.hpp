@@ -21,6 +21,18 @@ struct GossipCliOptions {
   double bucket_cap_mib_ = 25.0;
 };
 
+/// Local SGD and DiLoCo (local_sgd.hpp).
+struct LocalSgdCliOptions {
+  LocalSgdOptions options;
+  void add_to(CLI::App& app);
+  void resolve();
+
+ private:
+  std::string outer_ = "all-reduce";
+  std::string sync_ = "blocking";
+  std::string codec_ = "fp32";
+};
+
 /// --measured-iteration-ms with the scheme and the GPU count it was measured at.
 struct AnchorOptions {
   double measured_iteration_ms = 0.0;
@@ -43,6 +55,7 @@ struct AnalysisCliOptions {
   ModelOptions model;
   AllReduceCliOptions allreduce;
   GossipCliOptions gossip;
+  LocalSgdCliOptions local_sgd;
   AnchorOptions anchor;
   VariabilityCliOptions variability;
   OutputOptions output;

@@ -19,6 +19,7 @@ CLI::Validator count_up_to(double high);
 inline constexpr double kMaxNodes = static_cast<double>(limits::kMaxNodes);
 inline constexpr double kMaxGpusPerNode = static_cast<double>(limits::kMaxGpusPerNode);
 inline constexpr double kMaxGpus = static_cast<double>(limits::kMaxGpus);
+inline constexpr double kMaxInnerSteps = static_cast<double>(limits::kMaxInnerSteps);
 using limits::kMaxFactor;
 using limits::kMaxGBps;
 using limits::kMaxGbps;

@@ -42,7 +42,9 @@ void run(PredictOptions& o) {
   io::Json json = run_json("predict", loaded, request, o.model, anchored, evaluator.setup().variability);
   io::Json scheme_json = {{"name", scheme.name()}};
   if (scheme.kind == Scheme::Kind::allreduce) scheme_json["all_reduce"] = io::allreduce_options_json(o.allreduce.options);
-  if (scheme.kind != Scheme::Kind::allreduce) {
+  if (scheme.low_communication()) {
+    scheme_json["inner_all_reduce"] = io::allreduce_options_json(o.allreduce.options);
+  } else if (scheme.kind != Scheme::Kind::allreduce) {
     scheme_json["bucket_MiB"] = o.gossip.options.bucket_cap_bytes / (1024.0 * 1024.0);
     scheme_json["node_level"] = o.gossip.options.node_level;
   }
@@ -58,13 +60,14 @@ void run(PredictOptions& o) {
     json["step_iteration_p90_ms"] = outcome.step_p90_s / units::ms;
   }
   if (outcome.mixing) json["mixing"] = io::mixing_json(*outcome.mixing);
+  if (outcome.local_sgd) json["round"] = io::local_sgd_json(*outcome.local_sgd, outcome.local_sgd_options);
   if (outcome.variability) json["variability"] = io::variability_json(*outcome.variability, outcome.idle_per_rank_s);
 
   std::string text = run_header("predict", loaded, request, o.model, anchored) +
                      variability_header(evaluator.setup().variability) + gossip_header(evaluator.setup().gossip);
   text += fmt::format("# scheme: {}", scheme.name());
-  if (scheme.kind == Scheme::Kind::allreduce) {
-    text += fmt::format(" ({}, {} buckets)", algorithm_name(o.allreduce.options.algorithm),
+  if (scheme.kind == Scheme::Kind::allreduce || scheme.low_communication()) {
+    text += fmt::format(" ({}{}, {} buckets)", scheme.low_communication() ? "inside groups: " : "", algorithm_name(o.allreduce.options.algorithm),
                         bucketing_name(o.allreduce.options.bucketing));
   } else if (outcome.mixing) {
     text += fmt::format(" (period {} steps, spectral gap {:.4g}{})", outcome.steps.size(), outcome.mixing->spectral_gap,
@@ -74,6 +77,7 @@ void run(PredictOptions& o) {
   text += "\n" + io::iteration_tables(outcome.iteration, loaded.model.sample_unit);
   if (outcome.variability) text += "\n" + io::variability_table(*outcome.variability);
   if (!outcome.steps.empty()) text += "\n" + io::steps_table(outcome);
+  if (outcome.local_sgd) text += "\n" + io::local_sgd_table(*outcome.local_sgd, outcome.local_sgd_options);
   emit_report(o.output, text, json, "/result");
 }
 
@@ -84,8 +88,8 @@ void add_predict_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "predict",
       "Predict one training iteration: time breakdown, throughput, scaling factor, bytes per link level and NIC\n"
-      "utilization, for All-Reduce (default), a gossip topology, SGP or a sharded scheme. Defaults: resnet50 on p3dn-24xlarge.");
-  cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, zero-1, zero-2, fsdp (zero-3), hsdp, or a gossip topology (dtperf topologies)")
+      "utilization, for All-Reduce (default), a gossip topology, SGP, a sharded scheme, local SGD or DiLoCo. Defaults: resnet50 on p3dn-24xlarge.");
+  cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, sgp-sync, d-psgd, zero-1, zero-2, fsdp (zero-3), hsdp, local-sgd, diloco, or a gossip topology (dtperf topologies)")
       ->type_name("SCHEME")->capture_default_str();
   options->add_to(*cmd);
   cmd->callback([options] { run(*options); });

@@ -151,7 +151,7 @@ void add_whatif_command(CLI::App& app) {
       "Network what-ifs: scaling factor and NIC utilization across inter-node rates (at the profile's transport\n"
       "efficiency and at line rate), the least rate and compression that reach a target scaling factor, and for a\n"
       "decentralized scheme the least node count where it beats All-Reduce.");
-  cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, zero-1, zero-2, fsdp (zero-3), hsdp, or a gossip topology (dtperf topologies)")
+  cmd->add_option("-s,--scheme", options->scheme, "all-reduce, sgp, sgp-sync, d-psgd, zero-1, zero-2, fsdp (zero-3), hsdp, local-sgd, diloco, or a gossip topology (dtperf topologies)")
       ->type_name("SCHEME")->capture_default_str();
   cmd->add_option("--rates", options->rates_gbps, "Inter-node rates per NIC to tabulate")
       ->type_name("GBPS...")->delimiter(',')->check(number_in(kMinRateGbps, kMaxRateGbps))->capture_default_str();

@@ -46,6 +46,7 @@ constexpr double kMinGbps = 0.1;
 constexpr double kMaxGbps = 10000.0;
 constexpr int kGbpsScanPoints = 41;
 constexpr int kMaxNodes = 1024;
+constexpr int kMaxSearchInnerSteps = 1 << 16;
 
 // A scheme advise may recommend: it runs on this cluster and fits in GPU memory.
 bool runnable(const SchemeOutcome& o) { return o.available && o.memory.fits(); }
@@ -111,11 +112,14 @@ std::vector<FactorShare> attribute(Evaluator& e, const Scheme& best) {
   return shares;
 }
 
-BreakEven bandwidth_break_even(Evaluator& e) {
+// Where `advantage_on(cluster)` (a speedup minus one, nullopt where nothing applies)
+// changes sign along the NIC rate.
+template <typename Advantage>
+BreakEven rate_break_even(Evaluator& e, Advantage&& advantage_on) {
   ClusterProfile cluster = e.setup().cluster;
   const auto advantage_at = [&](double gbps) {
     cluster.inter.nic_gbps = gbps;
-    return advantage_on(e, cluster);
+    return advantage_on(cluster);
   };
   BreakEven out;
   out.range_low = kMinGbps;
@@ -152,6 +156,73 @@ BreakEven bandwidth_break_even(Evaluator& e) {
   }
   out.outcome = previous > 0.0 ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
   return out;
+}
+
+BreakEven bandwidth_break_even(Evaluator& e) {
+  return rate_break_even(e, [&](const ClusterProfile& cluster) { return advantage_on(e, cluster); });
+}
+
+// DiLoCo with the setup's options against All-Reduce; nullopt where it cannot run.
+std::optional<double> low_communication_advantage(Evaluator& e, const ClusterProfile& cluster) {
+  const SchemeOutcome o = e.evaluate_on(cluster, Scheme::diloco());
+  if (!runnable(o)) return std::nullopt;
+  return e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s / o.iteration.iteration_s - 1.0;
+}
+
+// The fewest inner steps H (from the least the variant allows up to kMaxInnerSteps,
+// doubling then bisecting; the time per step falls as H grows) at which DiLoCo is faster
+// than All-Reduce.
+BreakEven inner_steps_break_even(Evaluator& e) {
+  const LocalSgdOptions saved = e.setup().local_sgd;
+  LocalSgdOptions o = saved;
+  const int lowest = o.sync == OuterSync::streaming ? o.fragments * o.overlap_steps : 1;
+  const auto faster_at = [&](int h) {
+    o.inner_steps = h;
+    e.set_local_sgd(o);
+    return low_communication_advantage(e, e.setup().cluster).value_or(-1.0) > 0.0;
+  };
+  BreakEven out;
+  out.range_low = lowest;
+  out.range_high = kMaxSearchInnerSteps;
+  if (faster_at(lowest)) {
+    out.outcome = BreakEven::Outcome::always_faster;
+  } else {
+    int low = lowest;
+    int high = 0;
+    for (int h = std::max(2, lowest * 2); h <= kMaxSearchInnerSteps; h *= 2) {
+      if (faster_at(h)) {
+        high = h;
+        break;
+      }
+      low = h;
+    }
+    if (high == 0) {
+      out.outcome = BreakEven::Outcome::always_slower;
+    } else {
+      while (high - low > 1) {
+        const int mid = low + (high - low) / 2;
+        (faster_at(mid) ? high : low) = mid;
+      }
+      out.outcome = BreakEven::Outcome::crosses;
+      out.value = high;
+      out.last_below = low;
+      out.faster_below = false;
+    }
+  }
+  e.set_local_sgd(saved);
+  return out;
+}
+
+std::optional<LowCommunication> low_communication(Evaluator& e, const SchemeOutcome& allreduce) {
+  const ClusterProfile& cluster = e.setup().cluster;
+  if (local_sgd_unavailable(e.setup().local_sgd, cluster.nodes) || e.setup().variability.any()) return std::nullopt;
+  LowCommunication l;
+  l.diloco = e.evaluate(Scheme::diloco());
+  l.local_sgd = e.evaluate(Scheme::local_sgd());
+  l.speedup = allreduce.iteration.iteration_s / l.diloco.iteration.iteration_s;
+  l.inner_steps = inner_steps_break_even(e);
+  l.bandwidth = rate_break_even(e, [&](const ClusterProfile& c) { return low_communication_advantage(e, c); });
+  return l;
 }
 
 BreakEven node_break_even(Evaluator& e) {
@@ -308,6 +379,8 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
   for (const Scheme& scheme : decentdp_schemes()) out.push_back(evaluator.evaluate(scheme, {}, with_mixing));
   for (const Scheme& scheme : whole_model_gossip_schemes()) out.push_back(evaluator.evaluate(scheme));
   for (const Sharding s : kShardings) out.push_back(evaluator.evaluate(Scheme::sharded(s)));
+  out.push_back(evaluator.evaluate(Scheme::local_sgd()));
+  out.push_back(evaluator.evaluate(Scheme::diloco()));
   return out;
 }
 
@@ -371,6 +444,8 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     a.variability = variability_break_even(e, a.best->scheme);
     a.variability_law = e.setup().variability.law == NoiseLaw::lognormal ? NoiseLaw::lognormal : NoiseLaw::normal;
   }
+  step("low-communication training");
+  a.low_communication = low_communication(e, a.allreduce);
   a.caveats = caveats(e, a);
   return a;
 }

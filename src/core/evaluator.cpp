@@ -16,6 +16,8 @@ std::string Scheme::name() const {
     case Kind::dpsgd: return "d-psgd";
     case Kind::gossip: return topology;
     case Kind::sharded: return sharding_name(sharding);
+    case Kind::local_sgd: return "local-sgd";
+    case Kind::diloco: return "diloco";
   }
   return "?";
 }
@@ -25,6 +27,8 @@ std::optional<Scheme> parse_scheme(const std::string& name) {
   if (name == "sgp") return Scheme::sgp();
   if (name == "sgp-sync") return Scheme::sgp_sync();
   if (name == "d-psgd") return Scheme::dpsgd();
+  if (name == "local-sgd") return Scheme::local_sgd();
+  if (name == "diloco") return Scheme::diloco();
   if (const auto sharding = parse_sharding(name)) return Scheme::sharded(*sharding);
   for (const TopologyInfo& t : topologies()) {
     if (name == t.name) return Scheme::gossip(name);
@@ -35,6 +39,8 @@ std::optional<Scheme> parse_scheme(const std::string& name) {
 std::vector<std::string> scheme_names() {
   std::vector<std::string> names = {"all-reduce", "sgp", "sgp-sync", "d-psgd"};
   for (const Sharding s : kShardings) names.emplace_back(sharding_name(s));
+  names.emplace_back("local-sgd");
+  names.emplace_back("diloco");
   for (const TopologyInfo& t : topologies()) names.emplace_back(t.name);
   return names;
 }
@@ -109,7 +115,7 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   };
 
   out.memory = memory_per_gpu(model, cluster, setup_.dtype, request,
-                              scheme.kind == Scheme::Kind::allreduce ? ReplicaScheme::allreduce
+                              scheme.kind == Scheme::Kind::allreduce || scheme.low_communication() ? ReplicaScheme::allreduce
                               : scheme.kind == Scheme::Kind::sharded ? ReplicaScheme::sharded
                                                                      : ReplicaScheme::gossip,
                               setup_.allreduce, scheme.sharding);
@@ -131,6 +137,44 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
     const NetworkParams params = factors.heterogeneous_links ? gathered : homogenized(gathered);
     out.iteration = predict_sharded(model, ShardedScenario{scheme.sharding, links, params, compute, request, setup_.allreduce});
     out.step_p50_s = out.step_p90_s = out.iteration.iteration_s;
+    out.rank_classes = 1;
+    return out;
+  }
+  if (scheme.low_communication()) {
+    const bool diloco = scheme.kind == Scheme::Kind::diloco;
+    out.memory.optimizer_bytes += outer_state_bytes(model, diloco);
+    if (variable) {
+      out.available = false;
+      out.unavailable_reason = fmt::format("{} is modelled without variable compute", scheme.name());
+      return out;
+    }
+    if (const auto problem = local_sgd_unavailable(setup_.local_sgd, cluster.nodes)) {
+      out.available = false;
+      out.unavailable_reason = fmt::format("{}: {}", scheme.name(), *problem);
+      return out;
+    }
+    // The outer synchronisation moves what its codec says; the inner DDP as All-Reduce.
+    const NetworkParams outer = network_params(cluster, 1.0, setup_.reduction);
+    const LocalSgdScenario s{factors.heterogeneous_links ? outer : homogenized(outer),
+                             factors.heterogeneous_links ? grad_net : homogenized(grad_net),
+                             compute,
+                             request,
+                             setup_.allreduce,
+                             setup_.local_sgd,
+                             diloco ? OuterOptimizer::nesterov : OuterOptimizer::average};
+    const LocalSgdResult r = predict_local_sgd(model, s);
+    out.iteration = r.iteration;
+    out.local_sgd = r.round;
+    out.local_sgd_options = setup_.local_sgd;
+    // Of a round's H steps, one per fragment also synchronises (nearest-rank quantiles).
+    const int H = setup_.local_sgd.inner_steps;
+    const auto quantile = [&](double p) {
+      const int k = static_cast<int>(std::ceil(p * H));
+      return k > H - r.round.fragments ? r.round.inner_step_s + (r.round.round_s - H * r.round.inner_step_s) / r.round.fragments
+                                       : r.round.inner_step_s;
+    };
+    out.step_p50_s = quantile(0.5);
+    out.step_p90_s = quantile(0.9);
     out.rank_classes = 1;
     return out;
   }

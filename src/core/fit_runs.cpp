@@ -89,6 +89,7 @@ class Problem {
       s.workload = run.config.workload;
       s.allreduce = run.config.allreduce;
       s.gossip = run.config.gossip;
+      s.local_sgd = run.config.local_sgd;
       s.variability = Variability{};
       evaluators_.emplace_back(std::move(s));
     }

@@ -84,4 +84,8 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& clu
   return m;
 }
 
+double outer_state_bytes(const ModelSpec& model, bool with_momentum) {
+  return static_cast<double>(model.total_params()) * 4.0 * (with_momentum ? 2.0 : 1.0);
+}
+
 }  // namespace dtperf

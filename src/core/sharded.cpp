@@ -104,7 +104,11 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
   const auto reduce = [&](std::size_t u, double issue_s) {
     double end = stream.run(issue_s, scatter(u));
     if (hybrid && net.nodes > 1) {
-      end = stream.run(end, allreduce_cost(net, across, rs_bytes[u] / net.gpus_per_node, s.options.algorithm));
+      // Every GPU of the node all-reduces its shard at once: the node's NICs carry G of
+      // these collectives' bytes (the cost already shares the NICs among them).
+      CollectiveCost c = allreduce_cost(net, across, rs_bytes[u] / net.gpus_per_node, s.options.algorithm);
+      c.inter_bytes_per_node *= net.gpus_per_node;
+      end = stream.run(end, c);
     }
     return end;
   };

@@ -103,6 +103,7 @@ Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
     j["step_iteration_p90_ms"] = o.step_p90_s / units::ms;
   }
   if (o.mixing) j["mixing"] = mixing_json(*o.mixing);
+  if (o.local_sgd) j["round"] = local_sgd_json(*o.local_sgd, o.local_sgd_options);
   if (o.variability) j["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
   return j;
 }
@@ -200,6 +201,35 @@ std::string variability_text(const BreakEven& b, const std::string& scheme, Nois
                          100.0 * b.range_high, noise_law_name(law));
     case BreakEven::Outcome::not_applicable:
       return "";
+  }
+  return "";
+}
+
+std::string inner_steps_text(const BreakEven& b) {
+  switch (b.outcome) {
+    case BreakEven::Outcome::crosses:
+      return fmt::format("diloco is faster than all-reduce from H = {:g} inner steps on (at H = {:g} it is slower)",
+                         b.value, b.last_below);
+    case BreakEven::Outcome::always_faster:
+      return fmt::format("diloco is faster than all-reduce at every H from {:g} on", b.range_low);
+    case BreakEven::Outcome::always_slower:
+      return fmt::format("diloco is slower than all-reduce at every H from {:g} to {:g}", b.range_low, b.range_high);
+    case BreakEven::Outcome::not_applicable: return "";
+  }
+  return "";
+}
+
+std::string low_communication_rate_text(const BreakEven& b, int inner_steps) {
+  switch (b.outcome) {
+    case BreakEven::Outcome::crosses:
+      return fmt::format("at H = {}, diloco is {} than all-reduce below {:.3g} Gbit/s per NIC and {} above", inner_steps,
+                         faster_or_slower(b.faster_below), b.value, faster_or_slower(!b.faster_below));
+    case BreakEven::Outcome::always_faster:
+    case BreakEven::Outcome::always_slower:
+      return fmt::format("at H = {}, diloco is {} than all-reduce at every rate from {:g} to {:g} Gbit/s per NIC",
+                         inner_steps, faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), b.range_low,
+                         b.range_high);
+    case BreakEven::Outcome::not_applicable: return "";
   }
   return "";
 }
@@ -329,6 +359,15 @@ Json advice_json(const Advice& a) {
             {"caveats", caveats}};
   if (a.best) j["best"] = scheme_outcome_json(*a.best, t_ar);
   if (a.sharded_alternative) j["sharded_alternative"] = scheme_outcome_json(*a.sharded_alternative, t_ar);
+  if (const auto& l = a.low_communication) {
+    const int h = l->diloco.local_sgd_options.inner_steps;
+    j["low_communication"] = {
+        {"diloco", scheme_outcome_json(l->diloco, t_ar)},
+        {"local_sgd", scheme_outcome_json(l->local_sgd, t_ar)},
+        {"speedup", l->speedup},
+        {"break_even_inner_steps", break_even_json(l->inner_steps, "inner_steps", inner_steps_text(l->inner_steps))},
+        {"break_even_bandwidth", break_even_json(l->bandwidth, "nic_gbps", low_communication_rate_text(l->bandwidth, h))}};
+  }
   return j;
 }
 
@@ -380,6 +419,54 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
                           schemes.size() == 1 ? "needs" : "need", need);
   }
   return table.render() + memory + unavailable;
+}
+
+Json local_sgd_json(const LocalSgdRound& r, const LocalSgdOptions& o) {
+  const double syncs = r.fragments;
+  return {{"inner_steps", o.inner_steps},
+          {"groups", r.groups},
+          {"gpus_per_group", r.gpus_per_group},
+          {"outer", o.outer_gossip ? "gossip" : "all-reduce"},
+          {"sync", outer_sync_name(o.sync)},
+          {"fragments", r.fragments},
+          {"overlap_steps", r.overlap_steps},
+          {"codec", outer_codec_name(o.codec)},
+          {"top_k_fraction", o.codec == OuterCodec::top_k ? Json(o.top_k_fraction) : Json(nullptr)},
+          {"inner_step_ms", r.inner_step_s / units::ms},
+          {"round_ms", r.round_s / units::ms},
+          {"compute_utilization", r.compute_utilization},
+          {"per_sync",
+           {{"prep_ms", r.prep_s / units::ms},
+            {"comm_ms", r.comm_s / units::ms},
+            {"overlap_window_ms", r.window_s / units::ms},
+            {"wait_ms", r.wait_s / units::ms},
+            {"compute_slowdown_ms", r.slow_s / units::ms},
+            {"fold_ms", r.fold_s / units::ms},
+            {"outer_step_ms", r.step_s / units::ms},
+            {"wire_MB_per_gpu", r.wire_bytes_per_gpu / units::MB}}},
+          {"syncs_per_round", syncs}};
+}
+
+std::string local_sgd_table(const LocalSgdRound& r, const LocalSgdOptions& o) {
+  std::string out = fmt::format(
+      "# round: {} inner steps of {:.2f} ms in {} groups of {} GPUs, then {} {} synchronisation{} by {} ({}{}); "
+      "round {:.2f} ms, compute utilisation {}\n",
+      o.inner_steps, r.inner_step_s / units::ms, r.groups, r.gpus_per_group, r.fragments > 1 ? std::to_string(r.fragments) : "one",
+      outer_sync_name(o.sync), r.fragments > 1 ? "s" : "", o.outer_gossip ? "gossip between groups" : "all-reduce",
+      outer_codec_name(o.codec),
+      o.codec == OuterCodec::top_k ? fmt::format(" {:g} %", 100 * o.top_k_fraction) : std::string(),
+      r.round_s / units::ms, percent(r.compute_utilization) + " %");
+  Table table({{"per synchronisation", "", true}, {"time", "ms"}});
+  table.add_row({"outer gradient and encoding", fixed(r.prep_s / units::ms, 3)});
+  table.add_row({fmt::format("communication ({:.1f} MB per GPU across groups)", r.wire_bytes_per_gpu / units::MB),
+                 fixed(r.comm_s / units::ms, 3)});
+  table.add_row({fmt::format("  hidden behind {} inner step{}", r.overlap_steps, r.overlap_steps == 1 ? "" : "s"),
+                 fixed(std::min(r.comm_s, r.window_s) / units::ms, 3)});
+  table.add_row({"  waited for", fixed(r.wait_s / units::ms, 3)});
+  table.add_row({"compute slowed beside it", fixed(r.slow_s / units::ms, 3)});
+  table.add_row({"decoding into the average", fixed(r.fold_s / units::ms, 3)});
+  table.add_row({"outer optimizer step", fixed(r.step_s / units::ms, 3)});
+  return out + table.render();
 }
 
 std::string steps_table(const SchemeOutcome& o) {
@@ -447,6 +534,19 @@ std::string advice_text(const Advice& a) {
                                   : fmt::format("{} not applicable", o.scheme.name()));
     }
     out += fmt::format("\nwhole-model gossip (for reference, not ranked by the verdict): {}\n", fmt::join(parts, ", "));
+  }
+  if (const auto& l = a.low_communication) {
+    const LocalSgdRound& r = *l->diloco.local_sgd;
+    const LocalSgdOptions& o = l->diloco.local_sgd_options;
+    out += fmt::format(
+        "\nlow-communication training (for reference, not ranked by the verdict: it changes the optimisation): "
+        "diloco {:.2f} ms per inner step ({:.3f}x), local-sgd {:.2f} ms, with {} groups of {} GPUs synchronising "
+        "every {} steps ({}, {}); compute utilisation {} %\n",
+        l->diloco.iteration.iteration_s / units::ms, l->speedup, l->local_sgd.iteration.iteration_s / units::ms,
+        r.groups, r.gpus_per_group, o.inner_steps, outer_sync_name(o.sync), outer_codec_name(o.codec),
+        percent(r.compute_utilization));
+    out += "  inner steps: " + inner_steps_text(l->inner_steps) + "\n";
+    out += "  bandwidth:   " + low_communication_rate_text(l->bandwidth, o.inner_steps) + "\n";
   }
   out += "\nbreak-even:\n";
   out += "  bandwidth: " + bandwidth_text(a.bandwidth) + "\n";

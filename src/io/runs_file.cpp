@@ -15,7 +15,11 @@ namespace dtperf::io {
 namespace {
 
 int count(ObjectReader& r, const std::string& key) {
-  return static_cast<int>(r.integer(key, 1, key == "nodes" ? limits::kMaxNodes : limits::kMaxGpusPerNode));
+  const bool steps = key == "inner_steps" || key == "fragments" || key == "overlap_steps";
+  const std::int64_t most = key == "nodes" || key == "group_nodes" ? limits::kMaxNodes
+                            : steps                                ? limits::kMaxInnerSteps
+                                                                   : limits::kMaxGpusPerNode;
+  return static_cast<int>(r.integer(key, 1, most));
 }
 
 std::optional<int> optional_count(ObjectReader& r, const std::string& key) {
@@ -107,6 +111,15 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (auto x = r.optional_number("fusion_buffer_mib", Range::positive)) a.fusion_buffer_bytes = *x * units::MiB;
   if (auto x = r.optional_number("gossip_bucket_mib", Range::positive)) c.gossip.bucket_cap_bytes = *x * units::MiB;
   if (r.has("node_level")) c.gossip.node_level = r.boolean("node_level");
+  LocalSgdOptions& l = c.local_sgd;
+  if (auto x = optional_count(r, "inner_steps")) l.inner_steps = *x;
+  if (auto x = optional_count(r, "group_nodes")) l.group_nodes = *x;
+  if (r.has("outer")) l.outer_gossip = r.choice("outer", {"all-reduce", "gossip"}) == "gossip";
+  if (r.has("outer_sync")) l.sync = *parse_outer_sync(r.choice("outer_sync", {"blocking", "delayed", "streaming"}));
+  if (auto x = optional_count(r, "fragments")) l.fragments = *x;
+  if (auto x = optional_count(r, "overlap_steps")) l.overlap_steps = *x;
+  if (r.has("outer_codec")) l.codec = *parse_outer_codec(r.choice("outer_codec", {"fp32", "bf16", "int8", "int4", "top-k"}));
+  if (auto x = r.optional_number("top_k_fraction", Range::fraction)) l.top_k_fraction = *x;
 
   read_measurement(r, json, run.measured);
   r.finish();

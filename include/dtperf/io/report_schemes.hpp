@@ -33,6 +33,11 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes);
 /// period's p50 and p90 iteration times.
 std::string steps_table(const SchemeOutcome& outcome);
 
+/// Local SGD / DiLoCo: the round (groups, inner step, each synchronisation's parts,
+/// compute utilisation) as JSON and as a small table with its header line.
+Json local_sgd_json(const LocalSgdRound& round, const LocalSgdOptions& options);
+std::string local_sgd_table(const LocalSgdRound& round, const LocalSgdOptions& options);
+
 /// The advisor's answer in words and small tables.
 std::string advice_text(const Advice& advice);
 
