@@ -422,7 +422,6 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
 }
 
 Json local_sgd_json(const LocalSgdRound& r, const LocalSgdOptions& o) {
-  const double syncs = r.fragments;
   return {{"inner_steps", o.inner_steps},
           {"groups", r.groups},
           {"gpus_per_group", r.gpus_per_group},
@@ -443,8 +442,7 @@ Json local_sgd_json(const LocalSgdRound& r, const LocalSgdOptions& o) {
             {"compute_slowdown_ms", r.slow_s / units::ms},
             {"fold_ms", r.fold_s / units::ms},
             {"outer_step_ms", r.step_s / units::ms},
-            {"wire_MB_per_gpu", r.wire_bytes_per_gpu / units::MB}}},
-          {"syncs_per_round", syncs}};
+            {"wire_MB_per_gpu", r.wire_bytes_per_gpu / units::MB}}}};
 }
 
 std::string local_sgd_table(const LocalSgdRound& r, const LocalSgdOptions& o) {
