@@ -4,6 +4,7 @@
 // number one can check on paper: 1 M elements x 12 bytes at 1e12 B/s = 12 us.
 #include <catch2/catch.hpp>
 
+#include "dtperf/advice.hpp"
 #include "dtperf/evaluator.hpp"
 #include "dtperf/local_sgd.hpp"
 #include "dtperf/io/profile_json.hpp"
@@ -223,4 +224,32 @@ TEST_CASE("DiLoCo through the evaluator: the outer state in memory, quantiles of
   Setup one = s;
   one.cluster.nodes = 1;
   CHECK_THAT(d.local_sgd->inner_step_s, WithinRel(Evaluator(one).evaluate(Scheme::allreduce()).iteration.iteration_s, 1e-12));
+}
+
+TEST_CASE("advise finds the fewest inner steps at which DiLoCo beats All-Reduce", "[local-sgd][advice]") {
+  // ResNet-50 on four 4xA40 boxes with 25 Gbit/s Ethernet (the a40-ethernet-advise scenario).
+  static const ModelSpec model = *zoo_model("resnet50");
+  Setup s;
+  s.cluster = io::load_profile("a40x4-eth25");
+  s.model = &model;
+  s.dtype = s.cluster.compute.dtype;
+  Evaluator e(s);
+  const Advice a = advise(e);
+  REQUIRE(a.low_communication);
+  const BreakEven& h = a.low_communication->inner_steps;
+  REQUIRE(h.outcome == BreakEven::Outcome::crosses);
+  // The break-even is a crossing: slower one step before it, faster at it.
+  const auto per_step_at = [&](int inner_steps) {
+    Setup at = s;
+    at.local_sgd.inner_steps = inner_steps;
+    return Evaluator(at).evaluate(Scheme::diloco()).iteration.iteration_s;
+  };
+  const double allreduce = a.allreduce.iteration.iteration_s;
+  INFO("break-even H " << h.value);
+  CHECK(per_step_at(static_cast<int>(h.value)) < allreduce);
+  CHECK(per_step_at(static_cast<int>(h.last_below)) >= allreduce);
+  CHECK(h.last_below == h.value - 1);
+  // The advice evaluated DiLoCo at the setup's H (100), not at the last H it searched.
+  CHECK(a.low_communication->diloco.local_sgd_options.inner_steps == 100);
+  CHECK(e.setup().local_sgd.inner_steps == 100);
 }

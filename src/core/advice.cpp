@@ -169,7 +169,7 @@ std::optional<double> low_communication_advantage(Evaluator& e, const ClusterPro
   return e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s / o.iteration.iteration_s - 1.0;
 }
 
-// The fewest inner steps H (from the least the variant allows up to kMaxInnerSteps,
+// The fewest inner steps H (from the least the variant allows up to kMaxSearchInnerSteps,
 // doubling then bisecting; the time per step falls as H grows) at which DiLoCo is faster
 // than All-Reduce.
 BreakEven inner_steps_break_even(Evaluator& e) {
