@@ -139,7 +139,10 @@ struct LocalSgdResult {
 };
 
 /// Deterministic: every group alike. The options must be available
-/// (local_sgd_unavailable) on the network's nodes.
+/// (local_sgd_unavailable) on the network's nodes. `inner` times the groups' DDP step
+/// (its buffers reused, as the Evaluator keeps one per model); the two-argument form makes
+/// its own.
+LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario& scenario, AllReducePredictor& inner);
 LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario& scenario);
 
 }  // namespace dtperf

@@ -162,24 +162,25 @@ BreakEven bandwidth_break_even(Evaluator& e) {
   return rate_break_even(e, [&](const ClusterProfile& cluster) { return advantage_on(e, cluster); });
 }
 
-// DiLoCo with the setup's options against All-Reduce; nullopt where it cannot run.
-std::optional<double> low_communication_advantage(Evaluator& e, const ClusterProfile& cluster) {
+// DiLoCo with the setup's options against All-Reduce's `allreduce_s`; nullopt where it
+// cannot run.
+std::optional<double> low_communication_advantage(Evaluator& e, const ClusterProfile& cluster, double allreduce_s) {
   const SchemeOutcome o = e.evaluate_on(cluster, Scheme::diloco());
   if (!runnable(o)) return std::nullopt;
-  return e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s / o.iteration.iteration_s - 1.0;
+  return allreduce_s / o.iteration.iteration_s - 1.0;
 }
 
 // The fewest inner steps H (from the least the variant allows up to kMaxSearchInnerSteps,
 // doubling then bisecting; the time per step falls as H grows) at which DiLoCo is faster
 // than All-Reduce.
-BreakEven inner_steps_break_even(Evaluator& e) {
+BreakEven inner_steps_break_even(Evaluator& e, double allreduce_s) {
   const LocalSgdOptions saved = e.setup().local_sgd;
   LocalSgdOptions o = saved;
   const int lowest = o.sync == OuterSync::streaming ? o.fragments * o.overlap_steps : 1;
   const auto faster_at = [&](int h) {
     o.inner_steps = h;
     e.set_local_sgd(o);
-    return low_communication_advantage(e, e.setup().cluster).value_or(-1.0) > 0.0;
+    return low_communication_advantage(e, e.setup().cluster, allreduce_s).value_or(-1.0) > 0.0;
   };
   BreakEven out;
   out.range_low = lowest;
@@ -220,8 +221,10 @@ std::optional<LowCommunication> low_communication(Evaluator& e, const SchemeOutc
   l.diloco = e.evaluate(Scheme::diloco());
   l.local_sgd = e.evaluate(Scheme::local_sgd());
   l.speedup = allreduce.iteration.iteration_s / l.diloco.iteration.iteration_s;
-  l.inner_steps = inner_steps_break_even(e);
-  l.bandwidth = rate_break_even(e, [&](const ClusterProfile& c) { return low_communication_advantage(e, c); });
+  l.inner_steps = inner_steps_break_even(e, allreduce.iteration.iteration_s);
+  l.bandwidth = rate_break_even(e, [&](const ClusterProfile& c) {
+    return low_communication_advantage(e, c, e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s);
+  });
   return l;
 }
 

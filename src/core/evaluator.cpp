@@ -162,7 +162,8 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
                              setup_.allreduce,
                              setup_.local_sgd,
                              diloco ? OuterOptimizer::nesterov : OuterOptimizer::average};
-    const LocalSgdResult r = predict_local_sgd(model, s);
+    if (!allreduce_) allreduce_ = std::make_unique<AllReducePredictor>(model);
+    const LocalSgdResult r = predict_local_sgd(model, s, *allreduce_);
     out.iteration = r.iteration;
     out.local_sgd = r.round;
     out.local_sgd_options = setup_.local_sgd;

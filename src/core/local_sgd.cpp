@@ -92,6 +92,11 @@ Codec codec_of(OuterCodec codec, double k) {
 }  // namespace
 
 LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario& s) {
+  AllReducePredictor inner(model);
+  return predict_local_sgd(model, s, inner);
+}
+
+LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario& s, AllReducePredictor& inner) {
   const LocalSgdOptions& o = s.options;
   const NetworkParams& net = s.network;
   const int per_node = net.gpus_per_node;
@@ -102,7 +107,6 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   LocalSgdResult out;
   NetworkParams group_net = s.inner_network;
   group_net.nodes = o.group_nodes;
-  AllReducePredictor inner(model);
   out.inner = inner.predict(AllReduceScenario{group_net, s.compute, s.request, s.inner});
   const IterationResult& in = out.inner;
 
