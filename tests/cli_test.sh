@@ -118,6 +118,11 @@ expect 2 'diloco: gossip between groups pairs them one-peer exponentially: 3 gro
   predict "${dec[@]}" --scheme diloco --outer gossip --nodes 3
 expect 2 'outer-codec' predict --scheme diloco --outer-codec fp8
 expect 2 'inner-steps' predict --scheme diloco --inner-steps 0
+# Gradient accumulation: the header says how the batch splits, the table has the micro-steps.
+expect 0 'batch 4 sequences per GPU per micro-step, 4 micro-steps per optimizer step \(16 per GPU per step\)' \
+  predict --model gpt2-medium --profile a100x4-ib100 --global-batch 512 --grad-accum-steps 4
+expect 0 'accumulation' predict --model gpt2-medium --profile a100x4-ib100 --global-batch 512 --grad-accum-steps 4
+expect 2 'grad-accum-steps' predict --grad-accum-steps 0
 expect 2 "alternating-exp-ring needs a power-of-two number of whole nodes >= 2, got 3 nodes" \
   predict "${dec[@]}" --scheme alternating-exp-ring --nodes 3
 expect 2 "unknown scheme 'aer'; expected one of: all-reduce, sgp" predict --scheme aer

@@ -85,6 +85,15 @@ TEST_CASE("a DiLoCo run carries its round: inner steps, groups, outer synchronis
   CHECK(l.top_k_fraction == 0.05);
 }
 
+TEST_CASE("a run with gradient accumulation carries its micro-steps", "[runs][accumulation]") {
+  const auto runs = io::parse_runs(R"({"schema": "dtperf.runs/1", "runs": [
+      {"scheme": "fsdp", "nodes": 4, "global_batch": 512, "grad_accum_steps": 8, "iteration_ms": 900}]})",
+                                   "runs.json");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].config.workload.accumulation_steps == 8);
+  CHECK(*runs[0].config.workload.global_batch == 512.0);
+}
+
 TEST_CASE("bad runs files name the place and the reason", "[runs][errors]") {
   const std::string head = R"({"schema": "dtperf.runs/1", "runs": [)";
   CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodez": 2, "iteration_ms": 1}]})"),
@@ -106,6 +115,10 @@ TEST_CASE("bad runs files name the place and the reason", "[runs][errors]") {
              Contains("/runs/1") && Contains("label 'x'"));
   CHECK_THAT(error_of(head + R"({"scheme": "diloco", "nodes": 2, "inner_steps": 0, "iteration_ms": 1}]})"),
              Contains("/runs/0/inner_steps"));
+  CHECK_THAT(error_of(head + R"({"scheme": "fsdp", "nodes": 2, "grad_accum_steps": 0, "iteration_ms": 1}]})"),
+             Contains("/runs/0/grad_accum_steps"));
+  CHECK_THAT(error_of(head + R"({"scheme": "fsdp", "nodes": 2, "grad_accum_steps": 2.5, "iteration_ms": 1}]})"),
+             Contains("/runs/0/grad_accum_steps"));
   CHECK_THAT(error_of(head + R"({"scheme": "diloco", "nodes": 2, "outer_codec": "fp8", "iteration_ms": 1}]})"),
              Contains("/runs/0/outer_codec") && Contains("int4"));
   CHECK_THAT(error_of(head + R"({"scheme": "diloco", "nodes": 2, "top_k_fraction": 1.5, "iteration_ms": 1}]})"),

@@ -8,6 +8,10 @@
 //   iteration = forward + max(backward end, last all-reduce end) + optimizer step
 //               + fixed iteration overhead (distributed runs only, fitted from runs)
 //
+// With gradient accumulation (K micro-steps, compute.hpp) the first K - 1 micro-steps only
+// compute (DDP's no_sync; Horovod's backward_passes_per_step), and the last is the
+// iteration above: iteration = (K - 1) x (forward + backward) + the above.
+//
 // Framework work on the critical path (`framework_copies`, on by default): DDP and
 // Horovod copy each bucket's gradients into one flat buffer before the all-reduce and back
 // out after it (2 memory passes each way over the bucket's bytes). The copy in runs on the
@@ -115,6 +119,7 @@ class AllReducePredictor {
   double comm_factor_ = 1.0;
   double overhead_s_ = 0.0;
   double forward_s_ = 0.0;
+  double accumulation_s_ = 0.0;  // the K - 1 compute-only micro-steps before the last
   double optimizer_s_ = 0.0;
   double single_gpu_s_ = 0.0;
   double interference_ = 1.0;

@@ -70,6 +70,12 @@ struct ComputeRequest {
   // checkpointed segments and runs each segment again in backward, so backward costs one
   // more forward pass (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost").
   bool recompute_activations = false;
+  // Gradient accumulation: an optimizer step takes K micro-steps of `batch_per_gpu` each;
+  // the first K - 1 only compute (forward and backward, gradients summed locally: DDP's
+  // no_sync), the last one also communicates as the scheme does every iteration. An
+  // "iteration" is then one optimizer step of K x batch_per_gpu samples per GPU.
+  int accumulation_steps = 1;
+  double samples_per_gpu_per_step() const { return batch_per_gpu * accumulation_steps; }
 };
 
 /// Output buffers are owned by the caller so that evaluation allocates nothing:
@@ -79,8 +85,12 @@ struct ComputeTimes {
   double forward_s = 0.0;
   double backward_total_s = 0.0;
   double optimizer_s = 0.0;
+  // The K - 1 micro-steps of gradient accumulation before the last: (K - 1) x (forward +
+  // backward); 0 without accumulation.
+  double accumulation_s = 0.0;
   ComputeSource source = ComputeSource::flops;
-  double iteration_s() const { return forward_s + backward_total_s + optimizer_s; }
+  /// One optimizer step on one GPU: every micro-step and the step.
+  double iteration_s() const { return accumulation_s + forward_s + backward_total_s + optimizer_s; }
 };
 
 /// Which source `automatic` resolves to for this model and request.

@@ -40,6 +40,10 @@
 // end of an iteration and awaited at the end of the next one's backward, two peers,
 // wait-mix-step order: L(t) = L(t-1) + max(F + B, X) + mix + step.
 //
+// Gradient accumulation (K micro-steps, compute.hpp): the exchange belongs to the optimizer
+// step; the K - 1 compute-only micro-steps of the next step run before its forward, so an
+// exchange has them to hide behind as well (and slows them by contention while it runs).
+//
 // For the advisor's factor attribution, `overlap = false` makes every exchange finish
 // before its iteration ends (the All-Reduce semantics: overlap with the same backward
 // only). (Homogeneous links are a change of the network, made by the Evaluator.)

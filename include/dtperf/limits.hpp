@@ -10,6 +10,7 @@ inline constexpr std::int64_t kMaxNodes = 1'048'576;      // 2^20
 inline constexpr std::int64_t kMaxGpusPerNode = 1'024;    // also NICs per node
 inline constexpr std::int64_t kMaxGpus = 1'048'576;       // nodes x GPUs per node
 inline constexpr std::int64_t kMaxInnerSteps = 1'000'000;  // local SGD's H, fragments
+inline constexpr std::int64_t kMaxAccumulationSteps = 1'000'000;  // gradient accumulation micro-steps
 inline constexpr std::int64_t kMaxCount = 2'147'483'647;  // any other count (runs, iterations)
 inline constexpr std::int64_t kMaxParams = 1'000'000'000'000'000;  // parameters of one tensor
 inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;    // one message (1 PiB)

@@ -8,7 +8,10 @@ namespace dtperf {
 struct IterationResult {
   // Time per iteration, seconds.
   double iteration_s = 0.0;
-  double forward_s = 0.0;
+  // Gradient accumulation: the K - 1 micro-steps before the last (forward and backward,
+  // with the contention of whatever communication they overlap); 0 without.
+  double accumulation_s = 0.0;
+  double forward_s = 0.0;        // the last micro-step's (the only one without accumulation)
   double backward_s = 0.0;        // backward compute, including interference
   double exposed_comm_s = 0.0;    // time compute waits for communication
   double optimizer_s = 0.0;       // optimizer step (and, for gossip, the mixing)

@@ -43,6 +43,10 @@ struct WorkloadOptions {
   std::optional<double> measured_batch_per_gpu;
   double compression_ratio = 1.0;
   bool recompute_activations = false;  // gradient checkpointing (compute.hpp)
+  // Gradient accumulation steps K (compute.hpp): `batch_per_gpu` is one micro-step's (the
+  // data loader's batch), `global_batch` one optimizer step's, so each GPU's micro-batch
+  // is global_batch / (GPUs x K), as DeepSpeed's train_batch_size counts it.
+  int accumulation_steps = 1;
   // Bytes per gradient element on the wire for All-Reduce and sharded schemes (--grad-dtype);
   // default: the model's parameter bytes.
   std::optional<int> grad_bytes;
@@ -67,7 +71,8 @@ ComputeParams compute_params(const ClusterProfile& profile, DType dtype);
 /// The dtype a scenario computes in: the override, else the profile's default.
 DType compute_dtype(const ClusterProfile& profile, const ClusterOverrides& overrides);
 
-/// The compute request for `ranks` GPUs: a global batch is split evenly over them.
+/// The compute request for `ranks` GPUs: a global batch is split evenly over them and
+/// over the accumulation steps.
 ComputeRequest compute_request(const ModelSpec& model, const WorkloadOptions& options, int ranks);
 
 }  // namespace dtperf

@@ -31,6 +31,13 @@
 //       links); after each RS(u), an all-reduce of the rank's P_u / G shard across nodes
 //       among the ranks holding the same shard (G of them per node cross at once).
 //
+// Gradient accumulation (K micro-steps per optimizer step, compute.hpp): zero-1 keeps
+// whole gradients and reduces them once, in the last micro-step's backward (the K - 1
+// before it only compute); zero-2 keeps only its gradient shard, so every micro-step
+// reduce-scatters (DeepSpeed's stage 2); fsdp and hsdp gather the parameters and
+// reduce-scatter the gradients in every micro-step (FSDP without no_sync, which would keep
+// whole gradients). The optimizer step and ZeRO's all-gathers run once per K.
+//
 // Gradients are reduced at `--grad-dtype` bytes per element (the wire carries
 // P_u x grad_bytes / param_bytes), parameters gathered at the model's parameter bytes.
 // Contention (compute.hpp) applies as in All-Reduce: every compute phase of a distributed

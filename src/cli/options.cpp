@@ -22,6 +22,7 @@ struct ModelOptions::Raw {
   double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
   double compression = 1.0, compute_scale = 1.0;
   bool recompute = false;
+  int accumulation_steps = 1;
   std::vector<CLI::Option*> given;
   CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_inter_lat{}, *o_eff{}, *o_host{}, *o_intra{},
       *o_intra_lat{}, *o_intra_eff{}, *o_dtype{}, *o_interf{}, *o_comm_interf{}, *o_overhead{}, *o_cross_overhead{}, *o_batch{}, *o_global{}, *o_opt{}, *o_iter{},
@@ -55,7 +56,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_cross_overhead = app.add_option("--cross-node-overhead-ms", r.cross_node_overhead_ms, "Fixed time per iteration added once communication crosses nodes")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
 
   const char* workload_group = "Workload";
-  r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration (default: the model's)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
+  r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration, per micro-step with --grad-accum-steps (default: the model's)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
   r.o_global = app.add_option("--global-batch", r.global_batch, "Samples per iteration over all GPUs (strong scaling: each configuration splits it over its GPUs)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->excludes(r.o_batch)->group(workload_group);
   r.o_opt = app.add_option("--optimizer", r.optimizer, "Optimizer (default: the model's)")->type_name("sgd|sgd-momentum|adam")->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))->group(workload_group);
   app.add_option("--compute-source", r.compute_source, "Where compute times come from")->type_name("auto|measured-layers|measured-iteration|flops")->check(CLI::IsMember({"auto", "measured-layers", "measured-iteration", "flops"}))->capture_default_str()->group(workload_group);
@@ -63,6 +64,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
   app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(1.0, 1e6))->capture_default_str()->group(workload_group);
   app.add_option("--grad-dtype", r.grad_dtype, "Gradient reduction dtype of all-reduce and sharded schemes (default: the model's parameter dtype)")->type_name("fp32|bf16|fp16")->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->group(workload_group);
+  app.add_option("--grad-accum-steps", r.accumulation_steps, "Gradient accumulation: micro-steps per optimizer step (the first K-1 only compute, as DDP's no_sync; --batch-per-gpu is one micro-step's, --global-batch one optimizer step's)")->type_name("K")->check(count_up_to(limits::kMaxAccumulationSteps))->capture_default_str()->group(workload_group);
   app.add_flag("--recompute-activations", r.recompute, "Activation recomputation (gradient checkpointing): about sqrt(layers) of the activations kept, one more forward pass in backward")->group(workload_group);
   app.add_option("--reduction-log", reduction_log, "Measured GPU vector-add cost (bytes,seconds per line) charged per reduction step, as [NET] does")->type_name("FILE")->group(workload_group);
 }
@@ -93,6 +95,7 @@ void ModelOptions::resolve() {
   if (given(r.o_mbatch)) workload.measured_batch_per_gpu = r.measured_batch_per_gpu;
   workload.compression_ratio = r.compression;
   workload.recompute_activations = r.recompute;
+  workload.accumulation_steps = r.accumulation_steps;
   if (!r.grad_dtype.empty()) workload.grad_bytes = r.grad_dtype == "fp32" ? 4 : 2;
   workload.compute_scale = r.compute_scale;
 }

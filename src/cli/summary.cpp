@@ -13,9 +13,14 @@ namespace dtperf::cli {
 std::string run_header(const char* command, const Loaded& loaded, const ComputeRequest& request,
                        const ModelOptions& options, const std::optional<AnchorResult>& anchored) {
   const ComputeSource source = resolve_compute_source(loaded.model, request);
-  std::string text = fmt::format("# dtperf {}: {}\n# batch {:g} {}s per GPU; compute: {}", command,
+  std::string text = fmt::format("# dtperf {}: {}\n# batch {:g} {}s per GPU", command,
                                  io::run_summary(loaded.profile, loaded.model, loaded.dtype), request.batch_per_gpu,
-                                 loaded.model.sample_unit, compute_source_name(source));
+                                 loaded.model.sample_unit);
+  if (request.accumulation_steps > 1) {
+    text += fmt::format(" per micro-step, {} micro-steps per optimizer step ({:g} per GPU per step)",
+                        request.accumulation_steps, request.samples_per_gpu_per_step());
+  }
+  text += fmt::format("; compute: {}", compute_source_name(source));
   if (options.workload.compression_ratio != 1.0) {
     text += fmt::format("; gradients compressed {:g}x", options.workload.compression_ratio);
   }

@@ -60,6 +60,7 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   compute_times(model_, s.compute, s.request, times);
   bucket_count_ = make_buckets(model_, backward_s_, s.options, buckets_);
   forward_s_ = times.forward_s;
+  accumulation_s_ = times.accumulation_s;
   optimizer_s_ = times.optimizer_s;
   single_gpu_s_ = times.iteration_s();
   const NetworkParams& net = s.network;
@@ -103,7 +104,8 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
 AllReducePredictor::Iteration AllReducePredictor::run_iteration(std::span<const double> factors,
                                                                 std::span<double> compute_end_s) const {
   const std::size_t ranks = factors.size();
-  for (std::size_t r = 0; r < ranks; ++r) compute_end_s[r] = factors[r] * forward_s_;
+  // Gradient accumulation: the K - 1 micro-steps before the last only compute (no_sync).
+  for (std::size_t r = 0; r < ranks; ++r) compute_end_s[r] = factors[r] * (accumulation_s_ + forward_s_);
   double comm_free = 0.0;
   for (std::size_t b = 0; b < bucket_count_; ++b) {
     double ready = 0.0;
@@ -134,8 +136,9 @@ IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
 
   const NetworkParams& net = s.network;
   IterationResult r;
+  r.accumulation_s = accumulation_s_;
   r.forward_s = forward_s_;
-  r.backward_s = it.compute_end_max_s - forward_s_;
+  r.backward_s = it.compute_end_max_s - accumulation_s_ - forward_s_;
   r.optimizer_s = optimizer_s_;
   r.overhead_s = overhead_s_;
   r.iteration_s = it.end_s;
@@ -150,7 +153,7 @@ IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
   const double nic_capacity = net.nics_per_node * net.nic_line_bytes_per_s * r.iteration_s;
   r.nic_utilization = net.nodes > 1 ? r.inter_bytes_per_node / nic_capacity : 0.0;
   r.single_gpu_iteration_s = single_gpu_s_;
-  r.throughput_samples_per_s = net.ranks() * s.request.batch_per_gpu / r.iteration_s;
+  r.throughput_samples_per_s = net.ranks() * s.request.samples_per_gpu_per_step() / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
   r.buckets = static_cast<int>(bucket_count_);
   return r;
@@ -191,7 +194,7 @@ const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s
   durations_.reset(deterministic.iteration_s);
   NoiseStream noise(v, s.network.ranks(), s.network.gpus_per_node);
 
-  ExactMean iteration, forward, backward;
+  ExactMean iteration, accumulation, forward, backward;
   // Iterations are independent (everyone leaves each one together), so the warm-up only
   // keeps the draws aligned with the gossip simulations of the same seed.
   for (int k = 0; k < v.warmup_iterations; ++k) noise.next(factors_);
@@ -201,9 +204,11 @@ const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s
     iteration.add(it.end_s);
     durations_.add(it.end_s);
     for (std::size_t r = 0; r < ranks; ++r) {
+      const double own_accumulation = factors_[r] * accumulation_s_;
       const double own_forward = factors_[r] * forward_s_;
+      accumulation.add(own_accumulation);
       forward.add(own_forward);
-      backward.add(compute_end_s_[r] - own_forward);
+      backward.add(compute_end_s_[r] - own_accumulation - own_forward);
       idle_sum_s_[r] += it.end_s - compute_end_s_[r] - optimizer_s_ - overhead_s_;
     }
   }
@@ -212,9 +217,10 @@ const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s
   out.iteration = deterministic;
   IterationResult& r = out.iteration;
   r.iteration_s = iteration.mean();
+  r.accumulation_s = accumulation.mean();
   r.forward_s = forward.mean();
   r.backward_s = backward.mean();
-  r.exposed_comm_s = r.iteration_s - r.forward_s - r.backward_s - r.optimizer_s - r.overhead_s;
+  r.exposed_comm_s = r.iteration_s - r.accumulation_s - r.forward_s - r.backward_s - r.optimizer_s - r.overhead_s;
   r.nic_utilization = deterministic.nic_utilization * deterministic.iteration_s / r.iteration_s;
   r.throughput_samples_per_s = deterministic.throughput_samples_per_s * deterministic.iteration_s / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;

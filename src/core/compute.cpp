@@ -225,6 +225,7 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
     for (std::size_t i = 0; i < n; ++i) out.backward_s[i] *= stretch;
     out.backward_total_s *= stretch;
   }
+  out.accumulation_s = (request.accumulation_steps - 1) * (out.forward_s + out.backward_total_s);
 }
 
 }  // namespace dtperf

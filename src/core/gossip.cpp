@@ -71,6 +71,7 @@ struct GossipPredictor::State {
   std::vector<double> done_s;
   std::vector<double> launch_s;
   std::vector<double> window_start_s;
+  std::vector<double> accumulation_sum_s;  // gradient accumulation's compute-only micro-steps
   std::vector<double> forward_sum_s;
   std::vector<double> backward_sum_s;
   std::vector<double> wait_sum_s;
@@ -106,7 +107,7 @@ struct GossipPredictor::State {
     cost_s.resize(cells);
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
-    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &window_start_s, &forward_sum_s,
+    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &window_start_s, &accumulation_sum_s, &forward_sum_s,
                     &backward_sum_s, &wait_sum_s, &previous_clock_s, &comm_until_s, &backward_iteration_s,
                     &wait_iteration_s, &local_free_s}) {
       v->resize(classes);
@@ -137,6 +138,7 @@ struct GossipPredictor::State {
   void record_step(int step);
   void fill_step_times();
   double forward_s = 0.0;     // one forward pass at compute factor 1 (set by prepare)
+  double accumulation_s = 0.0;  // the K - 1 compute-only micro-steps before it
   double compute_work_s = 0.0;  // one iteration's compute at factor 1 (set by prepare)
   double comm_factor = 1.0;     // contention: exchanges beside compute run x this
   double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
@@ -253,7 +255,7 @@ void GossipPredictor::State::account_traffic() {
 }
 
 void GossipPredictor::State::reset_clocks() {
-  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &forward_sum_s, &backward_sum_s, &wait_sum_s,
+  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s,
                   &local_free_s}) {
     std::fill(v->begin(), v->end(), 0.0);
   }
@@ -278,6 +280,13 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
   for (std::size_t u = 0; u < classes; ++u) {
     comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
     const double factor_u = inter_free_s[u] > clock[u] ? interference + host_share : interference;
+    // Gradient accumulation: the K - 1 micro-steps before the last only compute, beside
+    // whatever exchange is still running (more time for it to hide behind).
+    if (accumulation_s > 0.0) {
+      const double accumulation = stretched_compute_s(f[u] * accumulation_s, clock[u], comm_until[u], factor_u);
+      clock[u] += accumulation;
+      if (measure) accumulation_sum_s[u] += accumulation;
+    }
     const double forward = stretched_compute_s(f[u] * forward_s, clock[u], comm_until[u], factor_u);
     clock[u] += forward;
     if (measure) forward_sum_s[u] += forward;
@@ -453,6 +462,7 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
   r = IterationResult{};
   const double per_iteration = 1.0 / measured;
   r.iteration_s = mean_clock_advance() * per_iteration;
+  r.accumulation_s = mean_over_ranks(accumulation_sum_s) * per_iteration;
   r.forward_s = mean_over_ranks(forward_sum_s) * per_iteration;
   r.backward_s = mean_over_ranks(backward_sum_s) * per_iteration;
   r.exposed_comm_s = mean_over_ranks(wait_sum_s) * per_iteration;
@@ -485,7 +495,7 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
                                                                r.iteration_s)
                                  : 0.0;
   r.single_gpu_iteration_s = single_gpu_s;
-  r.throughput_samples_per_s = sc.ranks * s.replica_gpus * s.request.batch_per_gpu / r.iteration_s;
+  r.throughput_samples_per_s = sc.ranks * s.replica_gpus * s.request.samples_per_gpu_per_step() / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
   r.buckets = static_cast<int>(buckets);
   result.steps = traffic;
@@ -499,6 +509,7 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   times.backward_s = backward_s;
   compute_times(model, s.compute, s.request, times);
   forward_s = times.forward_s;
+  accumulation_s = times.accumulation_s;
   single_gpu_s = times.iteration_s();
   make_buckets(s, times);
   make_local_units(s, times);
@@ -507,7 +518,7 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   overhead_s = distributed ? s.compute.iteration_overhead_s +
                                  (s.network.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                            : 0.0;
-  compute_work_s = times.forward_s;
+  compute_work_s = times.accumulation_s + times.forward_s;
   for (std::size_t b = 0; b < buckets; ++b) compute_work_s += bucket_backward_s[b] + bucket_step_s[b] + bucket_mix_s[b];
   const std::size_t cells = compute_clock_s.size() * buckets;
   if (done_s.size() != cells) {  // allocates only when the bucket count changes
@@ -591,7 +602,7 @@ std::size_t GossipPredictor::memory_bytes() const {
   for (const auto* v : {&st.backward_s, &st.bucket_bytes, &st.bucket_backward_s, &st.bucket_step_s, &st.bucket_mix_s,
                         &st.cost_s, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
                         &st.intra_free_s, &st.inter_free_s, &st.done_s, &st.launch_s,
-                        &st.window_start_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
+                        &st.window_start_s, &st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
                         &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.backward_iteration_s,
                         &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s,
                         &st.local_free_s}) {
@@ -621,7 +632,7 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
   int measured = 0;
   for (int attempt = 0; attempt < kMaxWindows && !st.result.steady; ++attempt, half *= 2) {
     std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.window_start_s.begin());
-    for (auto* v : {&st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(v->begin(), v->end(), 0.0);
+    for (auto* v : {&st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(v->begin(), v->end(), 0.0);
     for (int i = 0; i < half; ++i, ++iteration) st.iterate(s, iteration, true);
     const double first = st.mean_clock_advance();
     for (int i = 0; i < half; ++i, ++iteration) {
@@ -667,7 +678,7 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Vari
   }
   std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.window_start_s.begin());
   std::copy(st.compute_clock_s.begin(), st.compute_clock_s.end(), st.previous_clock_s.begin());
-  for (auto* vec : {&st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(vec->begin(), vec->end(), 0.0);
+  for (auto* vec : {&st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s}) std::fill(vec->begin(), vec->end(), 0.0);
   st.durations.reset(reference_s);
   const int measured = period * whole_periods(std::max(v.iterations, 1), period);
   for (int k = 0; k < measured; ++k, ++iteration) {

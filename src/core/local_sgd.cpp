@@ -180,7 +180,7 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   it.inter_bytes_per_gpu += per_step * (r.wire_bytes_per_gpu + gather.inter_bytes_per_node / per_node);
   it.inter_bytes_per_node = it.inter_bytes_per_gpu * per_node;
   it.nic_utilization = it.inter_bytes_per_node / (net.nics_per_node * net.nic_line_bytes_per_s * it.iteration_s);
-  it.throughput_samples_per_s = net.ranks() * s.request.batch_per_gpu / it.iteration_s;
+  it.throughput_samples_per_s = net.ranks() * s.request.samples_per_gpu_per_step() / it.iteration_s;
   it.scaling_factor = it.single_gpu_iteration_s / it.iteration_s;
   return out;
 }

@@ -86,7 +86,9 @@ ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
 ComputeRequest compute_request(const ModelSpec& model, const WorkloadOptions& o, int ranks) {
   ComputeRequest r;
   r.source = o.compute_source;
-  r.batch_per_gpu = o.global_batch ? *o.global_batch / ranks : o.batch_per_gpu.value_or(model.default_batch_per_gpu);
+  r.accumulation_steps = o.accumulation_steps;
+  r.batch_per_gpu = o.global_batch ? *o.global_batch / (static_cast<double>(ranks) * o.accumulation_steps)
+                                   : o.batch_per_gpu.value_or(model.default_batch_per_gpu);
   r.optimizer = o.optimizer.value_or(model.default_optimizer);
   r.single_gpu_iteration_s = o.single_gpu_iteration_s;
   r.measured_batch_per_gpu = o.measured_batch_per_gpu;

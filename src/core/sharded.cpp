@@ -115,52 +115,71 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
 
   double compute_s = 0.0;
   const double optimizer_s = times.optimizer_s / (distributed ? shard : 1);
+  const int micro_steps = s.request.accumulation_steps;
   double end_s = 0.0;
+  double accumulation_s = 0.0;  // the compute of the micro-steps before the last
   if (!distributed) {
-    compute_s = times.forward_s + times.backward_total_s;
+    accumulation_s = times.accumulation_s;
+    compute_s = accumulation_s + times.forward_s + times.backward_total_s;
     end_s = compute_s + optimizer_s;
   } else if (s.sharding == Sharding::zero1 || s.sharding == Sharding::zero2) {
-    compute_s = times.forward_s * interference;
+    // Gradient accumulation: zero-1 keeps whole gradients and reduces them once, at the
+    // last micro-step; zero-2 keeps only its shard, so every micro-step reduce-scatters.
     double comm_end = 0.0;
-    for (std::size_t u = 0; u < count; ++u) {
-      compute_s += unit_backward[u];
-      comm_end = reduce(u, compute_s);
+    for (int k = 0; k < micro_steps; ++k) {
+      const bool last = k + 1 == micro_steps;
+      const bool reduces = last || s.sharding == Sharding::zero2;
+      // unit_backward carries the contention; a compute-only micro-step runs without it.
+      const double uncontended = reduces ? 1.0 : 1.0 / interference;
+      const double start = compute_s;
+      compute_s += times.forward_s * interference * uncontended;
+      for (std::size_t u = 0; u < count; ++u) {
+        compute_s += unit_backward[u] * uncontended;
+        if (reduces) comm_end = reduce(u, compute_s);
+      }
+      if (!last) accumulation_s += compute_s - start;
     }
     double clock = std::max(compute_s, comm_end) + optimizer_s;
     for (std::size_t u = 0; u < count; ++u) clock = stream.run(clock, gather(u));
     end_s = clock;
   } else {
-    // Forward runs the units in reverse gradient-ready order.
+    // Every micro-step gathers the parameters again and reduce-scatters its gradients
+    // (FSDP without no_sync keeps only sharded gradients).
     std::vector<double> gathered(count);
-    double previous_start = 0.0;
-    for (std::size_t k = 0; k < count; ++k) {
-      const std::size_t u = count - 1 - k;
-      gathered[u] = stream.run(previous_start, gather(u));
-      const double start = std::max(compute_s, gathered[u]);
-      previous_start = start;
-      compute_s = start + unit_forward[u];
-    }
-    // Backward: unit 0 is still gathered; the others are gathered again, one ahead.
-    double ready = 0.0;  // unit u's parameters gathered
     double comm_end = 0.0;
-    for (std::size_t u = 0; u < count; ++u) {
-      const double start = std::max(compute_s, ready);
-      if (u + 1 < count) ready = stream.run(start, gather(u + 1));
-      compute_s = start + unit_backward[u];
-      comm_end = reduce(u, compute_s);
+    for (int k = 0; k < micro_steps; ++k) {
+      // Forward runs the units in reverse gradient-ready order.
+      double previous_start = compute_s;
+      for (std::size_t j = 0; j < count; ++j) {
+        const std::size_t u = count - 1 - j;
+        gathered[u] = stream.run(previous_start, gather(u));
+        const double start = std::max(compute_s, gathered[u]);
+        previous_start = start;
+        compute_s = start + unit_forward[u];
+      }
+      // Backward: unit 0 is still gathered; the others are gathered again, one ahead.
+      double ready = 0.0;  // unit u's parameters gathered
+      for (std::size_t u = 0; u < count; ++u) {
+        const double start = std::max(compute_s, ready);
+        if (u + 1 < count) ready = stream.run(start, gather(u + 1));
+        compute_s = start + unit_backward[u];
+        comm_end = reduce(u, compute_s);
+      }
     }
+    accumulation_s = (micro_steps - 1) * (times.forward_s + times.backward_total_s) * interference;
     end_s = std::max(compute_s, comm_end) + optimizer_s;
   }
 
   // Compute as it runs (with contention); everything else before the optimizer step is
   // waiting for communication, inside forward and backward (fsdp) or after them.
   IterationResult r;
+  r.accumulation_s = accumulation_s;
   r.forward_s = times.forward_s * interference;
   r.backward_s = times.backward_total_s * interference;
   r.optimizer_s = optimizer_s;
   r.overhead_s = overhead;
   r.iteration_s = end_s + overhead;
-  r.exposed_comm_s = std::max(0.0, end_s - optimizer_s - r.forward_s - r.backward_s);
+  r.exposed_comm_s = std::max(0.0, end_s - optimizer_s - accumulation_s - r.forward_s - r.backward_s);
   r.comm_busy_s = stream.busy_s;
   r.nic_busy_s = stream.nic_busy_s;
   r.intra_bytes_per_gpu = stream.intra_bytes_per_rank;
@@ -169,7 +188,7 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
   const double nic_capacity = net.nics_per_node * net.nic_line_bytes_per_s * r.iteration_s;
   r.nic_utilization = net.nodes > 1 ? r.inter_bytes_per_node / nic_capacity : 0.0;
   r.single_gpu_iteration_s = times.iteration_s();
-  r.throughput_samples_per_s = ranks * s.request.batch_per_gpu / r.iteration_s;
+  r.throughput_samples_per_s = ranks * s.request.samples_per_gpu_per_step() / r.iteration_s;
   r.scaling_factor = r.single_gpu_iteration_s / r.iteration_s;
   r.buckets = static_cast<int>(count);
   return r;

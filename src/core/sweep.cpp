@@ -111,7 +111,7 @@ SweepPoint SweepGrid::point(std::uint64_t index) const {
   p.inter_latency_us = pick(axes_.inter_latency_us, 5, base_.cluster.inter.latency_s * 1e6);
   const int ranks = p.nodes * p.gpus_per_node;
   const double base_batch = base_.workload.global_batch
-                                ? *base_.workload.global_batch / ranks
+                                ? *base_.workload.global_batch / (static_cast<double>(ranks) * base_.workload.accumulation_steps)
                                 : base_.workload.batch_per_gpu.value_or(p.model->default_batch_per_gpu);
   p.batch_per_gpu = pick(axes_.batch_per_gpu, 6, base_batch);
   p.compression_ratio = pick(axes_.compression_ratio, 7, base_.workload.compression_ratio);

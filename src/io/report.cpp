@@ -38,6 +38,7 @@ Json model_json(const ModelSpec& m, const ComputeRequest& request, ComputeSource
       {"tensors", m.tensors.size()},
       {"sample_unit", m.sample_unit},
       {"batch_per_gpu", request.batch_per_gpu},
+      {"accumulation_steps", request.accumulation_steps},
       {"optimizer", optimizer_name(request.optimizer)},
       {"compute_source", compute_source_name(source)},
   };
@@ -58,6 +59,7 @@ Json allreduce_options_json(const AllReduceOptions& o) {
 Json iteration_json(const IterationResult& r) {
   return {
       {"iteration_ms", r.iteration_s / units::ms},
+      {"accumulation_ms", r.accumulation_s / units::ms},
       {"forward_ms", r.forward_s / units::ms},
       {"backward_ms", r.backward_s / units::ms},
       {"exposed_comm_ms", r.exposed_comm_s / units::ms},
@@ -84,16 +86,20 @@ std::string run_summary(const ClusterProfile& c, const ModelSpec& m, DType dtype
 
 std::string iteration_tables(const IterationResult& r, const std::string& sample_unit) {
   const auto ms = [](double s) { return fixed(s / units::ms, 2); };
-  Table time({{"iteration", "ms"},
-              {"forward", "ms"},
-              {"backward", "ms"},
-              {"exposed-comm", "ms"},
-              {"optimizer", "ms"},
-              {"overhead", "ms"},
-              {"comm-busy", "ms"},
-              {"NIC-busy", "ms"}});
-  time.add_row({ms(r.iteration_s), ms(r.forward_s), ms(r.backward_s), ms(r.exposed_comm_s), ms(r.optimizer_s),
-                ms(r.overhead_s), ms(r.comm_busy_s), ms(r.nic_busy_s)});
+  // Gradient accumulation's micro-steps get a column of their own when there are any.
+  const bool accumulates = r.accumulation_s > 0.0;
+  std::vector<Table::Column> columns = {{"iteration", "ms"}};
+  if (accumulates) columns.push_back({"accumulation", "ms"});
+  for (const char* name : {"forward", "backward", "exposed-comm", "optimizer", "overhead", "comm-busy", "NIC-busy"}) {
+    columns.push_back({name, "ms"});
+  }
+  Table time(columns);
+  std::vector<std::string> row = {ms(r.iteration_s)};
+  if (accumulates) row.push_back(ms(r.accumulation_s));
+  for (double s : {r.forward_s, r.backward_s, r.exposed_comm_s, r.optimizer_s, r.overhead_s, r.comm_busy_s, r.nic_busy_s}) {
+    row.push_back(ms(s));
+  }
+  time.add_row(row);
   Table rates({{"intra/GPU", "MB"},
                {"inter/node", "MB"},
                {"NIC-util", "%"},

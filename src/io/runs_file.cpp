@@ -18,6 +18,7 @@ int count(ObjectReader& r, const std::string& key) {
   const bool steps = key == "inner_steps" || key == "fragments" || key == "overlap_steps";
   const std::int64_t most = key == "nodes" || key == "group_nodes" ? limits::kMaxNodes
                             : steps                                ? limits::kMaxInnerSteps
+                            : key == "grad_accum_steps"            ? limits::kMaxAccumulationSteps
                                                                    : limits::kMaxGpusPerNode;
   return static_cast<int>(r.integer(key, 1, most));
 }
@@ -100,6 +101,7 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   w.measured_batch_per_gpu = r.optional_number("measured_batch_per_gpu", Range::positive);
   w.compression_ratio = r.optional_number("compression", Range::at_least_one).value_or(1.0);
   if (r.has("recompute_activations")) w.recompute_activations = r.boolean("recompute_activations");
+  if (auto x = optional_count(r, "grad_accum_steps")) w.accumulation_steps = *x;
   if (r.has("grad_dtype")) w.grad_bytes = r.choice("grad_dtype", {"fp32", "bf16", "fp16"}) == "fp32" ? 4 : 2;
 
   AllReduceOptions& a = c.allreduce;
