@@ -113,6 +113,34 @@ TEST_CASE("SGP steps, waits for the previous push, mixes and pushes again", "[go
   CHECK_THAT(p.predict(two_ranks(0.5e9)).iteration.iteration_s, WithinRel(20.03e-3, 1e-9));
 }
 
+TEST_CASE("the directed one-peer exponential graph under Decent-DP: per bucket, one send and one receive",
+          "[gossip][directed]") {
+  // Two tensors of 10 MB, each a bucket of its own (5 MiB cap). On two ranks the directed
+  // graph sends to and receives from the one other rank: the same transfers as the ring's
+  // pair, bucket after bucket on the same link, so the same timeline.
+  ModelSpec m = one_tensor();
+  m.tensors.push_back(m.tensors.front());
+  for (const double nic : {10e9, 0.5e9}) {
+    INFO("NIC " << nic);
+    GossipScenario s = two_ranks(nic);
+    s.options.bucket_cap_bytes = 5.0 * 1024 * 1024;
+    GossipPredictor ring(m, compile_schedule(make_topology("ring", 2, 1)));
+    GossipPredictor directed(m, compile_schedule(make_topology("one-peer-exp-directed", 2, 1)));
+    const IterationResult a = ring.predict(s).iteration;
+    const IterationResult b = directed.predict(s).iteration;
+    CHECK(b.buckets == 2);
+    CHECK_THAT(b.iteration_s, WithinRel(a.iteration_s, 1e-12));
+    CHECK_THAT(b.exposed_comm_s + 1.0, WithinRel(a.exposed_comm_s + 1.0, 1e-12));
+  }
+  // Four ranks on four nodes, one bucket, communication-bound: every step each rank sends
+  // 10 MB and receives 10 MB at once (full duplex), X = 20 ms: T = X + mix + step.
+  const ModelSpec one = one_tensor();
+  GossipPredictor four(one, compile_schedule(make_topology("one-peer-exp-directed", 4, 1)));
+  GossipScenario s = two_ranks(0.5e9);
+  s.network.nodes = 4;
+  CHECK_THAT(four.predict(s).iteration.iteration_s, WithinRel(20.12e-3, 1e-9));
+}
+
 TEST_CASE("one-peer-exp alternates fast and slow iterations: per-step times and quantiles", "[gossip][steps]") {
   const ModelSpec m = one_tensor();
   // 2 nodes x 2 ranks. Step 0 pairs i with i XOR 1 inside a node: 10 MB / 100 GB/s =

@@ -2,7 +2,12 @@
 // and the Lanczos path (n > 512), and exact averaging over a period.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
+#include <vector>
+
+#include <Eigen/Eigenvalues>
 
 #include "dtperf/mixing.hpp"
 
@@ -10,14 +15,16 @@ using namespace dtperf;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
-TEST_CASE("step mixing matrices are symmetric and doubly stochastic", "[mixing]") {
+TEST_CASE("step mixing matrices are doubly stochastic, and symmetric unless directed", "[mixing]") {
   for (const TopologyInfo& info : topologies()) {
     const Topology t = make_topology(info.name, 16, 4);
     for (int k = 0; k < t.period(); ++k) {
       INFO(info.name << " step " << k);
       const Eigen::MatrixXd w = step_mixing_matrix(t, k);
-      CHECK((w - w.transpose()).cwiseAbs().maxCoeff() < 1e-12);
+      // (A directed step is symmetric only when it sends half-way round: S^(n/2).)
+      if (!t.directed()) CHECK((w - w.transpose()).cwiseAbs().maxCoeff() < 1e-12);
       CHECK((w.rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-12);
+      CHECK((w.colwise().sum().array() - 1.0).abs().maxCoeff() < 1e-12);
       CHECK(w.minCoeff() >= 0.0);
     }
   }
@@ -48,4 +55,32 @@ TEST_CASE("spectral gaps match their closed forms", "[mixing]") {
   CHECK_THAT(mixing_quality(make_topology("exponential", 16, 4)).spectral_gap, WithinRel(2.0 / 5.0, 1e-9));
   // AER on 2 nodes of 4: W = (B + J)/2 with B the node blocks: gap 1/2.
   CHECK_THAT(mixing_quality(make_topology("alternating-exp-ring", 8, 4)).spectral_gap, WithinRel(0.5, 1e-9));
+}
+
+TEST_CASE("the directed one-peer exponential graph: circulant eigenvalues by hand", "[mixing][directed]") {
+  // n = 4: shifts 1 and 2, W = ((I + S) / 2 + (I + S^2) / 2) / 2. With w = i:
+  // lambda_1 = ((1 + i) / 2 + 0) / 2, |lambda_1| = sqrt(2) / 4; lambda_2 = (0 + 1) / 2 = 1/2;
+  // lambda_3 = conj(lambda_1). Gap 1 - 1/2.
+  const Topology four = make_topology("one-peer-exp-directed", 4, 2);
+  REQUIRE(four.period() == 2);
+  const MixingQuality q = mixing_quality(four);
+  CHECK_THAT(q.spectral_gap, WithinAbs(0.5, 1e-12));
+  CHECK(q.exact_average_per_period);  // (1 + x)(1 + x^2) / 4 = (1 + x + x^2 + x^3) / 4
+  CHECK(q.degree == 2);
+  // Any n >= 2: the closed form agrees with a general eigen-solver on the averaged matrix,
+  // and only powers of two average exactly in a period.
+  for (int n : {6, 8, 12}) {
+    INFO("n=" << n);
+    const Topology t = make_topology("one-peer-exp-directed", n, 2);
+    Eigen::MatrixXd w = Eigen::MatrixXd::Zero(n, n);
+    for (int k = 0; k < t.period(); ++k) w += step_mixing_matrix(t, k) / t.period();
+    const Eigen::VectorXcd lambda = Eigen::EigenSolver<Eigen::MatrixXd>(w).eigenvalues();
+    std::vector<double> moduli;
+    for (Eigen::Index j = 0; j < lambda.size(); ++j) moduli.push_back(std::abs(lambda[j]));
+    std::sort(moduli.begin(), moduli.end());
+    CHECK_THAT(moduli.back(), WithinAbs(1.0, 1e-9));
+    const MixingQuality d = mixing_quality(t);
+    CHECK_THAT(d.spectral_gap, WithinAbs(1.0 - moduli[moduli.size() - 2], 1e-9));
+    CHECK(d.exact_average_per_period == (n == 8));
+  }
 }

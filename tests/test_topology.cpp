@@ -51,6 +51,19 @@ TEST_CASE("every built-in topology partitions the ranks in every round", "[topol
   }
 }
 
+TEST_CASE("the directed one-peer exponential graph sends over 2^k at step k", "[topology][directed]") {
+  const Topology t = make_topology("one-peer-exp-directed", 12, 4);
+  REQUIRE(t.period() == 4);  // ceil(log2 12)
+  CHECK(t.directed());
+  for (int k = 0; k < 4; ++k) {
+    CHECK(t.steps[static_cast<std::size_t>(k)].mixing == Mixing::push_average);
+    CHECK(t.steps[static_cast<std::size_t>(k)].shift == (1 << k) % 12);
+    CHECK(t.steps[static_cast<std::size_t>(k)].rounds.empty());
+  }
+  CHECK_FALSE(make_topology("one-peer-exp", 8, 4).directed());
+  CHECK(error_of("one-peer-exp-directed", 1, 1).find("at least 2 ranks") != std::string::npos);
+}
+
 TEST_CASE("ring pairs neighbours, even pairs then odd pairs", "[topology]") {
   const Topology t = make_topology("ring", 8, 4);
   REQUIRE(t.period() == 2);

@@ -4,7 +4,9 @@
 // each rank with all the peers it met in step k (neighbour_average). The gap is
 // 1 - |lambda_2|, the largest eigenvalue magnitude besides the 1 of the consensus vector:
 // 1 for exact averaging, near 0 for slowly mixing graphs (a ring: about 2 pi^2 / n^2).
-// Every matrix here is symmetric and doubly stochastic.
+// Every matrix here is doubly stochastic; all are symmetric except a directed topology's
+// (push_average steps), whose average is circulant: its eigenvalues are known in closed
+// form (mixing.cpp), and the gap is 1 - the largest |lambda| besides the consensus 1.
 //
 // Small n: dense eigen-decomposition (Eigen). Large n: Lanczos with full
 // re-orthogonalisation on W restricted to the complement of the consensus vector, using

@@ -24,6 +24,13 @@
 //                         log2(n) peers i XOR 2^k, exchanged in log2(n) pairwise rounds;
 //                         mixing weight 1/(log2(n)+1); n a power of two
 //   random-matching       a fresh random perfect matching each step (seeded, period 16)
+//   one-peer-exp-directed the directed one-peer exponential graph (SGP's, Assran et al.
+//                         2019): step k each rank sends to i + 2^k and receives from
+//                         i - 2^k (mod n), and averages what it received with its own,
+//                         x_i <- (x_i + x_{i-2^k}) / 2; k = 0..ceil(log2 n) - 1; any n >= 2,
+//                         the exact average every period when n is a power of two. Each rank
+//                         sends and receives one message per step (one-peer-exp exchanges
+//                         both ways with one peer), under Decent-DP's per-bucket semantics.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -47,11 +54,14 @@ enum class Mixing : std::uint8_t {
   group_average,      // one round; each rank takes the mean of its group
   neighbour_average,  // several pairwise rounds; each rank takes the mean of itself and all
                       // the peers it met in the step (a static graph's uniform weights)
+  push_average,       // directed: each rank sends to i + shift and averages itself with
+                      // what it received from i - shift (no rounds)
 };
 
 struct Step {
   std::vector<Round> rounds;
   Mixing mixing = Mixing::group_average;
+  int shift = 0;  // push_average: the distance every rank sends over, mod n
 };
 
 struct Topology {
@@ -61,6 +71,7 @@ struct Topology {
   std::vector<Step> steps;  // one period
   int period() const { return static_cast<int>(steps.size()); }
   int nodes() const { return ranks / ranks_per_node; }
+  bool directed() const { return !steps.empty() && steps.front().mixing == Mixing::push_average; }
 };
 
 struct TopologyInfo {

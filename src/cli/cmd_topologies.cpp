@@ -17,10 +17,15 @@ namespace dtperf::cli {
 
 namespace {
 
-// Every step of the period: its mixing rule and its rounds of disjoint groups of ranks.
+// Every step of the period: its mixing rule and its rounds of disjoint groups of ranks
+// (a directed step: the distance every rank sends over).
 io::Json schedule_json(const Topology& t) {
   io::Json steps = io::Json::array();
   for (const Step& step : t.steps) {
+    if (step.mixing == Mixing::push_average) {
+      steps.push_back({{"mixing", "push_average"}, {"send_to", fmt::format("(i + {}) mod {}", step.shift, t.ranks)}});
+      continue;
+    }
     io::Json rounds = io::Json::array();
     for (const Round& round : step.rounds) {
       io::Json groups = io::Json::array();

@@ -76,6 +76,7 @@ struct GossipPredictor::State {
   std::vector<double> backward_sum_s;
   std::vector<double> wait_sum_s;
   std::vector<double> comm_until_s;          // per class, within compute_phase
+  std::vector<double> received_s;            // per class x peer: directed receives' ends
   std::vector<double> backward_iteration_s;  // per class, within compute_phase
   std::vector<double> wait_iteration_s;      // per class, within compute_phase
   std::vector<double> factor;          // per class: this iteration's compute factor
@@ -113,6 +114,7 @@ struct GossipPredictor::State {
       v->resize(classes);
     }
     factor.assign(classes, 1.0);
+    received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
     mean.reserve(classes);
     // done_s and launch_s are per class x bucket: sized once the buckets are known.
     traffic.resize(static_cast<std::size_t>(schedule->period));
@@ -256,7 +258,7 @@ void GossipPredictor::State::account_traffic() {
 
 void GossipPredictor::State::reset_clocks() {
   for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s,
-                  &local_free_s}) {
+                  &local_free_s, &received_s}) {
     std::fill(v->begin(), v->end(), 0.0);
   }
   std::fill(done_s.begin(), done_s.end(), 0.0);
@@ -391,26 +393,37 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
     // A transfer starts once the sender has launched it and the receiver has posted its
     // receive (at its own launch); sends and receives run at once (full duplex). A rank's
     // sends over one link level (inside the node, across nodes) go one after another: its
-    // link carries them all; different levels run side by side.
-    double intra_free = launch_s[u];
-    double inter_free = launch_s[u];
+    // link carries them all, bucket after bucket; different levels run side by side. A
+    // bucket's receive from a peer follows that peer's previous bucket.
+    // The link levels carry on from the previous iteration's buckets.
+    double intra_free = std::max(launch_s[u], intra_free_s[u]);
+    double inter_free = std::max(launch_s[u], inter_free_s[u]);
     double done = launch_s[u];
-    for (std::size_t j = 0; j < peers; ++j) {
-      const std::size_t i = row + u * peers + j;
-      const auto to = static_cast<std::size_t>(sc.send_to[i]);
-      const auto from = static_cast<std::size_t>(sc.receive_from[i]);
-      const std::uint32_t out = sc.send_placement[i];
-      double& level = sc.placements[out].nodes > 1 ? inter_free : intra_free;
-      const double send_start = std::max(level, launch_s[to]);
-      const double receive_start = std::max(launch_s[from], launch_s[u]);
-      const double send_cost = cost_s[out * buckets];
-      const double receive_cost = cost_s[sc.receive_placement[i] * buckets];
-      level = send_start + exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]));
-      const double received =
-          receive_start + exchange_s(receive_cost, receive_start, std::max(compute_clock_s[from], compute_clock_s[u]));
-      done = std::max({done, level, received});
+    double* received = received_s.data() + u * peers;  // per peer, the last receive's end
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const double* launch = launch_s.data() + b * classes;
+      intra_free = std::max(intra_free, launch[u]);
+      inter_free = std::max(inter_free, launch[u]);
+      double bucket_done = launch[u];
+      for (std::size_t j = 0; j < peers; ++j) {
+        const std::size_t i = row + u * peers + j;
+        const auto to = static_cast<std::size_t>(sc.send_to[i]);
+        const auto from = static_cast<std::size_t>(sc.receive_from[i]);
+        const std::uint32_t out = sc.send_placement[i];
+        double& level = sc.placements[out].nodes > 1 ? inter_free : intra_free;
+        const double send_start = std::max(level, launch[to]);
+        const double receive_start = std::max({launch[from], launch[u], received[j]});
+        const double send_cost = cost_s[out * buckets + b];
+        const double receive_cost = cost_s[sc.receive_placement[i] * buckets + b];
+        level = send_start + exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]));
+        received[j] = receive_start +
+                      exchange_s(receive_cost, receive_start, std::max(compute_clock_s[from], compute_clock_s[u]));
+        bucket_done = std::max({bucket_done, level, received[j]});
+      }
+      done_s[b * classes + u] = bucket_done;
+      done = std::max(done, bucket_done);
     }
-    done_s[u] = done;
+    intra_free_s[u] = intra_free;
     inter_free_s[u] = done;
   }
 }

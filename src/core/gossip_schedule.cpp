@@ -64,9 +64,13 @@ std::vector<int> representatives(const CompiledSchedule& s) {
   return rep;
 }
 
+// A directed topology (push_average steps), compiled as SGP's graph is (defined below).
+std::shared_ptr<const CompiledSchedule> compile_push_schedule(const Topology& t, bool merge_equivalent_ranks);
+
 }  // namespace
 
 std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool merge_equivalent_ranks) {
+  if (t.directed()) return compile_push_schedule(t, merge_equivalent_ranks);
   auto s = std::make_shared<CompiledSchedule>();
   s->ranks = t.ranks;
   s->ranks_per_node = t.ranks_per_node;
@@ -274,6 +278,14 @@ std::shared_ptr<const CompiledSchedule> compile_directed(int n, int per_node, in
     }
   }
   return s;
+}
+
+std::shared_ptr<const CompiledSchedule> compile_push_schedule(const Topology& t, bool merge_equivalent_ranks) {
+  const int n = t.ranks;
+  return compile_directed(
+      n, t.ranks_per_node, t.period(), 1,
+      [&t, n](int rank, int k, int) { return (rank + t.steps[static_cast<std::size_t>(k)].shift) % n; },
+      merge_equivalent_ranks);
 }
 
 }  // namespace

@@ -44,6 +44,11 @@ class AveragedMixing {
 
   void apply_step(int k, const Eigen::VectorXd& x, Eigen::VectorXd& y) const {
     const Step& step = t_.steps[static_cast<std::size_t>(k)];
+    if (step.mixing == Mixing::push_average) {
+      const Eigen::Index n = x.size();
+      for (Eigen::Index i = 0; i < n; ++i) y[i] = 0.5 * (x[i] + x[(i - step.shift % n + n) % n]);
+      return;
+    }
     if (step.mixing == Mixing::neighbour_average) {
       const auto& peers = peers_[static_cast<std::size_t>(k)];
       for (std::size_t i = 0; i < peers.size(); ++i) {
@@ -146,6 +151,28 @@ std::pair<double, bool> lanczos_second_eigenvalue(const AveragedMixing& mixing, 
   return {estimate, false};
 }
 
+// A directed topology's steps are shifts, so every step matrix W_k = (I + S^{s_k}) / 2 is
+// circulant (S the cyclic shift) and so is their average: its eigenvalues are
+// lambda_j = (1/P) sum_k (1 + w^(j s_k)) / 2 with w = exp(2 pi i / n), j = 0..n-1, and
+// lambda_0 = 1. It is doubly stochastic but not symmetric; the gap is 1 - max_{j>0} |lambda_j|
+// (the rate at which the average of the steps contracts disagreement), in O(n P).
+double circulant_second_eigenvalue(const Topology& t) {
+  const int n = t.ranks;
+  const double period = t.period();
+  double second = 0.0;
+  for (int j = 1; j < n; ++j) {
+    double re = 0.0;
+    double im = 0.0;
+    for (const Step& step : t.steps) {
+      const double angle = 2.0 * M_PI * static_cast<double>((static_cast<std::int64_t>(j) * step.shift) % n) / n;
+      re += 0.5 * (1.0 + std::cos(angle));
+      im += 0.5 * std::sin(angle);
+    }
+    second = std::max(second, std::hypot(re, im) / period);
+  }
+  return second;
+}
+
 }  // namespace
 
 void apply_step_mixing(const Topology& topology, int step, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
@@ -177,7 +204,9 @@ MixingQuality mixing_quality(const Topology& topology) {
   }
   const AveragedMixing mixing(topology);
   double second = 0.0;
-  if (n <= kDenseLimit) {
+  if (topology.directed()) {
+    second = circulant_second_eigenvalue(topology);
+  } else if (n <= kDenseLimit) {
     second = dense_second_eigenvalue(mixing, n);
   } else {
     std::tie(second, q.converged) = lanczos_second_eigenvalue(mixing, n);
@@ -196,6 +225,7 @@ MixingQuality mixing_quality(const Topology& topology) {
 
   std::set<std::int32_t> peers;
   for (const Step& step : topology.steps) {
+    if (step.mixing == Mixing::push_average) peers.insert(step.shift % n);  // rank 0 sends to
     for (const Round& round : step.rounds) {
       for (std::size_t g = 0; g < round.groups(); ++g) {
         const auto group = round.group(g);

@@ -23,6 +23,9 @@ const TopologyInfo kTopologies[] = {
     {"exponential", "static exponential graph (hypercube form): each rank averages with its log2(n) peers i XOR 2^k",
      "ranks a power of two >= 4"},
     {"random-matching", "a random perfect matching each step (seeded, period 16)", "an even number of ranks"},
+    {"one-peer-exp-directed",
+     "directed one-peer exponential graph (SGP's): step k sends to i + 2^k, averages what comes from i - 2^k",
+     "at least 2 ranks (exact average per period for a power of two)"},
 };
 
 bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
@@ -116,6 +119,10 @@ std::string check(const std::string& name, int n, int per_node) {
       return fmt::format("one-peer-exp needs a power-of-two number of ranks, got {}; use {}", n,
                          nearby_powers_of_two(n, "ranks"));
     }
+    return "";
+  }
+  if (name == "one-peer-exp-directed") {
+    if (n < 2) return "one-peer-exp-directed needs at least 2 ranks, got 1";
     return "";
   }
   if (name == "exponential") {
@@ -236,6 +243,13 @@ Topology make_topology(const std::string& name, int n, int per_node, std::uint64
     step.mixing = Mixing::neighbour_average;
     for (int k = 0; k < log2_exact(n); ++k) step.rounds.push_back(xor_pairs(n, 1 << k));
     t.steps.push_back(std::move(step));
+  } else if (name == "one-peer-exp-directed") {
+    for (int k = 0; k < log2_exact(n); ++k) {
+      Step step;
+      step.mixing = Mixing::push_average;
+      step.shift = (1 << k) % n;
+      t.steps.push_back(std::move(step));
+    }
   } else if (name == "random-matching") {
     std::uint64_t state = seed;
     std::vector<int> order(static_cast<std::size_t>(n));
