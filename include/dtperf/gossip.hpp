@@ -26,6 +26,11 @@
 // rank waits for the message sent to it at the previous step, mixes (x + x_in) / 2 with the
 // push-sum weight, and sends its whole model to its next peer.
 //
+// A directed topology (one-peer-exp-directed, topology.hpp) runs the same directed
+// transfers under Decent-DP's semantics: per bucket, each rank sends to one peer and
+// receives from another; a link level carries a rank's sends bucket after bucket, and a
+// bucket's receive from a peer follows that peer's previous one.
+//
 // Non-overlapped SGP ("sgp-sync" among the schemes) is the same with `overlap = false`:
 // the push is awaited in the iteration that sent it, so there is no staleness and no
 // overlap: T = F + B + step + mix + X.
