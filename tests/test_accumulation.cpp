@@ -12,24 +12,13 @@
 #include "dtperf/scenario.hpp"
 #include "dtperf/sharded.hpp"
 #include "dtperf/zoo.hpp"
+#include "toy_model.hpp"
 
 using namespace dtperf;
+using dtperf::test::one_tensor;
 using Catch::Matchers::WithinRel;
 
 namespace {
-
-// One tensor of 10 MB (2.5 M fp32 parameters) with 10 ms of measured backward at the
-// request's batch; forward is half of it, 5 ms.
-ModelSpec one_tensor() {
-  ModelSpec m;
-  m.name = "toy";
-  TensorSpec t;
-  t.name = "w";
-  t.params = 2'500'000;
-  t.measured_backward_s = 10e-3;
-  m.tensors.push_back(t);
-  return m;
-}
 
 // Two nodes of one GPU, no latency, no dispatch floor, memory at 1 TB/s: the SGD step is
 // 3 passes x 10 MB = 30 us; Decent-DP's mixing 9 passes = 90 us.
