@@ -183,6 +183,24 @@ grep -q '(generic base)' "$work/host.json" || fail "the host run's profile does 
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["profile"]["schema"]=="dtperf.profile/1", r' \
   "$work/fit-report.json" || fail "fit --json without -o does not carry the profile"
 expect 2 "^dtperf: error: --output: fitting calibration inputs needs -o PROFILE.json, or --json to print the profile$" fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2
+# A profile fitted on 8 nodes predicts the same model at 4, 8 and 16 nodes without a step
+# at the measured shape (its table and the formula meet there): the time per iteration
+# never falls as nodes are added.
+log8="$2/../../shared/data/nccl-tests/all_reduce_8x8_h100-ib400_1.txt"
+if [ -f "$log8" ]; then
+  expect 0 'Wrote the profile' fit "$log8" --base dgx-h100 -o "$work/h100x8.json"
+  for n in 4 8 16; do
+    "$dtperf" predict --profile "$work/h100x8.json" --model gpt2-xl --nodes $n --json >"$work/n$n.json" ||
+      fail "predict at $n nodes on the fitted profile failed"
+  done
+  python3 - "$work/n4.json" "$work/n8.json" "$work/n16.json" <<'PY' || fail "the fitted profile is not continuous in the node count"
+import json, sys
+t = [json.load(open(f))["result"]["iteration_ms"] for f in sys.argv[1:]]
+assert t[0] <= t[1] * (1 + 1e-9) and t[1] <= t[2] * (1 + 1e-9), t
+PY
+else
+  echo "skipped: the node-count continuity check needs $log8"
+fi
 head -n 12 "$work/ar.txt" >"$work/truncated.txt"
 printf '     4194304       1048576     float     sum      -1   187.77   22.34\n' >>"$work/truncated.txt"
 expect 2 'truncated.txt: line 13: ' fit "$work/truncated.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/never.json"

@@ -2,6 +2,7 @@
 // NIC sharing, calibrated tables and the [NET] reduction term.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <vector>
 
 #include "dtperf/network.hpp"
@@ -144,22 +145,38 @@ TEST_CASE("the [NET] reduction term adds (p-1) vector adds of S/p", "[network][r
   CHECK(ReductionCost{add}.time_s(1e9) == 30e-6);
 }
 
-TEST_CASE("a calibrated table replaces the formula for its shape", "[network][table]") {
+TEST_CASE("a calibrated table is exact at its shape and scales the formula at other node counts", "[network][table]") {
   NetworkParams net = eight_by_eight();
+  // The formula on 2 nodes x 8 ranks (no latency): each rank sends 2 x 15/16 S = 1.875 S
+  // through the node's 12.5 GB/s: 150 us per MB. The table measures 2x, 1.5x and 1x that.
   std::vector<CollectiveTable> tables(1);
   tables[0].collective = "all_reduce";
   tables[0].ranks = 16;
   tables[0].nodes = 2;
-  tables[0].bytes_and_time_s = {{1e6, 100e-6}, {4e6, 400e-6}, {16e6, 1000e-6}};
+  tables[0].bytes_and_time_s = {{1e6, 300e-6}, {4e6, 900e-6}, {16e6, 2400e-6}};
   net.tables = tables;
+  const auto us = [&](GroupShape g, double bytes) { return allreduce_cost(net, g, bytes, Algorithm::ring).time_s * 1e6; };
   const GroupShape two_nodes{2, 8, 8};
-  // Log-log halfway between 1 MB and 4 MB is 2 MB: time sqrt(100 x 400) us = 200 us.
-  CHECK_THAT(allreduce_cost(net, two_nodes, 2e6, Algorithm::ring).time_s, WithinRel(200e-6, 1e-9));
-  // Beyond the table the last segment's slope continues: 1000 us + 4 MB x (600 us / 12 MB).
-  CHECK_THAT(allreduce_cost(net, two_nodes, 20e6, Algorithm::ring).time_s, WithinRel(1200e-6, 1e-9));
-  // Other shapes keep the formula.
-  const double formula = allreduce_cost(net, GroupShape{4, 8, 8}, 2e6, Algorithm::ring).time_s;
-  CHECK(formula != Approx(200e-6));
+  // At its own shape: the table. Log-log halfway between 1 MB and 4 MB: sqrt(300 x 900) us.
+  CHECK_THAT(us(two_nodes, 1e6), WithinRel(300.0, 1e-9));
+  CHECK_THAT(us(two_nodes, 2e6), WithinRel(std::sqrt(300.0 * 900.0), 1e-9));
+  // Beyond the table the ratio at its end (1) holds: the formula, 20 x 150 us.
+  CHECK_THAT(us(two_nodes, 20e6), WithinRel(3000.0, 1e-9));
+  // 4 nodes x 8 ranks: the formula (2 x 31/32 S = 1.9375 S per rank, 310 us for 2 MB)
+  // times the table's ratio at 2 MB on its own shape, sqrt(300 x 900) / 300.
+  CHECK_THAT(us(GroupShape{4, 8, 8}, 2e6), WithinRel(310.0 * std::sqrt(300.0 * 900.0) / 300.0, 1e-9));
+  // Other ranks per node keep the formula: 4 nodes x 4 ranks, 2 x 15/16 x 2 MB through the
+  // NIC's 12.5 GB/s (4 ranks crossing, one NIC) = 300 us.
+  CHECK_THAT(us(GroupShape{4, 4, 4}, 2e6), WithinRel(300.0, 1e-9));
+  // One node is another level: the formula, 2 x 7/8 x 2 MB at 100 GB/s = 35 us.
+  CHECK_THAT(us(GroupShape{1, 8, 8}, 2e6), WithinRel(35.0, 1e-9));
+  // Compressed 2x, 4 MB puts 2 MB on the wire: the table's time for 2 MB.
+  net.compression_ratio = 2.0;
+  CHECK_THAT(us(two_nodes, 4e6), WithinRel(std::sqrt(300.0 * 900.0), 1e-9));
+  // An all_reduce table says nothing of all_gather: 15/16 x 2 MB at 12.5 GB/s on the wire.
+  net.compression_ratio = 1.0;
+  CHECK_THAT(collective_cost(net, two_nodes, Collective::all_gather, 2e6).time_s * 1e6,
+             WithinRel(15.0 / 16.0 * 2e6 / 12.5e9 * 1e6, 1e-9));
 }
 
 TEST_CASE("a pair send moves the message once each way", "[network][p2p]") {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -24,7 +25,11 @@
 #include <fmt/format.h>
 
 #include "dtperf/fit.hpp"
+#include "dtperf/io/calibrated_profile.hpp"
 #include "dtperf/io/nccl_tests.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/network.hpp"
+#include "dtperf/scenario.hpp"
 
 using namespace dtperf;
 
@@ -130,4 +135,40 @@ TEST_CASE("fits predict the sizes they did not see within 5 % on real logs", "[v
     CHECK(best.errors.geomean <= bound);
   }
   std::cout << summary.str();  // one line per log, unwrapped
+}
+
+TEST_CASE("a profile fitted on 8 nodes is continuous in the node count", "[validation][nccl_tests][continuity]") {
+  if (!std::filesystem::exists(kData + "README.md")) {
+    WARN("skipped: the nccl-tests logs are not at " << kData << " (they live in ../shared/data beside the repository)");
+    return;
+  }
+  // 64 H100 on 8 nodes: the measured mid sizes run 2-3x slower than one latency and one
+  // bandwidth predict (busbw 88 GB/s at 16 MiB, 320 GB/s at 2 GiB).
+  const std::string name = "all_reduce_8x8_h100-ib400_1.txt";
+  io::FitInputs inputs;
+  inputs.logs.emplace_back(name, io::read_nccl_tests_file(kData + name));
+  io::FitSettings settings;
+  settings.base = io::load_profile("dgx-h100");
+  settings.created = "2026-11-23";
+  const io::FitOutcome fitted = io::build_calibrated_profile(inputs, settings);
+  CHECK(fitted.profile.nodes == 8);  // the measured node count, not the base's
+  const NetworkParams net = network_params(fitted.profile, 1.0, {});
+  NetworkParams formula = net;
+  formula.tables = {};
+  const auto us = [&](const NetworkParams& n, int nodes, double bytes) {
+    return allreduce_cost(n, GroupShape{nodes, 8, 8}, bytes, Algorithm::automatic).time_s * 1e6;
+  };
+  // At the measured shape the prediction is the measurement (the faster column): 16 MiB 373.5 us.
+  CHECK_THAT(us(net, 8, 16777216.0), Catch::Matchers::WithinRel(373.5, 1e-9));
+  for (const double bytes : {1048576.0, 16777216.0, 26214400.0, 268435456.0}) {
+    // The measured ratio to the formula at 8 nodes (2-3x at mid sizes: the fitted latency and
+    // bandwidth come from other sizes) holds at every node count, so the curve over nodes
+    // has the formula's shape and no step at 8 (before, 7 and 9 nodes took the bare formula).
+    const double measured_over_formula = us(net, 8, bytes) / us(formula, 8, bytes);
+    INFO(bytes << " B: measured / formula at 8 nodes " << measured_over_formula);
+    if (bytes == 16777216.0) CHECK(measured_over_formula > 2.0);
+    for (const int nodes : {2, 4, 7, 9, 16}) {
+      CHECK(us(net, nodes, bytes) == Approx(measured_over_formula * us(formula, nodes, bytes)).epsilon(1e-9));
+    }
+  }
 }

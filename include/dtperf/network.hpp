@@ -2,8 +2,9 @@
 // The network model: resolved link parameters and the cost of collectives on a group
 // of ranks, in the alpha-beta form of NCCL's own tuning model (src/graph/tuning.cc),
 // with two additions NCCL's model leaves out: the GPUs of one node share the node's
-// NICs, and a measured table for a group shape, when the profile has one, replaces
-// the formula for that shape.
+// NICs, and measured tables, when the profile has them, correct the formula size by
+// size: exactly at the shape they were measured on, and by the same ratio at the other
+// shapes of their level (network.cpp, "Measured tables").
 //
 // Conventions. A group spans `nodes` nodes with `ranks_per_node` ranks on each. Link
 // bandwidths are per direction. Bytes are the message size S of the collective; the
@@ -48,7 +49,7 @@ struct NetworkParams {
   double inter_latency_s = 0.0;
   double compression_ratio = 1.0;       // wire bytes = bytes / ratio
   ReductionCost reduction;              // empty: reductions hide inside the copies
-  std::span<const CollectiveTable> tables;  // measured all_reduce tables, if any
+  std::span<const CollectiveTable> tables;  // measured tables (all_reduce, all_gather, ...), if any
 
   int ranks() const { return nodes * gpus_per_node; }
   /// Achieved bytes/s of all NICs of one node, per direction.

@@ -11,7 +11,9 @@
 //    missing comes from a generic base (fp32 10 TFLOP/s, fp16/bf16 100 TFLOP/s,
 //    1,000 GB/s), named in the GPU model and the notes: the links need none of it, and
 //    compute anchored on a measurement only scales it;
-//  - the cluster shape: the raw file's world, else the base's, else the largest log's;
+//  - the cluster shape: the raw file's world; else, with a base, the base's GPUs per node
+//    and the most nodes a log spans (the base's count when every log is on one node), so
+//    that the profile predicts the measured shape by default; else the largest log's;
 //  - calibration tables: every all_reduce, sendrecv, all_gather and reduce_scatter
 //    series measured on an otherwise idle node (one group per node), outliers left out;
 //    fits: every series;
