@@ -122,17 +122,23 @@ TEST_CASE("a slow outlier is left out of the fit and listed", "[fit][outliers]")
   CHECK(f.fit.rms_relative_error < 1e-9);  // over the points fitted
 }
 
-TEST_CASE("a size between two segments takes the faster one", "[fit][predict]") {
+TEST_CASE("a size between two segments takes the faster one, no lower than the chord", "[fit][predict]") {
   AlphaBetaFit fit;
   fit.collective = "sendrecv";
   fit.ranks = 2;
   fit.segments = {{8, 1024, 10e-6, 1e9}, {4096, 1e6, 20e-6, 100e9}};
   CHECK(fit_time_s(fit, 1000) == Approx(10e-6 + 1000 / 1e9));
-  // 2048 B: first 10 us + 2.048 us = 12.05 us, second 20 us + 0.02 us: the first.
-  CHECK(fit_time_s(fit, 2048) == Approx(12.048e-6));
+  // 2048 B: the first line gives 10 + 2.048 = 12.048 us, the second 20 + 0.020 us: the first
+  // is faster. But the chord between the ends, 11.024 us at 1024 B and 20.041 us at 4096 B,
+  // is at 2048 B (halfway in log) sqrt(11.024 x 20.041) = 14.864 us: the chord.
+  CHECK(fit_time_s(fit, 2048) == Approx(std::sqrt((10e-6 + 1024 / 1e9) * (20e-6 + 4096 / 100e9))));
   // Beyond the ends the outer segments carry on.
   CHECK(fit_time_s(fit, 1) == Approx(10e-6 + 1 / 1e9));
   CHECK(fit_time_s(fit, 1e9) == Approx(20e-6 + 1e9 / 100e9));
+  // A steep first regime (1024 B in 10 us, no latency) and a flat second (30 us): at 2048 B
+  // the faster line, 20 us, is above the chord sqrt(10 x 30.041) = 17.3 us, and stands.
+  fit.segments = {{8, 1024, 0.0, 1024 / 10e-6}, {4096, 1e6, 30e-6, 100e9}};
+  CHECK(fit_time_s(fit, 2048) == Approx(20e-6));
 }
 
 TEST_CASE("prediction errors are the geometric mean and the worst ratio", "[fit][predict]") {

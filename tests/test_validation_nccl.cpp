@@ -9,8 +9,11 @@
 // ever adds time, so the faster is the better estimate of the undisturbed cost. (The
 // out-of-place column alone is reported beside it.)
 //
-// A few logs cannot meet 5 % because of their own measurements; each has a looser bound
-// below with the reason, a little above what the fitter reaches today.
+// One bound for every log, set before the results: a geometric mean of at most 5 % and no
+// held-out size more than 15 % off (three times the mean bound: a size further off is a
+// regime the fit did not see). Logs that cannot meet them because of their own
+// measurements are expected failures, each with its reason; one that meets both fails the
+// test until it leaves that list, so the list stays true.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -37,31 +40,29 @@ namespace {
 
 const std::string kData = std::string(DTPERF_SHARED_DATA) + "/nccl-tests/";
 
-struct Bound {
-  double geomean;
-  const char* reason;
-};
+constexpr double kGeomeanBound = 0.05;
+constexpr double kWorstBound = 0.15;
 
-// Logs whose own measurements keep them above 5 %.
-const std::map<std::string, Bound> kLooser = {
+// Logs whose own measurements keep them over a bound, and why.
+const std::map<std::string, std::string> kExpectedFailures = {
     {"all_reduce_4x2_gh200-slingshot_1.txt",
-     {0.14, "one warmup iteration; the ramp is irregular: 1 MiB runs faster than 512 KiB, and 4 MiB takes 24 % longer "
-            "than the straight line from 2 MiB to 8 MiB (busbw 20, 25, 43 GB/s)"}},
-    {"all_reduce_8x1_oci-a100_1.txt",
-     {0.07, "busbw is not monotone in the bandwidth range: 199, 197, 221 GB/s at 64, 128, 256 MiB, after a jump from "
-            "80 to 147 GB/s between 8 and 32 MiB"}},
+     "one warmup iteration; the ramp is irregular: 1 MiB runs faster than 512 KiB, and 4 MiB takes 24 % longer than "
+     "the straight line from 2 MiB to 8 MiB (busbw 20, 25, 43 GB/s)"},
     {"all_reduce_8x2_dgxh100-ib_1.txt",
-     {0.12, "the notes flag the mid sizes as noisy: out-of-place 256 MiB takes twice as long as 128 MiB and 512 MiB "
-            "hardly longer than 256 MiB; in-place 2 MiB takes twice 1 MiB's time"}},
+     "the notes flag the mid sizes as noisy: out-of-place 256 MiB takes twice as long as 128 MiB and 512 MiB hardly "
+     "longer than 256 MiB; in-place 2 MiB takes twice 1 MiB's time"},
     {"all_reduce_8x2_nebius-h100-ib_1.txt",
-     {0.08, "512 KiB takes longer than 1 MiB in both columns, and the two columns differ by up to 23 % from 32 KiB "
-            "to 512 KiB (out-of-place alone reaches 4.7 %)"}},
+     "512 KiB takes longer than 1 MiB in both columns, and the two columns differ by up to 23 % from 32 KiB to "
+     "512 KiB"},
+    {"all_reduce_8x4_vmware-h100-ib_1.txt",
+     "2 MiB's two columns differ by 45 % (191 and 132 us), and busbw jumps from 31 to 53 GB/s between 2 MiB and "
+     "4 MiB: a protocol switch between fitted sizes, on virtualized hosts"},
     {"all_gather_8x2_b200-ndr_1.txt",
-     {0.32, "8 sizes 4x apart leave 4 fitted sizes 16x apart; 16 MiB runs faster than 4 MiB, and 64 MiB and 256 MiB "
-            "take almost the same time (busbw 49 -> 189 GB/s: an algorithm switch between fitted sizes)"}},
+     "8 sizes 4x apart leave 4 fitted sizes 16x apart; 16 MiB runs faster than 4 MiB, and 64 MiB and 256 MiB take "
+     "almost the same time (busbw 49 -> 189 GB/s: an algorithm switch between fitted sizes)"},
     {"reduce_scatter_8x2_b200-ndr_1.txt",
-     {0.34, "8 sizes 4x apart leave 4 fitted sizes 16x apart; 16 MiB runs faster than 4 MiB, and busbw jumps from 52 "
-            "to 178 GB/s between 64 MiB and 256 MiB (an algorithm switch between fitted sizes)"}},
+     "8 sizes 4x apart leave 4 fitted sizes 16x apart; 16 MiB runs faster than 4 MiB, and busbw jumps from 52 to "
+     "178 GB/s between 64 MiB and 256 MiB (an algorithm switch between fitted sizes)"},
 };
 
 struct Holdout {
@@ -111,29 +112,42 @@ TEST_CASE("every published nccl-tests log parses", "[validation][nccl_tests]") {
   }
 }
 
-TEST_CASE("fits predict the sizes they did not see within 5 % on real logs", "[validation][nccl_tests][fit]") {
+TEST_CASE("fits predict the sizes they did not see within 5 % (15 % at worst) on real logs",
+          "[validation][nccl_tests][fit]") {
   if (!std::filesystem::exists(kData + "README.md")) {
     WARN("skipped: the nccl-tests logs are not at " << kData << " (they live in ../shared/data beside the repository)");
     return;
   }
   std::ostringstream summary;
-  summary << "nccl-tests validation: error on held-out sizes >= 1 MiB (faster column; out-of-place alone in "
-             "brackets)\n";
+  summary << fmt::format("nccl-tests validation: error on held-out sizes >= 1 MiB (faster column; out-of-place alone "
+                         "in brackets); bounds: geomean {:.0f} %, worst size {:.0f} %\n",
+                         100 * kGeomeanBound, 100 * kWorstBound);
+  int within = 0;
   for (const auto& name : log_files()) {
     const io::NcclTestsLog log = io::read_nccl_tests_file(kData + name);
     const Holdout best = holdout(log, io::NcclTestsColumn::faster);
     const Holdout out_of_place = holdout(log, io::NcclTestsColumn::out_of_place);
-    const auto looser = kLooser.find(name);
-    const double bound = looser == kLooser.end() ? 0.05 : looser->second.geomean;
+    const bool meets = best.errors.geomean <= kGeomeanBound && best.errors.worst <= kWorstBound;
+    const auto expected = kExpectedFailures.find(name);
+    within += meets ? 1 : 0;
     summary << fmt::format("  {:<42} {} sizes, {} segments: geomean {:5.2f} %, worst {:5.2f} % at {:>11.0f} B "
-                           "[{:5.2f} %], bound {:.0f} %\n",
+                           "[{:5.2f} %]: {}\n",
                            name, best.errors.points, best.segments, 100 * best.errors.geomean, 100 * best.errors.worst,
-                           best.errors.worst_bytes, 100 * out_of_place.errors.geomean, 100 * bound);
-    INFO(name << ": geomean " << 100 * best.errors.geomean << " %, worst " << 100 * best.errors.worst << " %"
-              << (looser == kLooser.end() ? "" : std::string(" (looser bound: ") + looser->second.reason + ")"));
+                           best.errors.worst_bytes, 100 * out_of_place.errors.geomean,
+                           meets ? "within" : "expected failure");
+    INFO(name << ": geomean " << 100 * best.errors.geomean << " %, worst " << 100 * best.errors.worst << " %");
     CHECK(best.errors.points >= 3);
-    CHECK(best.errors.geomean <= bound);
+    if (expected == kExpectedFailures.end()) {
+      CHECK(best.errors.geomean <= kGeomeanBound);
+      CHECK(best.errors.worst <= kWorstBound);
+    } else {
+      INFO("an expected failure (" << expected->second << ") that meets both bounds now: take it off the list");
+      CHECK_FALSE(meets);
+    }
   }
+  summary << fmt::format("  {} of {} logs within both bounds; the rest are expected failures, each with its reason "
+                         "in tests/test_validation_nccl.cpp\n",
+                         within, log_files().size());
   std::cout << summary.str();  // one line per log, unwrapped
 }
 

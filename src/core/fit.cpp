@@ -215,7 +215,14 @@ double fit_time_s(const AlphaBetaFit& fit, double bytes) {
   if (bytes <= s.front().max_bytes) return segment_time_s(s.front(), *factor, bytes);
   for (std::size_t i = 1; i < s.size(); ++i) {
     if (bytes < s[i].min_bytes) {
-      return std::min(segment_time_s(s[i - 1], *factor, bytes), segment_time_s(s[i], *factor, bytes));
+      const double faster = std::min(segment_time_s(s[i - 1], *factor, bytes), segment_time_s(s[i], *factor, bytes));
+      const double lower_bytes = s[i - 1].max_bytes;
+      const double upper_bytes = s[i].min_bytes;
+      const double lower_s = segment_time_s(s[i - 1], *factor, lower_bytes);
+      const double upper_s = segment_time_s(s[i], *factor, upper_bytes);
+      const double chord_s =
+          lower_s * std::pow(upper_s / lower_s, std::log(bytes / lower_bytes) / std::log(upper_bytes / lower_bytes));
+      return std::max(faster, chord_s);
     }
     if (bytes <= s[i].max_bytes) return segment_time_s(s[i], *factor, bytes);
   }
