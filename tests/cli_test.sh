@@ -201,6 +201,15 @@ PY
 else
   echo "skipped: the node-count continuity check needs $log8"
 fi
+# Guardrails: a two-node all-reduce whose busbw (tree / NVLS) exceeds what 8 x 400 Gbit/s
+# NICs carry is warned about, in the report and under "warnings" in JSON.
+log2n="$2/../../shared/data/nccl-tests/all_reduce_8x2_dgxh100-ib_1.txt"
+if [ -f "$log2n" ]; then
+  expect 0 "^# warning: The NIC rate 485.1 GB/s comes from all_reduce on 16 ranks over 2 nodes" fit "$log2n" --base dgx-h100 -o "$work/h100x2.json"
+  "$dtperf" fit "$log2n" --base dgx-h100 --json >"$work/h100x2-report.json" || fail "fit --json on the 2-node log failed"
+  python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["warnings"]; assert len(w)==1 and "overstates the NICs" in w[0], w' \
+    "$work/h100x2-report.json" || fail "fit --json lacks the two-node warning"
+fi
 head -n 12 "$work/ar.txt" >"$work/truncated.txt"
 printf '     4194304       1048576     float     sum      -1   187.77   22.34\n' >>"$work/truncated.txt"
 expect 2 'truncated.txt: line 13: ' fit "$work/truncated.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/never.json"

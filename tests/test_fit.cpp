@@ -428,3 +428,62 @@ TEST_CASE("pairs measured side by side are timed until the last one is done", "[
   CHECK(series[1].points[0].time_s == Approx(120e-6));  // two pairs: the slowest mean
   CHECK(series[1].points[1].time_s == Approx(480e-6));
 }
+
+TEST_CASE("guardrails: link rates their hardware cannot explain are warned about", "[fit][guardrails]") {
+  KnownLinks known;
+  known.intra_link_bytes_per_s = 450e9;  // NVLink4 per direction
+  known.nics_per_node = 8;
+  known.nic_gbps = 400.0;  // 8 x 50 GB/s = 400 GB/s per node
+  const auto kinds = [](const std::vector<FitNote>& notes) {
+    std::vector<FitNote::Kind> k;
+    for (const auto& n : notes) k.push_back(n.kind);
+    return k;
+  };
+  using K = FitNote::Kind;
+  LinkMeasurements m;
+  // Within: a ring at 360 GB/s (80 % of 450); NICs at 392 GB/s (98 % of 400).
+  m.intra_bytes_per_s = 360e9;
+  m.node_nic_bytes_per_s = 392e9;
+  CHECK(link_warnings(m, known, 8).empty());
+  // 464 GB/s over 450 GB/s links is 103 %, above the ring's 85 %: NVLS.
+  m.intra_bytes_per_s = 464e9;
+  CHECK(kinds(link_warnings(m, known, 8)) == std::vector{K::intra_above_ring_ceiling});
+  // 190 GB/s is below half the ring's 0.85 x 450 = 382.5 GB/s (191.25).
+  m.intra_bytes_per_s = 190e9;
+  CHECK(kinds(link_warnings(m, known, 8)) == std::vector{K::intra_far_below});
+  m.intra_bytes_per_s.reset();
+  // 485 GB/s through 400 GB/s of NICs: from a sendrecv, more NICs or a faster line than stated ...
+  m.node_nic_bytes_per_s = 485e9;
+  m.notes = {{.kind = K::nic_from_sendrecv}};
+  CHECK(kinds(link_warnings(m, known, 8)) == std::vector{K::nic_above_ceiling});
+  // ... from all_reduce on 16 ranks over 2 nodes, the tree's inflated busbw.
+  m.notes = {{.kind = K::nic_from_all_reduce, .ranks = 16, .nodes = 2}};
+  const auto two_nodes = link_warnings(m, known, 8);
+  REQUIRE(kinds(two_nodes) == std::vector{K::nic_two_node_inflated});
+  CHECK(two_nodes[0].limit_bytes_per_s == Approx(400e9));
+  // With one rank per node tree and ring move the same bytes: not the tree's doing.
+  m.notes = {{.kind = K::nic_from_all_reduce, .ranks = 2, .nodes = 2}};
+  CHECK(kinds(link_warnings(m, known, 8)) == std::vector{K::nic_above_ceiling});
+  // 78.7 GB/s is below half of 400 GB/s: far below (sockets, fewer NICs than stated).
+  m.node_nic_bytes_per_s = 78.7e9;
+  CHECK(kinds(link_warnings(m, known, 8)) == std::vector{K::nic_far_below});
+  // Without known rates there is nothing to compare with.
+  CHECK(link_warnings(m, KnownLinks{}, 8).empty());
+}
+
+TEST_CASE("guardrails: GEMMs far below the efficiency the profile assumes are warned about", "[fit][guardrails]") {
+  // bf16 peak 989 TFLOP/s, the profile assumes 65 % for large GEMMs: the warning is below 32.5 %.
+  const std::map<DType, double> peaks = {{DType::bf16, 989e12}, {DType::fp32, 67e12}};
+  std::vector<GemmEfficiencyCurve> curves(2);
+  curves[0].dtype = DType::bf16;
+  curves[0].flops_and_efficiency = {{1e9, 0.05}, {1e12, 0.30}};  // best 30 %: tensor cores idle?
+  curves[1].dtype = DType::fp32;
+  curves[1].flops_and_efficiency = {{1e9, 0.2}, {1e12, 0.6}};
+  const auto warnings = gemm_warnings(curves, peaks, 0.65);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].kind == FitNote::Kind::gemm_far_below);
+  CHECK(warnings[0].dtype == DType::bf16);
+  CHECK(warnings[0].best_flops_per_s == Approx(0.30 * 989e12));
+  CHECK(fit_note_is_warning(warnings[0].kind));
+  CHECK_FALSE(fit_note_is_warning(FitNote::Kind::nic_from_sendrecv));
+}

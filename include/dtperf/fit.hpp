@@ -226,4 +226,37 @@ struct KnownLinks {
 void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& measured,
                              const KnownLinks& known, std::vector<FitNote>& notes);
 
+// ---- Guardrails -----------------------------------------------------------------------
+//
+// Measurements that the hardware they ran on cannot explain, as warnings: the fit keeps
+// them (they are what was measured), and the user learns what to check. Against known
+// rates only (a base profile, --nic-gbps):
+// - A ring over NVLink (or PCIe) reaches about 80 % of the link rate (oci-a100's busbw:
+//   235 of 300 GB/s); above 85 % the all-reduce did not run as a ring over those links:
+//   NVLS (NVLink SHARP) reduced in the switches (aws-p5's 8 H100: 464 of 450 GB/s), or
+//   the stated rate is wrong.
+// - RDMA reaches 96-98 % of a NIC's line rate (one DGX H100 rail: 49.1 GB/s of 50);
+//   more than the line rate cannot cross the NICs: NVLS or tree all-reduce, or more NICs
+//   or a faster line than stated.
+// - On 2 nodes with several GPUs each that is the rule, not the exception: NCCL's tree
+//   (and NVLS tree) sends each byte across once where a ring sends it 2(p-1)/p times, so
+//   busbw overstates the NICs by up to 2x (dgxh100 2 x 8: 485 GB/s through 8 x 400
+//   Gbit/s); a sendrecv across nodes measures them (dtperf-calibrate does).
+// - Below half of those ceilings the run is far below its hardware: NCCL over sockets
+//   instead of RDMA, fewer NICs or GPUs in use than stated, or a sweep that stopped
+//   before the bandwidth (the notes give the largest size).
+constexpr double kRingLinkCeiling = 0.85;
+constexpr double kRdmaWireCeiling = 1.0;
+constexpr double kFarBelowFraction = 0.5;
+
+std::vector<FitNote> link_warnings(const LinkMeasurements& measured, const KnownLinks& known,
+                                   int profile_nics_per_node);
+
+/// GEMMs: a dtype whose best measured efficiency (curves from gemm_efficiency_curves) is
+/// below half the efficiency the profile assumes for large GEMMs (its datasheet
+/// `gemm_efficiency`): tensor cores not used (TF32 off, an unaligned shape), clocks held
+/// down, or another job on the GPU.
+std::vector<FitNote> gemm_warnings(std::span<const GemmEfficiencyCurve> curves,
+                                   const std::map<DType, double>& peak_flops_per_s, double assumed_efficiency);
+
 }  // namespace dtperf

@@ -30,6 +30,13 @@ struct FitNote {
     intra_rate_unknown,     // bandwidth = measured, efficiency 1
     nic_above_line_rate,    // bytes_per_s > nics x nic_gbps = limit_bytes_per_s: efficiency 1
     nic_rate_unknown,       // nic_gbps = bytes_per_s / nics, efficiency 1
+    // Guardrails (link_warnings, gemm_warnings): measurements their hardware cannot explain
+    intra_above_ring_ceiling,  // busbw bytes_per_s > 85 % of the link rate limit_bytes_per_s
+    nic_above_ceiling,         // bytes_per_s > nics x line rate = limit_bytes_per_s
+    nic_two_node_inflated,     // the same, from all_reduce on `ranks` > 2 over 2 nodes: tree or NVLS
+    intra_far_below,           // bytes_per_s < half of the ring ceiling limit_bytes_per_s
+    nic_far_below,             // bytes_per_s < half of the wire ceiling limit_bytes_per_s
+    gemm_far_below,            // dtype: best efficiency `error` < half the profile's assumed one
     // Fits to measured runs (fit_runs)
     network_instead_of_compute,  // compute could not explain the runs; the network term was fitted
     run_not_explained,           // run `run_label` is off by `error` (> 10 %) after the fit
@@ -54,11 +61,15 @@ struct FitNote {
   // Set when the sweep behind a bandwidth stopped below 256 MiB: the largest size (the
   // bandwidth may still be rising beyond it).
   std::optional<double> sweep_max_bytes;
+  double assumed_efficiency = 0.0;  // the profile's large-GEMM efficiency (gemm_far_below)
   std::string run_label;
   double error = 0.0;  // predicted / measured - 1
 };
 
 /// "gemm_no_peak", "gemm_above_peak", ... (the enumerator's name).
 const char* fit_note_name(FitNote::Kind kind);
+
+/// Whether a note is a guardrail warning (a measurement to check before trusting the fit).
+bool fit_note_is_warning(FitNote::Kind kind);
 
 }  // namespace dtperf

@@ -258,12 +258,14 @@ void run(FitCliOptions& o) {
                             {"fits", fits_json(out)},
                             {"holdout", o.holdout ? holdout_json(held) : io::Json(nullptr)},
                             {"notes", out.notes},
+                            {"warnings", out.warnings},
                             {"invocation", invocation_json()}});
     return;
   }
   std::cout << fits_table(out) << "\n";
   if (o.holdout) std::cout << holdout_table(held) << "\n";
   for (const auto& note : out.notes) std::cout << "# " << note << "\n";
+  for (const auto& warning : out.warnings) std::cout << "# warning: " << warning << "\n";
   if (!o.output.empty()) std::cout << fmt::format("# Wrote the profile '{}' to {}\n", out.profile.name, o.output);
 }
 

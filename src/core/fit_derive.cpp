@@ -306,4 +306,66 @@ void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& me
   if (measured.inter_latency_s) profile.inter.latency_s = *measured.inter_latency_s;
 }
 
+std::vector<FitNote> link_warnings(const LinkMeasurements& measured, const KnownLinks& known,
+                                   int profile_nics_per_node) {
+  std::vector<FitNote> warnings;
+  if (measured.intra_bytes_per_s && known.intra_link_bytes_per_s) {
+    const double achieved = *measured.intra_bytes_per_s;
+    const double ceiling = kRingLinkCeiling * *known.intra_link_bytes_per_s;
+    if (achieved > ceiling) {
+      warnings.push_back({.kind = FitNote::Kind::intra_above_ring_ceiling,
+                          .bytes_per_s = achieved,
+                          .limit_bytes_per_s = *known.intra_link_bytes_per_s});
+    } else if (achieved < kFarBelowFraction * ceiling) {
+      warnings.push_back(
+          {.kind = FitNote::Kind::intra_far_below, .bytes_per_s = achieved, .limit_bytes_per_s = ceiling});
+    }
+  }
+  if (measured.node_nic_bytes_per_s && known.nic_gbps) {
+    const double achieved = *measured.node_nic_bytes_per_s;
+    const int nics = known.nics_per_node.value_or(profile_nics_per_node);
+    const double ceiling = kRdmaWireCeiling * nics * units::gbps_to_bytes_per_s(*known.nic_gbps);
+    const auto from_all_reduce = std::find_if(measured.notes.begin(), measured.notes.end(), [](const FitNote& n) {
+      return n.kind == FitNote::Kind::nic_from_all_reduce;
+    });
+    if (achieved > ceiling) {
+      const bool two_nodes = from_all_reduce != measured.notes.end() && from_all_reduce->nodes == 2 &&
+                             from_all_reduce->ranks > 2;  // with one rank per node, tree and ring move the same
+      warnings.push_back({.kind = two_nodes ? FitNote::Kind::nic_two_node_inflated : FitNote::Kind::nic_above_ceiling,
+                          .ranks = two_nodes ? from_all_reduce->ranks : 0,
+                          .nodes = two_nodes ? 2 : 0,
+                          .nics = nics,
+                          .bytes_per_s = achieved,
+                          .limit_bytes_per_s = ceiling,
+                          .nic_gbps = *known.nic_gbps});
+    } else if (achieved < kFarBelowFraction * ceiling) {
+      warnings.push_back({.kind = FitNote::Kind::nic_far_below,
+                          .nics = nics,
+                          .bytes_per_s = achieved,
+                          .limit_bytes_per_s = ceiling,
+                          .nic_gbps = *known.nic_gbps});
+    }
+  }
+  return warnings;
+}
+
+std::vector<FitNote> gemm_warnings(std::span<const GemmEfficiencyCurve> curves,
+                                   const std::map<DType, double>& peak_flops_per_s, double assumed_efficiency) {
+  std::vector<FitNote> warnings;
+  for (const auto& curve : curves) {
+    const auto peak = peak_flops_per_s.find(curve.dtype);
+    if (curve.flops_and_efficiency.empty() || peak == peak_flops_per_s.end()) continue;
+    double best = 0.0;
+    for (const auto& [flops, efficiency] : curve.flops_and_efficiency) best = std::max(best, efficiency);
+    if (best < kFarBelowFraction * assumed_efficiency) {
+      warnings.push_back({.kind = FitNote::Kind::gemm_far_below,
+                          .dtype = curve.dtype,
+                          .peak_flops_per_s = peak->second,
+                          .best_flops_per_s = best * peak->second,
+                          .assumed_efficiency = assumed_efficiency});
+    }
+  }
+  return warnings;
+}
+
 }  // namespace dtperf

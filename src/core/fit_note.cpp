@@ -20,8 +20,26 @@ const char* fit_note_name(FitNote::Kind kind) {
     case FitNote::Kind::nic_rate_unknown: return "nic_rate_unknown";
     case FitNote::Kind::network_instead_of_compute: return "network_instead_of_compute";
     case FitNote::Kind::run_not_explained: return "run_not_explained";
+    case FitNote::Kind::intra_above_ring_ceiling: return "intra_above_ring_ceiling";
+    case FitNote::Kind::nic_above_ceiling: return "nic_above_ceiling";
+    case FitNote::Kind::nic_two_node_inflated: return "nic_two_node_inflated";
+    case FitNote::Kind::intra_far_below: return "intra_far_below";
+    case FitNote::Kind::nic_far_below: return "nic_far_below";
+    case FitNote::Kind::gemm_far_below: return "gemm_far_below";
   }
   return "?";
+}
+
+bool fit_note_is_warning(FitNote::Kind kind) {
+  switch (kind) {
+    case FitNote::Kind::intra_above_ring_ceiling:
+    case FitNote::Kind::nic_above_ceiling:
+    case FitNote::Kind::nic_two_node_inflated:
+    case FitNote::Kind::intra_far_below:
+    case FitNote::Kind::nic_far_below:
+    case FitNote::Kind::gemm_far_below: return true;
+    default: return false;
+  }
 }
 
 }  // namespace dtperf

@@ -92,15 +92,16 @@ std::string measured_gpu_name(const FitInputs& in) {
   return "";
 }
 
-// The GPU block and compute settings when no base profile is given.
-void default_gpu(const FitInputs& in, ClusterProfile& p, std::vector<std::string>& notes) {
+// The GPU block and compute settings when no base profile is given; true when they are a
+// datasheet's (a built-in profile's), false when measured or generic.
+bool default_gpu(const FitInputs& in, ClusterProfile& p, std::vector<std::string>& notes) {
   const std::string gpu = measured_gpu_name(in);
   if (const ClusterProfile* match = builtin_for_gpu(gpu)) {
     p.gpu = match->gpu;
     p.compute = match->compute;
     notes.push_back(fmt::format("GPU peaks and compute settings from the built-in profile '{}' ({} matches {}).",
                                 match->name, gpu, match->gpu.model));
-    return;
+    return true;
   }
   std::map<DType, double> best;
   std::optional<double> copy;
@@ -136,6 +137,7 @@ void default_gpu(const FitInputs& in, ClusterProfile& p, std::vector<std::string
     notes.push_back("GPU peaks are the best measured GEMM rates and memory bandwidth the measured copy rate "
                     "(no datasheet values: a base profile would give them).");
   }
+  return false;
 }
 
 void default_links(ClusterProfile& p, std::vector<std::string>& notes) {
@@ -182,7 +184,8 @@ void add_calibration(const std::vector<MeasuredSeries>& series, const std::vecto
   }
 }
 
-void add_compute(const FitInputs& in, ClusterProfile& p, std::vector<std::string>& notes) {
+void add_compute(const FitInputs& in, bool datasheet_gpu, ClusterProfile& p, std::vector<std::string>& notes,
+                 std::vector<std::string>& warnings) {
   std::vector<GemmPoint> gemm;
   std::vector<CopyPoint> copy;
   std::vector<double> cv;
@@ -194,6 +197,11 @@ void add_compute(const FitInputs& in, ClusterProfile& p, std::vector<std::string
   std::vector<FitNote> gemm_notes;
   p.calibration.gemm = gemm_efficiency_curves(gemm, p.gpu.peak_flops_per_s, true, gemm_notes);
   for (const FitNote& n : gemm_notes) notes.push_back(fit_note_text(n));
+  if (datasheet_gpu) {
+    for (const FitNote& n : gemm_warnings(p.calibration.gemm, p.gpu.peak_flops_per_s, p.compute.gemm_efficiency)) {
+      warnings.push_back(fit_note_text(n));
+    }
+  }
   if (const auto bytes_per_s = copy_bandwidth_bytes_per_s(copy)) p.calibration.copy_bytes_per_s = *bytes_per_s;
   if (const auto measured = iteration_cv(cv)) p.compute.compute_cv = *measured;
 }
@@ -248,11 +256,12 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
   FitOutcome out;
   out.series = collect_series(in);
   ClusterProfile& p = out.profile;
+  bool datasheet_gpu = true;
   if (settings.base) {
     p = *settings.base;
     p.calibration = {};
   } else {
-    default_gpu(in, p, out.notes);
+    datasheet_gpu = default_gpu(in, p, out.notes);
     default_links(p, out.notes);
   }
   set_shape(in, out.series, settings.base.has_value(), p);
@@ -281,13 +290,16 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
   std::vector<FitNote> link_notes = out.links.notes;
   apply_link_measurements(p, out.links, known, link_notes);
   for (const FitNote& n : link_notes) out.notes.push_back(fit_note_text(n));
+  for (const FitNote& n : link_warnings(out.links, known, p.inter.nics_per_node)) {
+    out.warnings.push_back(fit_note_text(n));
+  }
   if (!settings.base && out.links.intra_bytes_per_s) p.intra.link = "calibrated (dtperf fit)";
   if (!settings.base && out.links.node_nic_bytes_per_s) p.inter.link = "calibrated (dtperf fit)";
   if (!out.links.node_nic_bytes_per_s && (settings.nic_gbps || settings.nics_per_node)) {
     p.inter.nic_gbps = settings.nic_gbps.value_or(p.inter.nic_gbps);
     p.inter.nics_per_node = settings.nics_per_node.value_or(p.inter.nics_per_node);
   }
-  add_compute(in, p, out.notes);
+  add_compute(in, datasheet_gpu, p, out.notes, out.warnings);
   for (const auto& [file, raw] : in.raws) {
     if (raw.truncated) out.notes.push_back(fmt::format("{}: the calibration budget cut the plan short.", file));
   }
@@ -297,7 +309,9 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
   p.provenance.tool = "dtperf fit 0.1.0";
   for (const auto& [file, raw] : in.raws) p.provenance.references.push_back(file);
   for (const auto& [file, log] : in.logs) p.provenance.references.push_back(file);
-  p.provenance.notes = join_sentences(out.notes);
+  std::vector<std::string> all_notes = out.notes;
+  for (const auto& w : out.warnings) all_notes.push_back("Warning: " + w);
+  p.provenance.notes = join_sentences(all_notes);
   for (std::size_t i = 0; i < out.series.size(); ++i) {
     p.provenance.residuals.push_back(residual_line(out.series[i], out.fits[i]));
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/fit.hpp"
 #include "dtperf/units.hpp"
 
 namespace dtperf {
@@ -74,6 +75,37 @@ std::string fit_note_text(const FitNote& n) {
     case K::nic_rate_unknown:
       return fmt::format("NIC line rate unknown: nic_gbps = measured {} / {} NIC(s), transport efficiency 1.",
                          gb(n.bytes_per_s), n.nics);
+    case K::intra_above_ring_ceiling:
+      return fmt::format("Intra-node busbw {} is {:.0f} % of the link rate {}, where a ring reaches about 80 %: NVLS "
+                         "(NVLink SHARP) reduced in the switches, or the link rate is wrong. Rings of a few GPUs "
+                         "(gossip groups) will not reach it.",
+                         gb(n.bytes_per_s), 100.0 * n.bytes_per_s / n.limit_bytes_per_s, gb(n.limit_bytes_per_s));
+    case K::nic_above_ceiling:
+      return fmt::format("The NICs of a node carried {}, more than {} x {:g} Gbit/s = {} can: NVLS or tree all-reduce, "
+                         "or more NICs or a faster line than stated.",
+                         gb(n.bytes_per_s), n.nics, n.nic_gbps, gb(n.limit_bytes_per_s));
+    case K::nic_two_node_inflated:
+      return fmt::format("The NIC rate {} comes from all_reduce on {} ranks over 2 nodes and exceeds the {} that {} x "
+                         "{:g} Gbit/s carry: on 2 nodes NCCL's tree (or NVLS tree) sends each byte across once, a "
+                         "ring 2(p-1)/p times, so busbw overstates the NICs by up to 2x. Measure sendrecv across nodes "
+                         "(dtperf-calibrate does), or run the log with NCCL_ALGO=Ring.",
+                         gb(n.bytes_per_s), n.ranks, gb(n.limit_bytes_per_s), n.nics, n.nic_gbps);
+    case K::intra_far_below:
+      return fmt::format("Intra-node busbw {} is less than half the ~{} a ring reaches on these links: peer-to-peer "
+                         "disabled (NCCL_P2P_DISABLE, a VM without P2P), fewer links than stated, or a sweep that "
+                         "stopped short.",
+                         gb(n.bytes_per_s), gb(n.limit_bytes_per_s));
+    case K::nic_far_below:
+      return fmt::format("The NICs of a node carried {}, less than half the {} that {} x {:g} Gbit/s carry: "
+                         "NCCL over sockets instead of RDMA (NCCL_NET, NCCL_IB_HCA), fewer NICs in use than stated, "
+                         "or a sweep that stopped short.",
+                         gb(n.bytes_per_s), gb(n.limit_bytes_per_s), n.nics, n.nic_gbps);
+    case K::gemm_far_below:
+      return fmt::format("{} GEMMs reached at best {:.1f} TFLOP/s, {:.0f} % of the {:.1f} TFLOP/s peak, less than "
+                         "half the {:.0f} % the profile assumes for large GEMMs: tensor cores unused (TF32 off, "
+                         "unaligned shapes), clocks held down, or another job on the GPU.",
+                         dtype_name(n.dtype), n.best_flops_per_s / 1e12, 100.0 * n.best_flops_per_s / n.peak_flops_per_s,
+                         n.peak_flops_per_s / 1e12, 100.0 * n.assumed_efficiency);
     case K::network_instead_of_compute:
       return "compute cannot explain these runs (their time does not follow the compute term: communication hides "
              "it); the network term was fitted instead and compute kept at the model's own estimate";

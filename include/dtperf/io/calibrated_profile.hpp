@@ -75,6 +75,7 @@ struct FitOutcome {
   std::vector<CollectiveFit> fits;  // one per series
   LinkMeasurements links;
   std::vector<std::string> notes;   // also in the profile's provenance notes
+  std::vector<std::string> warnings;  // guardrails (fit.hpp): measurements to check; also there
 };
 
 /// The series of all inputs; InputError for a log whose node count is unknown, a series
