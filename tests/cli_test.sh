@@ -217,6 +217,11 @@ expect 2 'truncated.txt: line 13: ' fit "$work/truncated.txt" --collective all_r
 expect 2 "unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" fit "$work/ar.txt" --collective all_reduce --base dgx-a10 --nodes 2 -o "$work/never.json"
 [ -e "$work/never.json" ] && fail "a failed fit left $work/never.json"
 
+# The set-up script takes --with-mpi (Open MPI for multi-node GPU calibration) and nothing else.
+bash "$2/../scripts/setup.sh" --with-mip >"$work/out" 2>"$work/err"
+[ $? -eq 2 ] && grep -q "^setup: unknown argument '--with-mip' (known: --with-mpi)$" "$work/err" ||
+  fail "setup.sh does not refuse an unknown argument: $(cat "$work/err")"
+
 # --- bad input on the command line: one line, exit 2, the option and the limit named
 expect 2 "^dtperf: error: --interference: 'nan' is not a finite number$" compare --interference nan
 expect 2 "^dtperf: error: --nic-gbps: 'nan' is not a finite number$" predict --nic-gbps nan

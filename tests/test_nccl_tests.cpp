@@ -146,6 +146,38 @@ TEST_CASE("rows of size zero are dropped and an old header without root reads", 
   CHECK_FALSE(parsed.rows[0].out_of_place->wrong.has_value());  // the old column is a deviation, not a count
 }
 
+TEST_CASE("a table posted without its column header reads when its columns are the standard ones",
+          "[nccl_tests][variants]") {
+  // The 13 standard columns: the same log, its rows one line up.
+  const NcclTestsLog log = parse_nccl_tests(with_line(11, ""), "log.txt");
+  REQUIRE(log.rows.size() == 4);
+  CHECK(log.rows[0].line == 12);
+  CHECK(log.rows[0].bytes == 1048576);
+  CHECK(log.rows[3].in_place->time_us == 455.0);
+  CHECK(log.rows[3].in_place->wrong.value() == 0);
+  CHECK(log.ranks == 4);
+  // With a Slurm prefix on every line, too.
+  std::vector<std::string> prefixed = mapped([](const std::string& l) { return "0: " + l; });
+  prefixed.erase(prefixed.begin() + 10);
+  CHECK(parse_nccl_tests(join(prefixed), "slurm.txt").rows.size() == 4);
+  // The older 12 (no root; "error" is a deviation, not a count).
+  const std::string old =
+      "# collective: all_gather_perf\n"
+      "        1024           128     float    none    10.11    0.10    0.05  0e+00    10.31    0.10    0.05  0e+00\n"
+      "        2048           256     float    none    10.02    0.20    0.10  0e+00     9.99    0.20    0.10  0e+00\n";
+  NcclTestsOptions options;
+  options.ranks = 2;
+  const NcclTestsLog parsed = parse_nccl_tests(old, "ag.txt", options);
+  REQUIRE(parsed.rows.size() == 2);
+  CHECK(parsed.rows[1].in_place->time_us == 9.99);
+  CHECK_FALSE(parsed.rows[0].out_of_place->wrong.has_value());
+  // Columns taken for what they are not fail the row checks: time and algbw swapped.
+  CHECK_THROWS_AS(parse_nccl_tests(with_line(11, "").replace(with_line(11, "").find("100.00   10.49"), 14,
+                                                             "10.49   100.00"),
+                                   "log.txt"),
+                  InputError);
+}
+
 TEST_CASE("nccl-tests -J JSON gives the same log", "[nccl_tests][json]") {
   const std::string json = R"({"version": 2, "args": ["./build/all_reduce_perf", "-b", "1M"],
     "config": {"nthreads": 1, "ngpus": 2, "devices": [
@@ -231,9 +263,13 @@ TEST_CASE("logs without a table, header or consistent prefix are refused", "[ncc
   CHECK(error_of("# nThread 1 nGpus 2\n# Using devices\n") ==
         "log.txt: line 3: no data rows: expected nccl-tests' table (size, count, type, redop, root, then time, algbw, "
         "busbw and #wrong out-of-place and in-place)");
-  CHECK(error_of(with_line(11, "")) ==
+  // A table of another layout without its header cannot be read: 9 columns (one group).
+  std::vector<std::string> one_group = kLines;
+  one_group.erase(one_group.begin() + 10);  // the column header
+  one_group[11] = "     1048576        262144     float     sum      -1   100.00   10.49   15.73       0";
+  CHECK(error_of(join(one_group)) ==
         "log.txt: line 12: a data row before the column header ('size count type redop root time algbw busbw #wrong "
-        "...'): the table has no header");
+        "...'), and its 9 columns are not the standard 13 (or the older 12): the table has no header");
   std::vector<std::string> mixed = mapped([](const std::string& l) { return "[1,0]<stdout>:" + l; });
   mixed[13] = "[1,1]<stdout>:" + kLines[13];
   CHECK(error_of(join(mixed)) ==

@@ -114,6 +114,28 @@ std::optional<Layout> header_layout(const std::vector<Token>& tokens, const std:
   return layout;
 }
 
+// A table posted without its column header: when a data row has the standard columns,
+// the standard header stands in. 13 cells: size count type redop root, then time algbw
+// busbw #wrong out-of-place and in-place (nccl-tests 2.x); 12: the older layout without
+// root, whose fourth column of each group is "error" (a deviation, not a count). Any
+// other count keeps the error: the columns cannot be told. The row checks (algbw = size /
+// time, busbw / algbw = the collective's factor) then confirm the columns are what they
+// are taken for. `type_at` is the position of the type cell in `tokens`.
+std::optional<Layout> standard_layout(const std::vector<Token>& tokens, const std::string& line, std::size_t number,
+                                      std::size_t type_at) {
+  const std::size_t cells = tokens.size() - (type_at - 2);
+  const bool with_root = cells == 13;
+  if (cells != 13 && cells != 12) return std::nullopt;
+  Layout layout;
+  layout.line = number;
+  layout.prefix = trim(line.substr(0, tokens[type_at - 2].begin));
+  layout.columns = cells;
+  layout.redop = 3;
+  const int first = with_root ? 5 : 4;
+  for (const int time : {first, first + 4}) layout.groups.push_back({time, time + 1, time + 2, time + 3, !with_root});
+  return layout;
+}
+
 // Long tokens are cut in messages (a 401-digit size stays one short line).
 std::string shown_token(const std::string& s) { return s.size() <= 24 ? s : s.substr(0, 20) + "..."; }
 
@@ -357,9 +379,17 @@ NcclTestsLog parse_text(const std::string& text, const std::string& file, const 
     if (const auto k = type_position(tokens)) {
       const std::string prefix = trim(line.substr(0, tokens[*k - 2].begin));
       if (!layout) {
+        layout = standard_layout(tokens, line, number, *k);
+        if (layout) {
+          const std::vector<Token> cells = tokenize(std::string_view(line).substr(tokens[*k - 2].begin));
+          rows.push_back(read_row(cells, *layout, file, number));
+          continue;
+        }
         throw InputError(file, line_ref(number),
-                         "a data row before the column header ('size count type redop root time algbw busbw #wrong "
-                         "...'): the table has no header");
+                         fmt::format("a data row before the column header ('size count type redop root time algbw "
+                                     "busbw #wrong ...'), and its {} columns are not the standard 13 (or the older "
+                                     "12): the table has no header",
+                                     tokens.size() - (*k - 2)));
       }
       throw InputError(file, line_ref(number),
                        fmt::format("the row's prefix '{}' differs from the column header's '{}' (line {}): output of "

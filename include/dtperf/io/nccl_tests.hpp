@@ -10,6 +10,9 @@
 //    ("[1,0]<stdout>:"), or an indent (markdown); the column header's prefix is the one
 //    data rows must carry, so rows of another process in the same log are refused;
 //  - the leading '#' of comment lines stripped (some web pages do);
+//  - no column header at all, when the first data row has the standard 13 columns (or the
+//    older 12, without root): the standard header stands in, and the row checks below
+//    confirm the columns;
 //  - other text between the lines (NCCL INFO lines, shell prompts) is ignored.
 // Rows of size 0 (nccl-tests rounds tiny -b sizes down to zero elements) measure nothing
 // and are dropped. Everything else is checked, and a bad log is an InputError at
