@@ -2,14 +2,15 @@
 // posted by others; README.md there). For each log: fit on every other size (the 1st,
 // 3rd, ...), predict the sizes left out, and measure the error over those of at least
 // 1 MiB: the geometric mean of |ln(predicted / measured)| (reported as exp(.) - 1) and
-// the worst |predicted / measured - 1|. Target: a geometric mean of at most 5 %.
+// the worst |predicted / measured - 1|. Target: a geometric mean of at most 5 %. Last, a
+// profile fitted on the 8-node log is checked for continuity in the node count.
 //
 // The measured time of a size is the faster of its out-of-place and in-place columns, as
 // `dtperf fit` uses it: both time the same call in the same run, and interference only
 // ever adds time, so the faster is the better estimate of the undisturbed cost. (The
 // out-of-place column alone is reported beside it.)
 //
-// One bound for every log, set before the results: a geometric mean of at most 5 % and no
+// The same bounds for every log: a geometric mean of at most 5 % and no
 // held-out size more than 15 % off (three times the mean bound: a size further off is a
 // regime the fit did not see). Logs that cannot meet them because of their own
 // measurements are expected failures, each with its reason; one that meets both fails the
