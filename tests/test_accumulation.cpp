@@ -15,29 +15,16 @@
 #include "toy_model.hpp"
 
 using namespace dtperf;
+using dtperf::test::fast_memory;
 using dtperf::test::one_tensor;
+using dtperf::test::two_single_gpu_nodes;
 using Catch::Matchers::WithinRel;
 
 namespace {
 
-// Two nodes of one GPU, no latency, no dispatch floor, memory at 1 TB/s: the SGD step is
-// 3 passes x 10 MB = 30 us; Decent-DP's mixing 9 passes = 90 us.
-NetworkParams two_nodes(double nic_bytes_per_s) {
-  NetworkParams n;
-  n.nodes = 2;
-  n.gpus_per_node = 1;
-  n.intra_bytes_per_s = 100e9;
-  n.nics_per_node = 1;
-  n.nic_line_bytes_per_s = nic_bytes_per_s;
-  return n;
-}
-
-ComputeParams fast_memory() {
-  ComputeParams c;
-  c.kernel_overhead_s = 0.0;
-  c.memory_bytes_per_s = 1e12;
-  return c;
-}
+// The cluster: two nodes of one GPU (two_single_gpu_nodes), no latency, no dispatch floor,
+// memory at 1 TB/s (fast_memory): the SGD step is 3 passes x 10 MB = 30 us; Decent-DP's
+// mixing 9 passes = 90 us.
 
 ComputeRequest micro_steps(int k) {
   ComputeRequest r;
@@ -71,7 +58,7 @@ TEST_CASE("accumulation with All-Reduce: compute-only micro-steps, then the usua
   const ModelSpec m = one_tensor();
   AllReducePredictor p(m);
   AllReduceScenario s;
-  s.network = two_nodes(1e9);
+  s.network = two_single_gpu_nodes(1e9);
   s.compute = fast_memory();
   s.compute.interference_factor = 1.5;  // contention only while the all-reduce runs
   s.options.framework_copies = false;
@@ -94,7 +81,7 @@ TEST_CASE("accumulation with gossip: the exchange hides behind the extra micro-s
   const ModelSpec m = one_tensor();
   GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));
   GossipScenario s;
-  s.network = two_nodes(0.5e9);  // exchange 10 MB / 0.5 GB/s = 20 ms
+  s.network = two_single_gpu_nodes(0.5e9);  // exchange 10 MB / 0.5 GB/s = 20 ms
   s.compute = fast_memory();
   s.request = micro_steps(1);
   // Without accumulation the exchange paces the run: T = X + mix + step = 20.12 ms.
@@ -107,7 +94,7 @@ TEST_CASE("accumulation with gossip: the exchange hides behind the extra micro-s
   CHECK(two.iteration.exposed_comm_s < 1e-12);
   CHECK_THAT(two.iteration.accumulation_s, WithinRel(15e-3, 1e-9));
   // A slower link, X = 50 ms: T = 50.12 ms, of which 50 - 30 = 20 ms waiting.
-  s.network = two_nodes(0.2e9);
+  s.network = two_single_gpu_nodes(0.2e9);
   const GossipResult& slow = p.predict(s);
   CHECK_THAT(slow.iteration.iteration_s, WithinRel(50.12e-3, 1e-9));
   CHECK_THAT(slow.iteration.exposed_comm_s, WithinRel(20e-3, 1e-9));
@@ -116,7 +103,7 @@ TEST_CASE("accumulation with gossip: the exchange hides behind the extra micro-s
 TEST_CASE("accumulation with ZeRO and FSDP: who communicates in every micro-step", "[accumulation][sharded]") {
   const ModelSpec m = one_tensor();
   ShardedScenario s;
-  s.network = two_nodes(1e9);  // RS and AG of 10 MB on two ranks: 5 MB each way, 5 ms
+  s.network = two_single_gpu_nodes(1e9);  // RS and AG of 10 MB on two ranks: 5 MB each way, 5 ms
   s.param_network = s.network;
   s.compute = fast_memory();
   s.request = micro_steps(1);

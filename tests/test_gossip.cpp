@@ -21,13 +21,8 @@ namespace {
 // SGP's mixing 3 passes = 30 us. A pair all-reduce of 10 MB costs 10 MB / NIC.
 GossipScenario two_ranks(double nic_bytes_per_s) {
   GossipScenario s;
-  s.network.nodes = 2;
-  s.network.gpus_per_node = 1;
-  s.network.intra_bytes_per_s = 100e9;
-  s.network.nics_per_node = 1;
-  s.network.nic_line_bytes_per_s = nic_bytes_per_s;
-  s.compute.kernel_overhead_s = 0.0;
-  s.compute.memory_bytes_per_s = 1e12;
+  s.network = test::two_single_gpu_nodes(nic_bytes_per_s);
+  s.compute = test::fast_memory();
   s.request.batch_per_gpu = 32;
   s.request.optimizer = Optimizer::sgd;
   return s;

@@ -38,6 +38,14 @@ const std::vector<std::string> kLines = {
     "#",
 };
 
+// all_gather on 2 ranks in nccl-tests' older layout: no root column, and "error" (a
+// deviation, not a count) where newer versions print #wrong.
+const std::string kOldHeader =
+    "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n";
+const std::string kOldRows =
+    "        1024           128     float    none    10.11    0.10    0.05  0e+00    10.31    0.10    0.05  0e+00\n"
+    "        2048           256     float    none    10.02    0.20    0.10  0e+00     9.99    0.20    0.10  0e+00\n";
+
 std::string join(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines) out += l + "\n";
@@ -131,12 +139,10 @@ TEST_CASE("the number of ranks comes from busbw / algbw when the log states none
 }
 
 TEST_CASE("rows of size zero are dropped and an old header without root reads", "[nccl_tests]") {
-  const std::string log =
-      "# collective: all_gather_perf\n"
-      "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
-      "           0             0     float    none     0.33    0.00    0.00  0e+00     0.36    0.00    0.00  0e+00\n"
-      "        1024           128     float    none    10.11    0.10    0.05  0e+00    10.31    0.10    0.05  0e+00\n"
-      "        2048           256     float    none    10.02    0.20    0.10  0e+00     9.99    0.20    0.10  0e+00\n";
+  const std::string log = "# collective: all_gather_perf\n" + kOldHeader +
+                          "           0             0     float    none     0.33    0.00    0.00  0e+00     0.36    "
+                          "0.00    0.00  0e+00\n" +
+                          kOldRows;
   NcclTestsOptions options;
   options.ranks = 2;
   const NcclTestsLog parsed = parse_nccl_tests(log, "ag.txt", options);
@@ -161,10 +167,7 @@ TEST_CASE("a table posted without its column header reads when its columns are t
   prefixed.erase(prefixed.begin() + 10);
   CHECK(parse_nccl_tests(join(prefixed), "slurm.txt").rows.size() == 4);
   // The older 12 (no root; "error" is a deviation, not a count).
-  const std::string old =
-      "# collective: all_gather_perf\n"
-      "        1024           128     float    none    10.11    0.10    0.05  0e+00    10.31    0.10    0.05  0e+00\n"
-      "        2048           256     float    none    10.02    0.20    0.10  0e+00     9.99    0.20    0.10  0e+00\n";
+  const std::string old = "# collective: all_gather_perf\n" + kOldRows;
   NcclTestsOptions options;
   options.ranks = 2;
   const NcclTestsLog parsed = parse_nccl_tests(old, "ag.txt", options);

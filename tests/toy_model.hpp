@@ -1,5 +1,7 @@
 #pragma once
 // The model the engine tests derive timelines for by hand.
+#include "dtperf/compute.hpp"
+#include "dtperf/network.hpp"
 #include "dtperf/workload.hpp"
 
 namespace dtperf::test {
@@ -15,6 +17,25 @@ inline ModelSpec one_tensor() {
   t.measured_backward_s = 10e-3;
   m.tensors.push_back(t);
   return m;
+}
+
+// Two nodes of one GPU joined by one NIC of `nic_bytes_per_s`, no latency.
+inline NetworkParams two_single_gpu_nodes(double nic_bytes_per_s) {
+  NetworkParams n;
+  n.nodes = 2;
+  n.gpus_per_node = 1;
+  n.intra_bytes_per_s = 100e9;
+  n.nics_per_node = 1;
+  n.nic_line_bytes_per_s = nic_bytes_per_s;
+  return n;
+}
+
+// No dispatch floor and memory at 1 TB/s: an SGD step over 10 MB is 3 passes = 30 us.
+inline ComputeParams fast_memory() {
+  ComputeParams c;
+  c.kernel_overhead_s = 0.0;
+  c.memory_bytes_per_s = 1e12;
+  return c;
 }
 
 }  // namespace dtperf::test

@@ -153,16 +153,16 @@ void set_shape(const FitInputs& in, const std::vector<MeasuredSeries>& series, b
     p.gpus_per_node = in.raws.front().second.world.ranks_per_node;
     return;
   }
-  const MeasuredSeries* largest = nullptr;
-  for (const auto& s : series) {
-    if (largest == nullptr || s.ranks > largest->ranks) largest = &s;
-  }
   if (has_base) {
     // The base knows the node's GPUs (a log may use some of them); the logs, how many nodes were measured.
     int measured_nodes = 1;
     for (const auto& s : series) measured_nodes = std::max(measured_nodes, s.nodes);
     if (measured_nodes > 1) p.nodes = measured_nodes;
     return;
+  }
+  const MeasuredSeries* largest = nullptr;
+  for (const auto& s : series) {
+    if (largest == nullptr || s.ranks > largest->ranks) largest = &s;
   }
   p.nodes = largest->nodes;
   p.gpus_per_node = largest->ranks / largest->nodes;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "dtperf/fit.hpp"
 #include "dtperf/units.hpp"
 
 namespace dtperf {
