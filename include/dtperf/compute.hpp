@@ -126,13 +126,14 @@ double optimizer_passes(Optimizer optimizer);
 /// NCCL's own documentation warns that its kernels compete with compute for SMs. With both
 /// factors 1 every engine gives exactly what it gives without contention (a tested rule).
 /// When compute itself runs on the host CPU (CPU training), a host-driven transport (TCP)
-/// adds its CPU share to f_compute while it carries traffic across nodes
-/// (NetworkParams::host_cpu_share). GPU compute does not pay it per byte: [NET] measured the
+/// shares the cores with it while it carries traffic across nodes: both factors grow by
+/// its CPU share (processor sharing, contention.hpp, which gives every engine its factors).
+/// GPU compute does not pay it per byte: [NET] measured the
 /// same ~13 % compute slow-down at 16, 32 and 64 GPUs (Fig. 2), not one growing with the
 /// bytes per node, which is f_compute's shape.
 /// The compute end a communication overlaps is estimated from the unstretched remaining
-/// work (All-Reduce: the rest of backward; gossip: the rest of this iteration and the next
-/// one), which keeps each engine a single pass.
+/// work (All-Reduce: the rest of backward; gossip: from the bucket's launch, the rest of
+/// this iteration and the next one), which keeps each engine a single pass.
 ///
 /// Duration of `work_s` that starts at `start_s` while the other resource is busy until
 /// `busy_until_s`: it runs slower by `factor` during the overlap, at full speed afterwards.

@@ -58,12 +58,13 @@ struct NetworkParams {
     return host_bytes_per_s > 0.0 ? 1.0 / (1.0 / wire + 1.0 / host_bytes_per_s) : wire;
   }
   /// Host-driven transports spend CPU time on every byte: 1 / host seconds per byte, on
-  /// the cores the framework's compute (kernel launches, Python) runs on. While a transfer
-  /// at the achieved rate R runs beside compute, compute loses R / host of its time to it:
-  /// the contention factor adds this share (0 for RDMA transports). [NET] measured compute
-  /// 97 -> 109-110 ms per iteration once ResNet-50 trained across p3dn nodes over TCP.
-  /// With a measured CPU time per byte the share is that time x the achieved rate (the
-  /// stack's work spread over several cores does not cap the rate, but still takes cores).
+  /// the cores the framework's compute (kernel launches, Python) runs on. A transfer at the
+  /// achieved rate R keeps the share R / host of the cores busy (0 for RDMA transports);
+  /// beside compute on the host, both then run x (1 + share) (contention.hpp). [NET]
+  /// measured compute 97 -> 109-110 ms per iteration once ResNet-50 trained across p3dn
+  /// nodes over TCP. With a measured CPU time per byte (per core of the machine) the share
+  /// is that time x the achieved rate (the stack's work spread over several cores does not
+  /// cap the rate, but still takes cores).
   double host_cpu_share() const {
     if (host_cpu_s_per_byte > 0.0) return host_cpu_s_per_byte * node_nic_bytes_per_s();
     return host_bytes_per_s > 0.0 ? node_nic_bytes_per_s() / host_bytes_per_s : 0.0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dtperf/contention.hpp"
 #include "dtperf/stats.hpp"
 
 namespace dtperf {
@@ -66,11 +67,10 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   const NetworkParams& net = s.network;
   distributed_ = net.ranks() > 1;
   // Every bucket of a multi-node all-reduce crosses nodes: a host transport's CPU share
-  // adds to the contention while it runs (network.hpp).
-  interference_ = distributed_ ? s.compute.interference_factor +
-                                     (net.nodes > 1 && s.compute.runs_on_host ? net.host_cpu_share() : 0.0)
-                               : 1.0;
-  comm_factor_ = distributed_ ? s.compute.comm_interference_factor : 1.0;
+  // slows both while they overlap (contention.hpp).
+  const Contention contention = contention_beside_compute(s.compute, net);
+  interference_ = net.nodes > 1 ? contention.compute_inter : contention.compute;
+  comm_factor_ = net.nodes > 1 ? contention.comm_inter : contention.comm_intra;
   overhead_s_ = distributed_ ? s.compute.iteration_overhead_s + (net.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                              : 0.0;
   const bool copies = distributed_ && s.options.framework_copies;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dtperf/contention.hpp"
 #include "dtperf/stats.hpp"
 #include "gossip_schedule.hpp"
 
@@ -76,6 +77,8 @@ struct GossipPredictor::State {
   std::vector<double> backward_sum_s;
   std::vector<double> wait_sum_s;
   std::vector<double> comm_until_s;          // per class, within compute_phase
+  std::vector<double> compute_end_s;         // per class, within compute_phase: estimated
+  std::vector<double> remaining_after_s;     // per bucket: unstretched work after it
   std::vector<double> received_s;            // per class x peer: directed receives' ends
   std::vector<double> backward_iteration_s;  // per class, within compute_phase
   std::vector<double> wait_iteration_s;      // per class, within compute_phase
@@ -103,14 +106,15 @@ struct GossipPredictor::State {
     bucket_mix_s.resize(tensors);
     bucket_last_tensor.resize(tensors);
     bucket_gather_s.resize(tensors);
+    remaining_after_s.resize(tensors);
     local_units.reserve(tensors);
     const std::size_t cells = schedule->placements.size() * tensors;
     cost_s.resize(cells);
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
     for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &window_start_s, &accumulation_sum_s, &forward_sum_s,
-                    &backward_sum_s, &wait_sum_s, &previous_clock_s, &comm_until_s, &backward_iteration_s,
-                    &wait_iteration_s, &local_free_s}) {
+                    &backward_sum_s, &wait_sum_s, &previous_clock_s, &comm_until_s, &compute_end_s,
+                    &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
       v->resize(classes);
     }
     factor.assign(classes, 1.0);
@@ -129,8 +133,8 @@ struct GossipPredictor::State {
   void account_traffic();
   void reset_clocks();
   void iterate(const GossipScenario& s, int iteration, bool measure);
-  void compute_phase(const GossipScenario& s, bool measure);
-  void exchange_phase_groups(int step);
+  void compute_phase(const GossipScenario& s, int step, bool measure);
+  void exchange_bucket_groups(int step, std::size_t b, const double* clock_end);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
   double mean_clock_advance();
@@ -142,12 +146,15 @@ struct GossipPredictor::State {
   double forward_s = 0.0;     // one forward pass at compute factor 1 (set by prepare)
   double accumulation_s = 0.0;  // the K - 1 compute-only micro-steps before it
   double compute_work_s = 0.0;  // one iteration's compute at factor 1 (set by prepare)
-  double comm_factor = 1.0;     // contention: exchanges beside compute run x this
+  // Contention: exchanges beside compute run x this, inside a node and across nodes (a
+  // host transport's share of the cores slows those across nodes too: contention.hpp).
+  double comm_factor_intra = 1.0;
+  double comm_factor_inter = 1.0;
   double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
   /// How long an exchange of cost `cost` starting at `start` takes when the compute of
   /// the members ends its current iteration at `clock_end` and then runs one more.
-  double exchange_s(double cost, double start, double clock_end) const {
-    return stretched_compute_s(cost, start, clock_end + compute_work_s, comm_factor);
+  double exchange_s(double cost, double start, double clock_end, double slowdown) const {
+    return stretched_compute_s(cost, start, clock_end + compute_work_s, slowdown);
   }
   double single_gpu_s = 0.0;
   void fill_result(const GossipScenario& s, int measured_iterations);
@@ -269,10 +276,16 @@ void GossipPredictor::State::reset_clocks() {
 // rank (so the values are too), but consecutive classes are independent, which keeps the
 // processor busy instead of waiting on one class's chain of additions, and every array is
 // walked in order.
-void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure) {
-  const double interference = s.network.ranks() > 1 ? s.compute.interference_factor : 1.0;
-  // Exchanges across nodes over a host transport also take CPU time from compute.
-  const double host_share = s.compute.runs_on_host ? s.network.host_cpu_share() : 0.0;
+//
+// A group exchange of bucket b starts once every member has launched it, so it is priced
+// as soon as every class has passed bucket b: the backward segments of the later buckets
+// then see it in flight (a host transport's CPU share slows them, and the exchange itself
+// runs x its comm factor beside them). Directed exchanges (SGP: one bucket) follow the phase.
+void GossipPredictor::State::compute_phase(const GossipScenario& s, int step, bool measure) {
+  // Beside exchanges across nodes over a host transport, compute also loses cores to it.
+  const Contention contention = contention_beside_compute(s.compute, s.network);
+  const double interference = contention.compute;
+  const double beside_inter = contention.compute_inter;
   const std::size_t classes = compute_clock_s.size();
   double* clock = compute_clock_s.data();
   double* comm_until = comm_until_s.data();
@@ -281,7 +294,7 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
   const double* f = factor.data();
   for (std::size_t u = 0; u < classes; ++u) {
     comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
-    const double factor_u = inter_free_s[u] > clock[u] ? interference + host_share : interference;
+    const double factor_u = inter_free_s[u] > clock[u] ? beside_inter : interference;
     // Gradient accumulation: the K - 1 micro-steps before the last only compute, beside
     // whatever exchange is still running (more time for it to hide behind).
     if (accumulation_s > 0.0) {
@@ -305,7 +318,7 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
     const double* done = done_s.data() + b * classes;
     double* launch = launch_s.data() + b * classes;
     for (std::size_t u = 0; u < classes; ++u) {
-      const double factor_u = inter_free_s[u] > clock[u] ? interference + host_share : interference;
+      const double factor_u = inter_free_s[u] > clock[u] ? beside_inter : interference;
       const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], factor_u);
       double c = clock[u] + segment;
       backward[u] += segment;
@@ -330,6 +343,14 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
       clock[u] = launch[u] = c;
     }
     while (next_unit < local_units.size() && local_units[next_unit].bucket == b) ++next_unit;
+    if (!schedule->directed) {
+      // The compute an exchange overlaps ends, as estimated, after the unstretched rest of
+      // this iteration (stretched_compute_s's rule).
+      double* end = compute_end_s.data();
+      for (std::size_t u = 0; u < classes; ++u) end[u] = clock[u] + f[u] * remaining_after_s[b] + overhead_s;
+      exchange_bucket_groups(step, b, end);
+      for (std::size_t u = 0; u < classes; ++u) comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
+    }
   }
   if (overhead_s > 0.0) {
     for (std::size_t u = 0; u < classes; ++u) clock[u] += overhead_s;
@@ -341,45 +362,44 @@ void GossipPredictor::State::compute_phase(const GossipScenario& s, bool measure
   }
 }
 
-// Per bucket, the step's rounds run one after the other; a group starts when every member
-// has got there (launched the bucket, or finished its previous round: its progress, kept in
-// `done`) and the stream of the link it uses is free. Groups of one round are disjoint.
-void GossipPredictor::State::exchange_phase_groups(int step) {
+// Bucket b of step `step`: the rounds run one after the other; a group starts when every
+// member has got there (launched the bucket, or finished its previous round: its progress,
+// kept in `done`) and the stream of the link it uses is free. Groups of one round are
+// disjoint. `clock_end`: per class, when its compute of this iteration ends (estimated).
+void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, const double* clock_end) {
   const CompiledSchedule& sc = *schedule;
   const std::size_t classes = compute_clock_s.size();
   const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
   const ClassGroup* groups = sc.groups.data();
   const std::uint32_t* group_classes = sc.group_classes.data();
-  const double* clock = compute_clock_s.data();
-  for (std::size_t b = 0; b < buckets; ++b) {
-    const double* launch = launch_s.data() + b * classes;
-    double* progress = done_s.data() + b * classes;
-    std::copy(launch, launch + classes, progress);
-    for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
-      const CompiledRound& round = sc.rounds[r];
-      for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
-        const ClassGroup& group = groups[g];
-        double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
-        const std::uint32_t* members = group_classes + group.first;
-        const double cost = cost_s[group.placement * buckets + b];
-        if (group.count == 2) {  // pairs: most groups of most topologies
-          const std::uint32_t x = members[0];
-          const std::uint32_t y = members[1];
-          const double start = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y]));
-          const double end =
-              start + (comm_factor == 1.0 ? cost : exchange_s(cost, start, std::max(clock[x], clock[y])));
-          progress[x] = stream[x] = progress[y] = stream[y] = end;
-          continue;
-        }
-        double start = 0.0;
-        double clock_end = 0.0;
-        for (std::uint32_t m = 0; m < group.count; ++m) {
-          start = std::max({start, progress[members[m]], stream[members[m]]});
-          clock_end = std::max(clock_end, clock[members[m]]);
-        }
-        const double end = start + (comm_factor == 1.0 ? cost : exchange_s(cost, start, clock_end));
-        for (std::uint32_t m = 0; m < group.count; ++m) progress[members[m]] = stream[members[m]] = end;
+  const double* launch = launch_s.data() + b * classes;
+  double* progress = done_s.data() + b * classes;
+  std::copy(launch, launch + classes, progress);
+  for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
+    const CompiledRound& round = sc.rounds[r];
+    for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
+      const ClassGroup& group = groups[g];
+      double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
+      const double slowdown = group.crosses_nodes ? comm_factor_inter : comm_factor_intra;
+      const std::uint32_t* members = group_classes + group.first;
+      const double cost = cost_s[group.placement * buckets + b];
+      if (group.count == 2) {  // pairs: most groups of most topologies
+        const std::uint32_t x = members[0];
+        const std::uint32_t y = members[1];
+        const double start = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y]));
+        const double end =
+            start + (slowdown == 1.0 ? cost : exchange_s(cost, start, std::max(clock_end[x], clock_end[y]), slowdown));
+        progress[x] = stream[x] = progress[y] = stream[y] = end;
+        continue;
       }
+      double start = 0.0;
+      double last_end = 0.0;
+      for (std::uint32_t m = 0; m < group.count; ++m) {
+        start = std::max({start, progress[members[m]], stream[members[m]]});
+        last_end = std::max(last_end, clock_end[members[m]]);
+      }
+      const double end = start + (slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown));
+      for (std::uint32_t m = 0; m < group.count; ++m) progress[members[m]] = stream[members[m]] = end;
     }
   }
 }
@@ -415,9 +435,13 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
         const double receive_start = std::max({launch[from], launch[u], received[j]});
         const double send_cost = cost_s[out * buckets + b];
         const double receive_cost = cost_s[sc.receive_placement[i] * buckets + b];
-        level = send_start + exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]));
-        received[j] = receive_start +
-                      exchange_s(receive_cost, receive_start, std::max(compute_clock_s[from], compute_clock_s[u]));
+        const double send_factor = sc.placements[out].nodes > 1 ? comm_factor_inter : comm_factor_intra;
+        const double receive_factor =
+            sc.placements[sc.receive_placement[i]].nodes > 1 ? comm_factor_inter : comm_factor_intra;
+        level = send_start +
+                exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]), send_factor);
+        received[j] = receive_start + exchange_s(receive_cost, receive_start,
+                                                 std::max(compute_clock_s[from], compute_clock_s[u]), receive_factor);
         bucket_done = std::max({bucket_done, level, received[j]});
       }
       done_s[b * classes + u] = bucket_done;
@@ -444,12 +468,8 @@ void GossipPredictor::State::finish_iteration(bool overlap) {
 
 void GossipPredictor::State::iterate(const GossipScenario& s, int iteration, bool measure) {
   const int step = iteration % schedule->period;
-  compute_phase(s, measure);
-  if (schedule->directed) {
-    exchange_phase_directed(step);
-  } else {
-    exchange_phase_groups(step);
-  }
+  compute_phase(s, step, measure);
+  if (schedule->directed) exchange_phase_directed(step);
   finish_iteration(s.options.overlap);
 }
 
@@ -527,12 +547,19 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   make_buckets(s, times);
   make_local_units(s, times);
   const bool distributed = s.network.ranks() > 1;
-  comm_factor = distributed ? s.compute.comm_interference_factor : 1.0;
+  const Contention contention = contention_beside_compute(s.compute, s.network);
+  comm_factor_intra = contention.comm_intra;
+  comm_factor_inter = contention.comm_inter;
   overhead_s = distributed ? s.compute.iteration_overhead_s +
                                  (s.network.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                            : 0.0;
   compute_work_s = times.accumulation_s + times.forward_s;
   for (std::size_t b = 0; b < buckets; ++b) compute_work_s += bucket_backward_s[b] + bucket_step_s[b] + bucket_mix_s[b];
+  double after = 0.0;
+  for (std::size_t b = buckets; b-- > 0;) {
+    remaining_after_s[b] = after;
+    after += bucket_backward_s[b] + bucket_step_s[b] + bucket_mix_s[b];
+  }
   const std::size_t cells = compute_clock_s.size() * buckets;
   if (done_s.size() != cells) {  // allocates only when the bucket count changes
     done_s.assign(cells, 0.0);
@@ -616,8 +643,8 @@ std::size_t GossipPredictor::memory_bytes() const {
                         &st.cost_s, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
                         &st.intra_free_s, &st.inter_free_s, &st.done_s, &st.launch_s,
                         &st.window_start_s, &st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
-                        &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.backward_iteration_s,
-                        &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s,
+                        &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.compute_end_s, &st.backward_iteration_s,
+                        &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s, &st.remaining_after_s,
                         &st.local_free_s}) {
     total += bytes_of(*v);
   }

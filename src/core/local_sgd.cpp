@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/contention.hpp"
+
 namespace dtperf {
 
 const char* outer_sync_name(OuterSync sync) {
@@ -152,11 +154,12 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   const double step_bytes = (s.optimizer == OuterOptimizer::nesterov ? 20.0 : 12.0) + param_bytes;
   r.step_s = kernel + step_bytes * fragment_elements / memory;
   r.window_s = tau * std::max(0.0, in.iteration_s - in.nic_busy_s);
-  const double comm_factor = tau > 0 ? s.compute.comm_interference_factor : 1.0;
+  // The outer exchange crosses nodes beside the inner steps (contention.hpp).
+  const Contention contention = contention_beside_compute(s.compute, net);
+  const double comm_factor = tau > 0 ? contention.comm_inter : 1.0;
   r.comm_s = stretched_compute_s(comm, 0.0, r.window_s, comm_factor);
   r.wait_s = std::max(0.0, r.comm_s - r.window_s);
-  const double interference =
-      s.compute.interference_factor + (s.compute.runs_on_host ? net.host_cpu_share() : 0.0);
+  const double interference = contention.compute_inter;
   r.slow_s = g == 1 && tau > 0 ? std::min(r.comm_s, r.window_s) * (1.0 - 1.0 / interference) : 0.0;
   r.wire_bytes_per_gpu = o.outer_gossip ? wire : codec.reducible ? 2.0 * (groups - 1.0) / groups * wire
                                                                  : (groups - 1.0) * wire;

@@ -1,0 +1,112 @@
+// Contention of a host-driven transport with compute on the host: the factors, and the
+// timelines of All-Reduce and of gossip with the cores shared, derived by hand.
+#include <catch2/catch.hpp>
+
+#include "dtperf/allreduce.hpp"
+#include "dtperf/contention.hpp"
+#include "dtperf/gossip.hpp"
+#include "toy_model.hpp"
+
+using namespace dtperf;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// Tensors of 10 MB (2.5 M fp32 params), each with 10 ms of measured backward.
+ModelSpec tensors(int count) {
+  ModelSpec m;
+  m.name = "toy";
+  for (int i = 0; i < count; ++i) {
+    TensorSpec t;
+    t.name = "t" + std::to_string(i);
+    t.params = 2'500'000;
+    t.measured_backward_s = 10e-3;
+    m.tensors.push_back(t);
+  }
+  return m;
+}
+
+// Compute on the host; the transport's CPU time per byte makes its share of the cores
+// `share` at the NIC's rate (line rate, efficiency 1, no host ceiling).
+void on_host(ComputeParams& c, NetworkParams& n, double share) {
+  c.runs_on_host = true;
+  n.host_cpu_s_per_byte = share / n.nic_line_bytes_per_s;
+}
+
+}  // namespace
+
+TEST_CASE("a host transport's share of the cores slows compute and itself alike", "[contention][host]") {
+  ComputeParams c = test::fast_memory();
+  NetworkParams n = test::two_single_gpu_nodes(1e9);
+  // GPU compute: only the profile's factors (here 1.2 and 1.1).
+  c.interference_factor = 1.2;
+  c.comm_interference_factor = 1.1;
+  n.host_cpu_s_per_byte = 0.5e-9;
+  Contention k = contention_beside_compute(c, n);
+  CHECK(k.compute_inter == 1.2);
+  CHECK(k.comm_inter == 1.1);
+  // On the host: 0.5 ns per byte x 1 GB/s keeps half the cores busy, so both run x 1.5
+  // on top of the profile's factors beside a transfer across nodes; not inside a node.
+  c.runs_on_host = true;
+  k = contention_beside_compute(c, n);
+  CHECK_THAT(k.compute_inter, WithinRel(1.2 * 1.5, 1e-12));
+  CHECK_THAT(k.comm_inter, WithinRel(1.1 * 1.5, 1e-12));
+  CHECK(k.compute == 1.2);
+  CHECK(k.comm_intra == 1.1);
+  // One node: nothing crosses; one rank: nothing overlaps.
+  n.nodes = 1;
+  n.gpus_per_node = 2;
+  CHECK(contention_beside_compute(c, n).compute_inter == 1.2);
+  n.gpus_per_node = 1;
+  CHECK(contention_beside_compute(c, n).compute == 1.0);
+}
+
+TEST_CASE("All-Reduce on the host: compute loses the transport's CPU time, which runs slower too",
+          "[contention][host][allreduce]") {
+  const ModelSpec m = tensors(4);
+  AllReduceScenario s;
+  s.network = test::two_single_gpu_nodes(10e9);
+  s.compute = test::fast_memory();
+  s.request.optimizer = Optimizer::sgd_momentum;
+  s.options.algorithm = Algorithm::ring;
+  s.options.framework_copies = false;
+  AllReducePredictor predictor(m);
+  // Buckets (DDP): 10 MB ready at 10 ms, 30 MB at 40 ms; a pair all-reduce of S costs
+  // S / 10 GB/s. Plain: 10-11 ms and 40-43 ms; iteration 20 + 40 + 3 + 0.2 (momentum SGD,
+  // 5 passes x 40 MB at 1 TB/s) = 63.2 ms.
+  CHECK_THAT(predictor.predict(s).iteration_s, WithinRel(63.2e-3, 1e-9));
+  // Share 0.5: bucket 1's 1 ms of transfer beside backward takes 1.5 ms (10-11.5 ms); the
+  // 30 ms of backward after it run 1.5 ms at 2/3 speed (1 ms of work), then 29 ms: backward
+  // ends at 40.5 ms, having lost 0.5 ms = the share x the transfer's 1 ms. Bucket 2 runs
+  // alone, 40.5-43.5 ms. Iteration 20 + 40.5 + 3 + 0.2 ms.
+  on_host(s.compute, s.network, 0.5);
+  const IterationResult r = predictor.predict(s);
+  CHECK_THAT(r.backward_s, WithinRel(40.5e-3, 1e-9));
+  CHECK_THAT(r.exposed_comm_s, WithinRel(3e-3, 1e-9));
+  CHECK_THAT(r.iteration_s, WithinRel(63.7e-3, 1e-9));
+}
+
+TEST_CASE("gossip on the host: an exchange launched in backward slows the rest of it",
+          "[contention][host][gossip]") {
+  const ModelSpec m = tensors(2);
+  GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));
+  GossipScenario s;
+  s.network = test::two_single_gpu_nodes(1e9);
+  s.compute = test::fast_memory();
+  s.request.optimizer = Optimizer::sgd;
+  s.options.bucket_cap_bytes = 10e6;  // one bucket per tensor
+  // Plain: forward 10 ms (half of backward), buckets of 10 ms each; per bucket mixing
+  // (9 passes) and the SGD step (3) over 10 MB at 1 TB/s: 0.12 ms. A pair exchange of
+  // 10 MB costs 10 ms at 1 GB/s and hides behind the next 10 ms of compute:
+  // T = 10 + 2 x (10 + 0.12) = 30.24 ms.
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(30.24e-3, 1e-9));
+  // Share 0.5. Bucket 0 launches at L; its exchange (10 ms alone) runs beside bucket 1's
+  // backward, both x 1.5: 15 ms each, so bucket 1 launches at L + 15.12 ms and its exchange
+  // runs beside the next forward, again 15 ms each; bucket 0's backward then runs alone
+  // (10 ms): the next launch of bucket 0 is at L + 15.12 + 15 + 10.12 ms. T = 40.24 ms:
+  // compute lost 10 ms, the share x the 20 ms the two transfers take alone.
+  on_host(s.compute, s.network, 0.5);
+  const GossipResult& r = p.predict(s);
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(40.24e-3, 1e-9));
+  CHECK(r.iteration.exposed_comm_s < 1e-12);
+}
