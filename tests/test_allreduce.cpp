@@ -4,6 +4,7 @@
 
 #include "alloc_counter.hpp"
 #include "dtperf/allreduce.hpp"
+#include "toy_model.hpp"
 
 using namespace dtperf;
 using Catch::Matchers::WithinRel;
@@ -11,19 +12,7 @@ using Catch::Matchers::WithinRel;
 namespace {
 
 // Four tensors of 10 MB (2.5 M fp32 params), each with 10 ms of measured backward.
-ModelSpec four_tensors() {
-  ModelSpec m;
-  m.name = "toy";
-  for (int i = 0; i < 4; ++i) {
-    TensorSpec t;
-    t.name = "t";
-    t.name += std::to_string(i);
-    t.params = 2'500'000;
-    t.measured_backward_s = 10e-3;
-    m.tensors.push_back(t);
-  }
-  return m;
-}
+ModelSpec four_tensors() { return test::ten_mb_tensors(4); }
 
 // Two nodes of one GPU, one NIC of 80 Gbit/s = 10 GB/s, no latency: all-reducing S bytes
 // over the pair costs 2(2-1)/2 x S / 10 GB/s = S / 10 GB/s (10 MB: 1 ms). The framework's

@@ -12,20 +12,6 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-// Tensors of 10 MB (2.5 M fp32 params), each with 10 ms of measured backward.
-ModelSpec tensors(int count) {
-  ModelSpec m;
-  m.name = "toy";
-  for (int i = 0; i < count; ++i) {
-    TensorSpec t;
-    t.name = "t" + std::to_string(i);
-    t.params = 2'500'000;
-    t.measured_backward_s = 10e-3;
-    m.tensors.push_back(t);
-  }
-  return m;
-}
-
 // Compute on the host; the transport's CPU time per byte makes its share of the cores
 // `share` at the NIC's rate (line rate, efficiency 1, no host ceiling).
 void on_host(ComputeParams& c, NetworkParams& n, double share) {
@@ -63,7 +49,7 @@ TEST_CASE("a host transport's share of the cores slows compute and itself alike"
 
 TEST_CASE("All-Reduce on the host: compute loses the transport's CPU time, which runs slower too",
           "[contention][host][allreduce]") {
-  const ModelSpec m = tensors(4);
+  const ModelSpec m = test::ten_mb_tensors(4);
   AllReduceScenario s;
   s.network = test::two_single_gpu_nodes(10e9);
   s.compute = test::fast_memory();
@@ -88,7 +74,7 @@ TEST_CASE("All-Reduce on the host: compute loses the transport's CPU time, which
 
 TEST_CASE("gossip on the host: an exchange launched in backward slows the rest of it",
           "[contention][host][gossip]") {
-  const ModelSpec m = tensors(2);
+  const ModelSpec m = test::ten_mb_tensors(2);
   GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 1)));
   GossipScenario s;
   s.network = test::two_single_gpu_nodes(1e9);

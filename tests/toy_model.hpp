@@ -1,5 +1,7 @@
 #pragma once
 // The model the engine tests derive timelines for by hand.
+#include <string>
+
 #include "dtperf/compute.hpp"
 #include "dtperf/network.hpp"
 #include "dtperf/workload.hpp"
@@ -16,6 +18,21 @@ inline ModelSpec one_tensor() {
   t.params = 2'500'000;
   t.measured_backward_s = 10e-3;
   m.tensors.push_back(t);
+  return m;
+}
+
+// `count` tensors of 10 MB (2.5 M fp32 params), each with 10 ms of measured backward.
+inline ModelSpec ten_mb_tensors(int count) {
+  ModelSpec m;
+  m.name = "toy";
+  for (int i = 0; i < count; ++i) {
+    TensorSpec t;
+    t.name = "t";
+    t.name += std::to_string(i);
+    t.params = 2'500'000;
+    t.measured_backward_s = 10e-3;
+    m.tensors.push_back(t);
+  }
   return m;
 }
 

@@ -133,7 +133,7 @@ struct GossipPredictor::State {
   void account_traffic();
   void reset_clocks();
   void iterate(const GossipScenario& s, int iteration, bool measure);
-  void compute_phase(const GossipScenario& s, int step, bool measure);
+  void compute_phase(int step, bool measure);
   void exchange_bucket_groups(int step, std::size_t b, const double* clock_end);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
@@ -146,10 +146,9 @@ struct GossipPredictor::State {
   double forward_s = 0.0;     // one forward pass at compute factor 1 (set by prepare)
   double accumulation_s = 0.0;  // the K - 1 compute-only micro-steps before it
   double compute_work_s = 0.0;  // one iteration's compute at factor 1 (set by prepare)
-  // Contention: exchanges beside compute run x this, inside a node and across nodes (a
-  // host transport's share of the cores slows those across nodes too: contention.hpp).
-  double comm_factor_intra = 1.0;
-  double comm_factor_inter = 1.0;
+  // How compute and exchanges slow each other while they overlap (set by prepare; a host
+  // transport's share of the cores counts beside exchanges across nodes: contention.hpp).
+  Contention contention;
   double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
   /// How long an exchange of cost `cost` starting at `start` takes when the compute of
   /// the members ends its current iteration at `clock_end` and then runs one more.
@@ -281,9 +280,8 @@ void GossipPredictor::State::reset_clocks() {
 // as soon as every class has passed bucket b: the backward segments of the later buckets
 // then see it in flight (a host transport's CPU share slows them, and the exchange itself
 // runs x its comm factor beside them). Directed exchanges (SGP: one bucket) follow the phase.
-void GossipPredictor::State::compute_phase(const GossipScenario& s, int step, bool measure) {
+void GossipPredictor::State::compute_phase(int step, bool measure) {
   // Beside exchanges across nodes over a host transport, compute also loses cores to it.
-  const Contention contention = contention_beside_compute(s.compute, s.network);
   const double interference = contention.compute;
   const double beside_inter = contention.compute_inter;
   const std::size_t classes = compute_clock_s.size();
@@ -380,7 +378,7 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
     for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
       const ClassGroup& group = groups[g];
       double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
-      const double slowdown = group.crosses_nodes ? comm_factor_inter : comm_factor_intra;
+      const double slowdown = group.crosses_nodes ? contention.comm_inter : contention.comm_intra;
       const std::uint32_t* members = group_classes + group.first;
       const double cost = cost_s[group.placement * buckets + b];
       if (group.count == 2) {  // pairs: most groups of most topologies
@@ -435,9 +433,9 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
         const double receive_start = std::max({launch[from], launch[u], received[j]});
         const double send_cost = cost_s[out * buckets + b];
         const double receive_cost = cost_s[sc.receive_placement[i] * buckets + b];
-        const double send_factor = sc.placements[out].nodes > 1 ? comm_factor_inter : comm_factor_intra;
+        const double send_factor = sc.placements[out].nodes > 1 ? contention.comm_inter : contention.comm_intra;
         const double receive_factor =
-            sc.placements[sc.receive_placement[i]].nodes > 1 ? comm_factor_inter : comm_factor_intra;
+            sc.placements[sc.receive_placement[i]].nodes > 1 ? contention.comm_inter : contention.comm_intra;
         level = send_start +
                 exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]), send_factor);
         received[j] = receive_start + exchange_s(receive_cost, receive_start,
@@ -468,7 +466,7 @@ void GossipPredictor::State::finish_iteration(bool overlap) {
 
 void GossipPredictor::State::iterate(const GossipScenario& s, int iteration, bool measure) {
   const int step = iteration % schedule->period;
-  compute_phase(s, step, measure);
+  compute_phase(step, measure);
   if (schedule->directed) exchange_phase_directed(step);
   finish_iteration(s.options.overlap);
 }
@@ -547,9 +545,7 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   make_buckets(s, times);
   make_local_units(s, times);
   const bool distributed = s.network.ranks() > 1;
-  const Contention contention = contention_beside_compute(s.compute, s.network);
-  comm_factor_intra = contention.comm_intra;
-  comm_factor_inter = contention.comm_inter;
+  contention = contention_beside_compute(s.compute, s.network);
   overhead_s = distributed ? s.compute.iteration_overhead_s +
                                  (s.network.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                            : 0.0;
