@@ -221,18 +221,22 @@ TEST_CASE("link parameters come from the node, pair and world fits", "[fit][link
   CHECK(fit_note_text(m.notes[2]) == "NICs of a node: 47.2 GB/s = 5.9 GB/s per pair x max(8 concurrent pair(s), 1 rail(s)) (sendrecv "
                       "across nodes, largest sizes, best concurrency).");
 
-  // Without pairs: the world all_reduce. NICs = its busbw, 45 GB/s; latency from
-  // alpha = 2(p-m) intra + 2(m-1) inter: (40 - 2(16-2) x 1) / 2(2-1) = 6 us.
+  // Without pairs: the world all_reduce. NICs = its busbw, 45 GB/s; latency from the
+  // engine's ring: 2(16-1) = 30 steps, ceil(30 / 8) = 4 of them across nodes, 26 inside:
+  // alpha = 26 intra + 4 inter, so (40 - 26 x 1) / 4 = 3.5 us.
   const std::vector<GroupFit> no_pairs = {fits[0], fits[3]};
   const LinkMeasurements w = derive_link_measurements(no_pairs);
   CHECK(*w.node_nic_bytes_per_s == Approx(45e9));
-  CHECK(*w.inter_latency_s == Approx(6e-6));
+  CHECK(*w.inter_latency_s == Approx(3.5e-6));
+  CHECK(fit_note_text(w.notes.back()) == "Inter-node latency: 3.50 us per hop = (alpha 40.00 us - 26 intra-node steps x "
+                                         "1.00 us) / 4 steps across nodes, the ring latency of all_reduce on 16 ranks "
+                                         "over 2 nodes.");
   // Without the node fit the base profile's intra latency (0.5 us) is used:
-  // (40 - 28 x 0.5) / 2 = 13 us.
+  // (40 - 26 x 0.5) / 4 = 6.75 us.
   const std::vector<GroupFit> world_only = {fits[3]};
   LinkContext base;
   base.known_intra_latency_s = 0.5e-6;
-  CHECK(*derive_link_measurements(world_only, base).inter_latency_s == Approx(13e-6));
+  CHECK(*derive_link_measurements(world_only, base).inter_latency_s == Approx(6.75e-6));
   // A 2-rank all_reduce across 2 nodes is two ring steps: alpha 30 us -> 15 us per hop.
   const std::vector<GroupFit> pair_ar = {group("pair_inter", "all_reduce", 2, 2, 1, 30e-6, 40e9)};
   CHECK(*derive_link_measurements(pair_ar).inter_latency_s == Approx(15e-6));

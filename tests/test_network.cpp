@@ -38,14 +38,23 @@ TEST_CASE("a multi-node ring is limited by the node's NICs", "[network][ring]") 
   CHECK_THAT(c.intra_bytes_per_rank, WithinRel(196.875e6 * 7 / 8, 1e-12));
 }
 
-TEST_CASE("ring latency counts intra and inter steps as NCCL's model does", "[network][ring]") {
+TEST_CASE("ring latency counts the node crossings on the slowest chunk's path", "[network][ring]") {
   NetworkParams net = eight_by_eight();
   net.intra_latency_s = 1e-6;
   net.inter_latency_s = 10e-6;
-  // 2(p-1) = 126 steps, 2(m-1) = 14 of them inter-node: 112 x 1 us + 14 x 10 us = 252 us
-  // on top of the bandwidth term of 8 bytes (tiny).
+  // 2(p-1) = 126 steps; every 8th hop of the ring leaves a node, so a window of 126 hops
+  // holds at most ceil(126 / 8) = 16 crossings (NCCL's model counts 2(m-1) = 14):
+  // 110 x 1 us + 16 x 10 us = 270 us on top of the bandwidth term of 8 bytes (tiny).
   const CollectiveCost c = allreduce_cost(net, GroupShape{8, 8, 8}, 8.0, Algorithm::ring);
-  CHECK_THAT(c.time_s, WithinRel(252e-6 + 2.0 * 63 / 64 * 8.0 / 12.5e9, 1e-9));
+  CHECK_THAT(c.time_s, WithinRel(270e-6 + 2.0 * 63 / 64 * 8.0 / 12.5e9, 1e-9));
+  // One rank per node: every hop crosses, 2(m-1) = 14 of 14 steps: 140 us.
+  net.gpus_per_node = 1;
+  const CollectiveCost one = allreduce_cost(net, GroupShape{8, 1, 1}, 8.0, Algorithm::ring);
+  CHECK_THAT(one.time_s, WithinRel(140e-6 + 2.0 * 7 / 8 * 8.0 / 12.5e9, 1e-9));
+  // 2 nodes x 2 ranks: 6 steps, ceil(6 / 2) = 3 across nodes, 3 inside: 33 us.
+  net.gpus_per_node = 2;
+  const CollectiveCost two = allreduce_cost(net, GroupShape{2, 2, 2}, 8.0, Algorithm::ring);
+  CHECK_THAT(two.time_s, WithinRel(33e-6 + 2.0 * 3 / 4 * 8.0 / 12.5e9, 1e-9));
 }
 
 TEST_CASE("a single-node ring runs at the intra-node bandwidth", "[network][ring]") {
@@ -223,8 +232,8 @@ TEST_CASE("the other collectives across nodes: the node's NICs carry what leaves
   net.inter_latency_s = 5e-6;
   const GroupShape world{2, 4, 4};
   // all_gather: each rank sends 7 MB; the ring leaves each node once, so the NIC carries
-  // 7 MB: 560 us; 7 steps, 1 of them across nodes: 6 x 2 + 5 = 17 us.
-  CHECK_THAT(collective_cost(net, world, Collective::all_gather, 8e6).time_s * 1e6, WithinRel(577.0, 1e-12));
+  // 7 MB: 560 us; 7 steps, ceil(7 / 4) = 2 of them across nodes: 5 x 2 + 2 x 5 = 20 us.
+  CHECK_THAT(collective_cost(net, world, Collective::all_gather, 8e6).time_s * 1e6, WithinRel(580.0, 1e-12));
   // alltoall: each rank sends 4/8 of S (4 MB) to the other node; the node's 4 ranks
   // together push 16 MB through its NIC: 1280 us, and one inter-node latency.
   const CollectiveCost a2a = collective_cost(net, world, Collective::alltoall, 8e6);

@@ -294,9 +294,17 @@ def main():
     parser.add_argument("--timeout-s", type=int, default=240, help="per training run")
     parser.add_argument("--compute-from", choices=["cell", "run"], default="cell",
                         help="compute time from the median of the cell's compute-only phases (default) or each run's own")
+    parser.add_argument("--cell", action="append", metavar="NxR:GBPS:US",
+                        help="run only this cell of the grid (e.g. 4x1:1.0:100); repeatable")
     parser.add_argument("--check-picks", action="store_true",
                         help="fail unless the faster scheme is picked wherever the measured gap is over 5 %%")
     args = parser.parse_args()
+    grid = GRIDS[args.grid]
+    if args.cell:
+        wanted = set(args.cell)
+        grid = [c for c in grid if f"{c[0][0]}x{c[0][1]}:{c[1][0]}:{c[1][1]}" in wanted]
+        if len(grid) != len(wanted):
+            parser.error(f"--cell: each must be one of the {args.grid} grid's cells, written NxR:GBPS:US")
 
     dtperf = os.path.join(args.build, "src", "dtperf")
     linkemu = os.path.join(args.build, "calibrate", "linkemu")
@@ -342,7 +350,7 @@ def main():
 
     cells = []
     port = 29600
-    for (nodes, per_node), (rate_gbps, delay_us) in GRIDS[args.grid]:
+    for (nodes, per_node), (rate_gbps, delay_us) in grid:
         cluster = Cluster(nodes, tag)
         clusters.append(cluster)
         ready = os.path.join(work, "linkemu.ready")
@@ -389,7 +397,9 @@ def main():
             cell["cpu_ms"] = {"compute": statistics.mean(result.get("compute_cpu_ms_per_rank", [0])),
                               "train": statistics.mean(result.get("train_cpu_ms_per_rank", [0])),
                               "comm_only": statistics.mean(result.get("comm_cpu_ms_per_rank", [0])),
-                              "comm_only_machine": result.get("comm_machine_cpu_ms", 0.0)}
+                              "comm_only_machine": result.get("comm_machine_cpu_ms", 0.0),
+                              "compute_machine": result.get("compute_machine_cpu_ms", 0.0),
+                              "train_machine": result.get("train_machine_cpu_ms", 0.0)}
             cell["host_cpu_ns_per_byte"] = cpu_ns
             cell["other_compute"] = {"from": "cell" if args.compute_from == "run" else "run", "compute_ms": other_ms,
                                      "predicted_ms": other["iteration_ms"],

@@ -1,10 +1,12 @@
 #pragma once
 // The network model: resolved link parameters and the cost of collectives on a group
 // of ranks, in the alpha-beta form of NCCL's own tuning model (src/graph/tuning.cc),
-// with two additions NCCL's model leaves out: the GPUs of one node share the node's
-// NICs, and measured tables, when the profile has them, correct the formula size by
-// size: exactly at the shape they were measured on, and by the same ratio at the other
-// shapes of their level (network.cpp, "Measured tables").
+// with three changes to it: the GPUs of one node share the node's NICs; a ring's latency
+// counts the node crossings on its slowest chunk's path, ceil(steps / ranks per node),
+// where NCCL's model counts 2(m - 1) for an all-reduce whatever the ranks per node
+// (ring_node_crossings below); and measured tables, when the profile has them, correct
+// the formula size by size: exactly at the shape they were measured on, and by the same
+// ratio at the other shapes of their level (network.cpp, "Measured tables").
 //
 // Conventions. A group spans `nodes` nodes with `ranks_per_node` ranks on each. Link
 // bandwidths are per direction. Bytes are the message size S of the collective; the
@@ -90,6 +92,19 @@ struct CollectiveCost {
   double intra_bytes_per_rank = 0.0;  // sent over intra-node links, per rank (average)
   double inter_bytes_per_node = 0.0;  // sent through one node's NICs, per direction
 };
+
+/// Hops that cross nodes on the slowest chunk's path through a ring of `nodes` x
+/// `ranks_per_node` ranks, for a chunk that makes `steps` consecutive hops (2(p - 1) in an
+/// all-reduce: reduce-scatter, then all-gather; p - 1 in an all-gather). The ring visits
+/// a node's r ranks one after another, so every r-th hop leaves a node, and the collective
+/// ends when the chunk whose window holds the most exits arrives: ceil(steps / r). Each
+/// step waits for the one before it on the chunk's path, so each such hop pays the
+/// inter-node latency. With one rank per node this is NCCL's count, 2(m - 1) for an
+/// all-reduce; with r >= 2 NCCL's tuning model still counts 2(m - 1), which no chunk
+/// achieves: each crosses 2m - 1 (r = 2) or 2m times. On the validation harness's emulated
+/// 2 nodes x 2 ranks (gloo's ring, 1 Gbit/s), a 2 ms delay added 23-26 ms per iteration to
+/// the All-Reduce run: 2 crossings per all-reduce predicted 16 ms, 3 predict 24 ms.
+int ring_node_crossings(int nodes, int ranks_per_node, int steps);
 
 /// All-reduce of `bytes` over the group. `Algorithm::automatic` picks ring or tree the
 /// way NCCL's tuner does (by NCCL's own cost model: the tree for latency-bound sizes on

@@ -43,6 +43,11 @@ double NetworkParams::rank_nic_cap_bytes_per_s() const {
   return host_bytes_per_s > 0.0 ? std::min(wire, node_nic_bytes_per_s()) : wire;
 }
 
+int ring_node_crossings(int nodes, int ranks_per_node, int steps) {
+  if (nodes <= 1) return 0;
+  return (steps + ranks_per_node - 1) / ranks_per_node;
+}
+
 namespace {
 
 int ceil_log2(int n) {
@@ -80,8 +85,9 @@ CollectiveCost ring_cost(const NetworkParams& net, const GroupShape& g, double b
   const double per_rank = 2.0 * (p - 1) / p * wire;  // bytes each rank sends
   CollectiveCost cost;
   cost.algorithm = Algorithm::ring;
-  // 2(p-1) pipelined steps; 2(m-1) of them cross nodes (NCCL's ring latency).
-  double latency = 2.0 * (p - m) * net.intra_latency_s + 2.0 * (m - 1) * net.inter_latency_s;
+  // 2(p-1) pipelined steps, ring_node_crossings of them across nodes.
+  const int crossings = ring_node_crossings(m, r, 2 * (p - 1));
+  const double latency = (2 * (p - 1) - crossings) * net.intra_latency_s + crossings * net.inter_latency_s;
   double transfer = 0.0;
   if (m == 1) {
     transfer = per_rank / net.intra_bytes_per_s;
@@ -179,13 +185,13 @@ CollectiveCost allreduce_formula(const NetworkParams& net, const GroupShape& gro
 }
 
 // A ring pass in which each rank sends `per_rank` bytes over `steps` pipelined steps
-// (steps crossing nodes: one per node, as in the all-reduce ring).
+// (ring_node_crossings of them across nodes, as in the all-reduce ring).
 CollectiveCost ring_pass(const NetworkParams& net, const GroupShape& g, double per_rank, int steps_per_rank) {
   const int m = g.nodes;
   const int r = g.ranks_per_node;
   CollectiveCost cost;
   cost.algorithm = Algorithm::ring;
-  const double crossing_steps = m > 1 ? static_cast<double>(m - 1) * steps_per_rank / (g.ranks() - 1) : 0.0;
+  const int crossing_steps = ring_node_crossings(m, r, steps_per_rank);
   cost.time_s = (steps_per_rank - crossing_steps) * net.intra_latency_s + crossing_steps * net.inter_latency_s;
   if (m == 1) {
     cost.time_s += per_rank / net.intra_bytes_per_s;

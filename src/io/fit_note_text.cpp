@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/network.hpp"
 #include "dtperf/units.hpp"
 
 namespace dtperf {
@@ -54,14 +55,20 @@ std::string fit_note_text(const FitNote& n) {
                          "ring steps).",
                          us(n.latency_s), us(n.alpha_s));
     case K::inter_latency_ring:
-      return fmt::format("Inter-node latency: {} per hop = (alpha {} - 2({}-{}) x {} intra) / 2({}-1), the ring latency "
-                         "of all_reduce on {} ranks over {} nodes.",
-                         us(n.latency_s), us(n.alpha_s), n.ranks, n.nodes, us(n.intra_latency_s), n.nodes, n.ranks,
-                         n.nodes);
-    case K::inter_latency_not_derived:
+    case K::inter_latency_not_derived: {
+      // The engine's ring: 2(p-1) steps, c of them across nodes (network.hpp).
+      const int crossings = ring_node_crossings(n.nodes, n.ranks / n.nodes, 2 * (n.ranks - 1));
+      const int intra_steps = 2 * (n.ranks - 1) - crossings;
+      if (n.kind == K::inter_latency_ring) {
+        return fmt::format("Inter-node latency: {} per hop = (alpha {} - {} intra-node steps x {}) / {} steps across "
+                           "nodes, the ring latency of all_reduce on {} ranks over {} nodes.",
+                           us(n.latency_s), us(n.alpha_s), intra_steps, us(n.intra_latency_s), crossings, n.ranks,
+                           n.nodes);
+      }
       return fmt::format("Inter-node latency not derived: alpha {} of all_reduce on {} ranks over {} nodes is below its "
-                         "2({}-{}) intra-node steps of {}; the previous value is kept.",
-                         us(n.alpha_s), n.ranks, n.nodes, n.ranks, n.nodes, us(n.intra_latency_s));
+                         "{} intra-node steps of {}; the previous value is kept.",
+                         us(n.alpha_s), n.ranks, n.nodes, intra_steps, us(n.intra_latency_s));
+    }
     case K::intra_above_link_rate:
       return fmt::format("The measured intra-node {} exceeds the link rate {}: the rate is raised to it.",
                          gb(n.bytes_per_s), gb(n.limit_bytes_per_s));
