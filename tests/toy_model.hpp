@@ -8,19 +8,6 @@
 
 namespace dtperf::test {
 
-// One tensor of 10 MB (2.5 M fp32 params) with 10 ms of measured backward; forward is
-// then half of it, 5 ms.
-inline ModelSpec one_tensor() {
-  ModelSpec m;
-  m.name = "toy";
-  TensorSpec t;
-  t.name = "w";
-  t.params = 2'500'000;
-  t.measured_backward_s = 10e-3;
-  m.tensors.push_back(t);
-  return m;
-}
-
 // `count` tensors of 10 MB (2.5 M fp32 params), each with 10 ms of measured backward.
 inline ModelSpec ten_mb_tensors(int count) {
   ModelSpec m;
@@ -35,6 +22,10 @@ inline ModelSpec ten_mb_tensors(int count) {
   }
   return m;
 }
+
+// One tensor of 10 MB (2.5 M fp32 params) with 10 ms of measured backward; forward is
+// then half of it, 5 ms.
+inline ModelSpec one_tensor() { return ten_mb_tensors(1); }
 
 // Two nodes of one GPU joined by one NIC of `nic_bytes_per_s`, no latency.
 inline NetworkParams two_single_gpu_nodes(double nic_bytes_per_s) {
