@@ -13,11 +13,12 @@ dtperf predicts it blind from:
     stream, bound by the CPU alone, is also the TCP stack's ceiling) and of the host's
     memory copy rate; compute runs on the host CPU; gloo's sums are charged at the
     measured time of a CPU vector add (--reduction-log); what the transport's CPU work
-    takes from compute, per byte sent, comes from the run's communication-only phase
-    (host_cpu_ns_per_byte below);
+    takes from compute, per byte sent, comes from the communication-only phases of the
+    cell's runs (host_cpu_ns_per_byte below);
   * the model: dtperf_collect's layer file of the same model (one process);
-  * compute: the same run's compute-only phase (every rank computing at once, no
-    communication), given as --single-gpu-iteration-ms.
+  * compute: the compute-only phases (every rank computing at once, no communication),
+    given as --single-gpu-iteration-ms, and how much it varies from iteration to
+    iteration, as --iteration-times (4 ranks time-sharing 2 cores are stragglers in turn).
 
 Both phases run before training (train.py), so the prediction stays blind.
 
@@ -274,12 +275,21 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
     }
 
 
-def predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms):
+def write_compute_factors(path, result):
+    """Every compute-only iteration of every rank over its rank's mean: the factors dtperf
+    resamples for every rank and iteration (--iteration-times)."""
+    with open(path, "w") as f:
+        for samples in result["compute_samples_ms_per_rank"]:
+            mean = statistics.mean(samples)
+            f.writelines(f"{x / mean:.6f}\n" for x in samples)
+
+
+def predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms, extra=()):
     args = [dtperf, "predict", "--profile", profile_path, "--model", model_path, "--scheme", scheme,
             "--reduction-log", reduction_log,
             "--single-gpu-iteration-ms", f"{compute_ms:.6f}", "--batch-per-gpu", str(BATCH),
             "--bucket-cap-mib", str(BUCKET_MIB), "--first-bucket-mib", str(BUCKET_MIB),
-            "--gossip-bucket-mib", str(BUCKET_MIB), "--json"]
+            "--gossip-bucket-mib", str(BUCKET_MIB), "--json", *extra]
     out = sh(*args, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"dtperf predict failed: {out.stderr.strip()}")
@@ -380,16 +390,24 @@ def main():
         # run's own phase instead (the machine as fast as it was during that run); the report
         # keeps both predictions.
         cell_compute_ms = statistics.median(statistics.mean(r["compute_ms_per_rank"]) for r in results.values())
+        # The transport's CPU per byte is the host's and the link's, the same in every run of
+        # the cell: the median over the runs (one run's phase is 1.5-2 x the others' now and
+        # then, when the scheduler is unkind).
+        run_cpu_ns = {s: host_cpu_ns_per_byte(r, nodes * per_node) for s, r in results.items()}
+        cpu_ns = statistics.median(run_cpu_ns.values())
         for scheme, result in results.items():
             run_compute_ms = statistics.mean(result["compute_ms_per_rank"])
             compute_ms = run_compute_ms if args.compute_from == "run" else cell_compute_ms
             other_ms = cell_compute_ms if args.compute_from == "run" else run_compute_ms
-            cpu_ns = host_cpu_ns_per_byte(result, nodes * per_node)
             run_profile = os.path.join(work, f"profile-{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}.json")
             with open(run_profile, "w") as f:
                 json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns), f)
-            predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms)
-            other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms)
+            factors = os.path.join(work, f"compute-factors-{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}.txt")
+            write_compute_factors(factors, result)
+            varying = ("--iteration-times", factors)
+            predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms, varying)
+            other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms, varying)
+            steady = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms)
             measured_ms = statistics.mean(result["iteration_ms_per_rank"])
             cell = {"layout": f"{nodes}x{per_node}", "rate_gbps": rate_gbps, "delay_us": delay_us, "scheme": scheme,
                     "link": link, "compute_ms": compute_ms, "measured_ms": measured_ms,
@@ -401,6 +419,15 @@ def main():
                               "compute_machine": result.get("compute_machine_cpu_ms", 0.0),
                               "train_machine": result.get("train_machine_cpu_ms", 0.0)}
             cell["host_cpu_ns_per_byte"] = cpu_ns
+            # For the reader: this run's own CPU per byte, the prediction with steady compute,
+            # how long decentralized training's ranks waited for exchanges and how long dtperf
+            # has them wait, and the compute samples.
+            cell["run_host_cpu_ns_per_byte"] = run_cpu_ns[scheme]
+            cell["steady_compute_predicted_ms"] = steady["iteration_ms"]
+            if scheme != "all-reduce":  # DDP's waits are inside its backward
+                cell["wait_ms"] = {"measured": statistics.mean(result["train_wait_ms_per_rank"]),
+                                   "predicted_exposed": predicted["exposed_comm_ms"]}
+            cell["compute_samples_ms_per_rank"] = result["compute_samples_ms_per_rank"]
             cell["other_compute"] = {"from": "cell" if args.compute_from == "run" else "run", "compute_ms": other_ms,
                                      "predicted_ms": other["iteration_ms"],
                                      "error": other["iteration_ms"] / measured_ms - 1}

@@ -12,10 +12,11 @@ are what dtperf models (include/dtperf/gossip.hpp):
 
 The groups of every step come from `dtperf topologies --schedule --json`, so the harness
 runs exactly the schedule dtperf simulates. Three phases: first `--warmup` + `--compute-iters`
-iterations with no communication at all (every rank computing at once, as in training: the compute
-time dtperf is given), then as many with the run's exchanges alone (the CPU time gloo takes per
-byte sent), then `--warmup` + `--iters` training iterations. Rank 0 writes every
-rank's compute median and iteration mean (and its own p10/p90) to `--out` as JSON.
+iterations with no communication at all (every rank computing at once, as in training: the
+compute time dtperf is given, and how much it varies), then as many with the run's exchanges
+alone (the CPU time gloo takes per byte sent), then `--warmup` + `--iters` training
+iterations. Rank 0 writes every rank's figures (compute median and samples, iteration mean,
+CPU times) to `--out` as JSON.
 """
 
 import argparse
@@ -80,6 +81,7 @@ class DecentDP:
                     mine = (cache[key], len(members))
             self.steps.append(mine)
         self.pending = [None] * len(self.buckets)  # (work, flat buffer, group size)
+        self.wait_s = 0.0  # time spent waiting for exchanges, for the reader
         self.step_index = 0
         self._hooks = []
         for b, params in enumerate(self.buckets):
@@ -99,7 +101,9 @@ class DecentDP:
             pending = self.pending[b]
             if pending is not None:
                 work, flat, size = pending
+                t0 = time.perf_counter()
                 work.wait()
+                self.wait_s += time.perf_counter() - t0
                 flat.div_(size)
                 offset = 0
                 for p in params:
@@ -252,8 +256,11 @@ def main():
             times.append(time.perf_counter() - t0)
         if i + 1 == args.warmup:
             cpu0, busy0 = time.process_time(), machine_busy_s()
+            if finish:
+                gossip.wait_s = 0.0
     train_cpu_s = (time.process_time() - cpu0) / args.iters
     train_machine_s = (machine_busy_s() - busy0) / args.iters
+    wait_s = gossip.wait_s / args.iters if finish else 0.0
     if finish:
         finish()
     dist.barrier()
@@ -261,9 +268,12 @@ def main():
     # topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
     mine = torch.tensor([statistics.median(compute), statistics.mean(times), compute_cpu_s, train_cpu_s, comm_cpu_s,
-                         comm_bytes, comm_machine_cpu_s, compute_machine_s, train_machine_s], dtype=torch.float64)
+                         comm_bytes, comm_machine_cpu_s, compute_machine_s, train_machine_s, wait_s], dtype=torch.float64)
     everyone = [torch.zeros_like(mine) for _ in range(args.world)]
     dist.all_gather(everyone, mine)
+    samples = torch.tensor(compute, dtype=torch.float64)
+    every_sample = [torch.zeros_like(samples) for _ in range(args.world)]
+    dist.all_gather(every_sample, samples)
     if args.rank == 0 and args.out:
         result = {
             "scheme": args.scheme,
@@ -271,6 +281,8 @@ def main():
             "compute_ms": summary_ms(compute),
             "iteration_ms": summary_ms(times),
             "compute_ms_per_rank": [float(t[0]) * 1e3 for t in everyone],
+            # Every compute-only iteration of every rank: how much compute varies.
+            "compute_samples_ms_per_rank": [[float(x) * 1e3 for x in t] for t in every_sample],
             "iteration_ms_per_rank": [float(t[1]) * 1e3 for t in everyone],  # means
             # CPU time of the whole process (every thread) per iteration, for the reader:
             # what communication adds on the host beside compute.
@@ -284,6 +296,9 @@ def main():
             # training, for the reader (rank 0's window; every rank shares the machine).
             "compute_machine_cpu_ms": float(everyone[0][7]) * 1e3,
             "train_machine_cpu_ms": float(everyone[0][8]) * 1e3,
+            # Decentralized training: the time a rank waited for exchanges per iteration
+            # (its exposed communication; 0 for All-Reduce, whose waits are inside DDP).
+            "train_wait_ms_per_rank": [float(t[9]) * 1e3 for t in everyone],
         }
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
