@@ -236,7 +236,7 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss_fn(net(x), y).backward()
             opt.step()
-        finish = None
+        gossip = None
     else:
         with open(args.schedule) as f:
             schedule = json.load(f)
@@ -245,7 +245,6 @@ def main():
         def step(x, y):
             loss_fn(model(x), y).backward()
             gossip.end_iteration()
-        finish = gossip.drain
     times = []
     cpu0, busy0 = time.process_time(), machine_busy_s()
     for i in range(args.warmup + args.iters):
@@ -256,13 +255,13 @@ def main():
             times.append(time.perf_counter() - t0)
         if i + 1 == args.warmup:
             cpu0, busy0 = time.process_time(), machine_busy_s()
-            if finish:
+            if gossip:
                 gossip.wait_s = 0.0
     train_cpu_s = (time.process_time() - cpu0) / args.iters
     train_machine_s = (machine_busy_s() - busy0) / args.iters
-    wait_s = gossip.wait_s / args.iters if finish else 0.0
-    if finish:
-        finish()
+    wait_s = gossip.wait_s / args.iters if gossip else 0.0
+    if gossip:
+        gossip.drain()
     dist.barrier()
     # Every rank's compute median and iteration mean, gathered. The iteration is a mean: a
     # topology's period alternates fast and slow steps (one-peer-exp waits long after a

@@ -30,6 +30,7 @@ struct Contention {
   double compute_inter = 1.0;  // compute beside a transfer across nodes
   double comm_intra = 1.0;     // an exchange inside a node, beside compute
   double comm_inter = 1.0;     // a transfer across nodes, beside compute
+  // (On one node the factors across nodes are the others: no transfer crosses.)
 };
 
 /// The factors for a job on `net` (all 1 on one rank: nothing overlaps).

@@ -201,7 +201,7 @@ struct LinkContext {
 ///   concurrency); else a 2-rank all_reduce over 2 nodes, alpha / 2 (two ring steps); else
 ///   the multi-node all_reduce with the most ranks through the ring formula
 ///   alpha = (2(p-1) - c) * intra_latency + c * inter_latency, c = ring_node_crossings
-///   (network.hpp: ceil(2(p-1) / (p/m)) of the 2(p-1) steps cross nodes), with the intra latency
+///   (allreduce_ring_steps, network.hpp: ceil(2(p-1) / (p/m)) of the 2(p-1) steps cross nodes), with the intra latency
 ///   measured above, else the known one, else 0, clamped at 0. Each derived value
 ///   reproduces, in the engine, the measurement it came from.
 LinkMeasurements derive_link_measurements(std::span<const GroupFit> fits, const LinkContext& context = {});

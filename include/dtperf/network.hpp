@@ -106,6 +106,15 @@ struct CollectiveCost {
 /// the All-Reduce run: 2 crossings per all-reduce predicted 16 ms, 3 predict 24 ms.
 int ring_node_crossings(int nodes, int ranks_per_node, int steps);
 
+/// The 2(p - 1) steps of a ring all-reduce on `nodes` x `ranks_per_node` ranks: those
+/// inside a node and those across nodes (ring_node_crossings). Its latency is
+/// intra x intra_latency + inter x inter_latency; the fit inverts that formula.
+struct RingSteps {
+  int intra = 0;
+  int inter = 0;
+};
+RingSteps allreduce_ring_steps(int nodes, int ranks_per_node);
+
 /// All-reduce of `bytes` over the group. `Algorithm::automatic` picks ring or tree the
 /// way NCCL's tuner does (by NCCL's own cost model: the tree for latency-bound sizes on
 /// several nodes, the ring otherwise); hierarchical is used only when asked for.

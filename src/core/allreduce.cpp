@@ -67,10 +67,11 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   const NetworkParams& net = s.network;
   distributed_ = net.ranks() > 1;
   // Every bucket of a multi-node all-reduce crosses nodes: a host transport's CPU share
-  // slows both while they overlap (contention.hpp).
+  // slows both while they overlap (contention.hpp; on one node the factors across nodes
+  // are the profile's own).
   const Contention contention = contention_beside_compute(s.compute, net);
-  interference_ = net.nodes > 1 ? contention.compute_inter : contention.compute;
-  comm_factor_ = net.nodes > 1 ? contention.comm_inter : contention.comm_intra;
+  interference_ = contention.compute_inter;
+  comm_factor_ = contention.comm_inter;
   overhead_s_ = distributed_ ? s.compute.iteration_overhead_s + (net.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                              : 0.0;
   const bool copies = distributed_ && s.options.framework_copies;

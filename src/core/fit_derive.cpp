@@ -233,9 +233,9 @@ void derive_inter_latency(std::span<const GroupFit> fits, const LinkContext& con
   const int nodes = multi->fit.nodes;
   const double alpha = multi->fit.segments.front().alpha_s;
   const double intra = m.intra_latency_s.value_or(context.known_intra_latency_s.value_or(0.0));
-  // The engine's ring (network.hpp): 2(p-1) steps, `crossings` of them across nodes.
-  const int crossings = ring_node_crossings(nodes, p / nodes, 2 * (p - 1));
-  const double inter = (alpha - (2.0 * (p - 1) - crossings) * intra) / crossings;
+  // The engine's ring (network.hpp), inverted.
+  const RingSteps steps = allreduce_ring_steps(nodes, p / nodes);
+  const double inter = (alpha - steps.intra * intra) / steps.inter;
   if (inter <= 0.0) {
     // The intra-node steps alone explain the measured alpha (NCCL's multi-node algorithms
     // hide per-step latency this formula assumes): the data cannot separate the two.

@@ -48,6 +48,12 @@ int ring_node_crossings(int nodes, int ranks_per_node, int steps) {
   return (steps + ranks_per_node - 1) / ranks_per_node;
 }
 
+RingSteps allreduce_ring_steps(int nodes, int ranks_per_node) {
+  const int steps = 2 * (nodes * ranks_per_node - 1);
+  const int inter = ring_node_crossings(nodes, ranks_per_node, steps);
+  return {.intra = steps - inter, .inter = inter};
+}
+
 namespace {
 
 int ceil_log2(int n) {
@@ -86,8 +92,8 @@ CollectiveCost ring_cost(const NetworkParams& net, const GroupShape& g, double b
   CollectiveCost cost;
   cost.algorithm = Algorithm::ring;
   // 2(p-1) pipelined steps, ring_node_crossings of them across nodes.
-  const int crossings = ring_node_crossings(m, r, 2 * (p - 1));
-  const double latency = (2 * (p - 1) - crossings) * net.intra_latency_s + crossings * net.inter_latency_s;
+  const RingSteps steps = allreduce_ring_steps(m, r);
+  const double latency = steps.intra * net.intra_latency_s + steps.inter * net.inter_latency_s;
   double transfer = 0.0;
   if (m == 1) {
     transfer = per_rank / net.intra_bytes_per_s;

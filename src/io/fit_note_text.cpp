@@ -56,18 +56,17 @@ std::string fit_note_text(const FitNote& n) {
                          us(n.latency_s), us(n.alpha_s));
     case K::inter_latency_ring:
     case K::inter_latency_not_derived: {
-      // The engine's ring: 2(p-1) steps, c of them across nodes (network.hpp).
-      const int crossings = ring_node_crossings(n.nodes, n.ranks / n.nodes, 2 * (n.ranks - 1));
-      const int intra_steps = 2 * (n.ranks - 1) - crossings;
+      // The engine's ring (network.hpp).
+      const RingSteps steps = allreduce_ring_steps(n.nodes, n.ranks / n.nodes);
       if (n.kind == K::inter_latency_ring) {
         return fmt::format("Inter-node latency: {} per hop = (alpha {} - {} intra-node steps x {}) / {} steps across "
                            "nodes, the ring latency of all_reduce on {} ranks over {} nodes.",
-                           us(n.latency_s), us(n.alpha_s), intra_steps, us(n.intra_latency_s), crossings, n.ranks,
+                           us(n.latency_s), us(n.alpha_s), steps.intra, us(n.intra_latency_s), steps.inter, n.ranks,
                            n.nodes);
       }
       return fmt::format("Inter-node latency not derived: alpha {} of all_reduce on {} ranks over {} nodes is below its "
                          "{} intra-node steps of {}; the previous value is kept.",
-                         us(n.alpha_s), n.ranks, n.nodes, intra_steps, us(n.intra_latency_s));
+                         us(n.alpha_s), n.ranks, n.nodes, steps.intra, us(n.intra_latency_s));
     }
     case K::intra_above_link_rate:
       return fmt::format("The measured intra-node {} exceeds the link rate {}: the rate is raised to it.",
