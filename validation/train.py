@@ -13,7 +13,8 @@ are what dtperf models (include/dtperf/gossip.hpp):
 The groups of every step come from `dtperf topologies --schedule --json`, so the harness
 runs exactly the schedule dtperf simulates. Three phases: first `--warmup` + `--compute-iters`
 iterations with no communication at all (every rank computing at once, as in training: the
-compute time dtperf is given, and how much it varies), then as many with the run's exchanges
+compute time dtperf is given, and how much it varies, from the iterations that ran while
+every rank was computing), then as many with the run's exchanges
 alone (the CPU time gloo takes per byte sent), then `--warmup` + `--iters` training
 iterations. Rank 0 writes every rank's figures (compute median and samples, iteration mean,
 CPU times) to `--out` as JSON.
@@ -219,7 +220,7 @@ def main():
 
     # Phase 1: compute only, every rank at once.
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-    compute, starts = [], []  # per iteration: seconds, and when it began (the wall clock all ranks share)
+    compute, starts = [], []  # per iteration: seconds, and when it began (all ranks share the wall clock)
     dist.barrier()
     cpu0, busy0 = time.process_time(), machine_busy_s()
     for i in range(args.warmup + args.compute_iters):
