@@ -14,10 +14,9 @@ The groups of every step come from `dtperf topologies --schedule --json`, so the
 runs exactly the schedule dtperf simulates. Three phases: first `--warmup` + `--compute-iters`
 iterations with no communication at all (every rank computing at once, as in training: the
 compute time dtperf is given, and how much it varies, from the iterations that ran while
-every rank was computing), then as many with the run's exchanges
-alone (the CPU time gloo takes per byte sent), then `--warmup` + `--iters` training
-iterations. Rank 0 writes every rank's figures (compute median and samples, iteration mean,
-CPU times) to `--out` as JSON.
+every rank was computing), then as many with the run's exchanges alone (the CPU time gloo
+takes per byte sent), then `--warmup` + `--iters` training iterations. Rank 0 writes every
+rank's figures (compute median and samples, iteration mean, CPU times) to `--out` as JSON.
 """
 
 import argparse
@@ -280,18 +279,21 @@ def main():
     if gossip:
         gossip.drain()
     dist.barrier()
-    # Every rank's iteration mean and CPU figures, gathered. The iteration is a mean: a
-    # topology's period alternates fast and slow steps (one-peer-exp waits long after a
+    # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
+    # a topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
-    mine = torch.tensor([statistics.mean(times), compute_cpu_s, train_cpu_s, comm_cpu_s, comm_bytes,
-                         comm_machine_cpu_s, compute_machine_s, train_machine_s, wait_s], dtype=torch.float64)
-    everyone = [torch.zeros_like(mine) for _ in range(args.world)]
-    dist.all_gather(everyone, mine)
+    mine = {"iteration_s": statistics.mean(times), "compute_cpu_s": compute_cpu_s, "train_cpu_s": train_cpu_s,
+            "comm_cpu_s": comm_cpu_s, "comm_bytes": comm_bytes, "comm_machine_cpu_s": comm_machine_cpu_s,
+            "compute_machine_s": compute_machine_s, "train_machine_s": train_machine_s, "wait_s": wait_s}
+    gathered = [torch.zeros(len(mine), dtype=torch.float64) for _ in range(args.world)]
+    dist.all_gather(gathered, torch.tensor(list(mine.values()), dtype=torch.float64))
+    everyone = [dict(zip(mine, t.tolist())) for t in gathered]
     samples = torch.tensor([compute, starts], dtype=torch.float64)
     every_sample = [torch.zeros_like(samples) for _ in range(args.world)]
     dist.all_gather(every_sample, samples)
     kept = concurrent_samples([t[0].tolist() for t in every_sample], [t[1].tolist() for t in every_sample])
     if args.rank == 0 and args.out:
+        first = everyone[0]  # the machine-wide figures: rank 0's window (every rank shares the machine)
         result = {
             "scheme": args.scheme,
             "world": args.world,
@@ -300,22 +302,22 @@ def main():
             "compute_ms_per_rank": [statistics.median(k) * 1e3 for k in kept],
             # Every compute-only iteration of every rank while all computed: how much it varies.
             "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in kept],
-            "iteration_ms_per_rank": [float(t[0]) * 1e3 for t in everyone],  # means
+            "iteration_ms_per_rank": [r["iteration_s"] * 1e3 for r in everyone],  # means
             # CPU time of the whole process (every thread) per iteration, for the reader:
             # what communication adds on the host beside compute.
-            "compute_cpu_ms_per_rank": [float(t[1]) * 1e3 for t in everyone],
-            "train_cpu_ms_per_rank": [float(t[2]) * 1e3 for t in everyone],
+            "compute_cpu_ms_per_rank": [r["compute_cpu_s"] * 1e3 for r in everyone],
+            "train_cpu_ms_per_rank": [r["train_cpu_s"] * 1e3 for r in everyone],
             # The communication-only phase: CPU time and bytes sent per iteration.
-            "comm_cpu_ms_per_rank": [float(t[3]) * 1e3 for t in everyone],
-            "comm_bytes_per_rank": [float(t[4]) for t in everyone],
-            "comm_machine_cpu_ms": float(everyone[0][5]) * 1e3,  # the whole machine, all ranks
+            "comm_cpu_ms_per_rank": [r["comm_cpu_s"] * 1e3 for r in everyone],
+            "comm_bytes_per_rank": [r["comm_bytes"] for r in everyone],
+            "comm_machine_cpu_ms": first["comm_machine_cpu_s"] * 1e3,  # the whole machine, all ranks
             # The whole machine's busy CPU per iteration of the compute-only phase and of
-            # training, for the reader (rank 0's window; every rank shares the machine).
-            "compute_machine_cpu_ms": float(everyone[0][6]) * 1e3,
-            "train_machine_cpu_ms": float(everyone[0][7]) * 1e3,
+            # training, for the reader.
+            "compute_machine_cpu_ms": first["compute_machine_s"] * 1e3,
+            "train_machine_cpu_ms": first["train_machine_s"] * 1e3,
             # Decentralized training: the time a rank waited for exchanges per iteration
             # (its exposed communication; 0 for All-Reduce, whose waits are inside DDP).
-            "train_wait_ms_per_rank": [float(t[8]) * 1e3 for t in everyone],
+            "train_wait_ms_per_rank": [r["wait_s"] * 1e3 for r in everyone],
         }
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
