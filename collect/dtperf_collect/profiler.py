@@ -81,8 +81,16 @@ def _median(values):
     return statistics.median(values)
 
 
+def _untyped_storage(tensor):
+    """The storage a tensor and its views share: Tensor.untyped_storage() from PyTorch 2.0 on
+    (where TypedStorage no longer wraps one), the typed storage's own before."""
+    if hasattr(tensor, "untyped_storage"):
+        return tensor.untyped_storage()
+    return tensor.storage()._storage
+
+
 def _storage_id(tensor):
-    return tensor.storage()._storage._cdata  # the storage itself, shared by its views
+    return _untyped_storage(tensor)._cdata
 
 
 def saved_bytes(model, run):
@@ -94,7 +102,7 @@ def saved_bytes(model, run):
     def pack(tensor):
         key = _storage_id(tensor)
         if key not in parameters:
-            storages[key] = tensor.storage().nbytes()
+            storages[key] = _untyped_storage(tensor).nbytes()
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
