@@ -1,5 +1,7 @@
 // Raw calibration files (dtperf.calibration/1) and the profile `dtperf fit` builds from
 // one, with no base profile (peaks from the measurements, or a refusal).
+#include <cstdint>
+
 #include "dtperf/error.hpp"
 #include "dtperf/io/calibrated_profile.hpp"
 #include "dtperf/io/calibration_json.hpp"

@@ -4,6 +4,7 @@
 // whose measurements contradict the cluster (std::invalid_argument, which the CLI turns
 // into an input error naming the model file); anything else escaping is a finding.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 

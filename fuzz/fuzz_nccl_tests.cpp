@@ -1,5 +1,7 @@
 // nccl-tests logs (text tables or -J JSON), then what `dtperf fit` does with one: its
 // measured series and a calibrated profile fitted to them.
+#include <cstdint>
+
 #include "dtperf/error.hpp"
 #include "dtperf/io/calibrated_profile.hpp"
 #include "dtperf/io/nccl_tests.hpp"

@@ -2,6 +2,7 @@
 // gossip for ResNet-50, as `dtperf compare` runs them. A profile that parses must give
 // finite times in bounded time.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include "dtperf/error.hpp"

@@ -2,6 +2,7 @@
 // of each run (the first few) with the prior values, as `dtperf fit --runs` starts.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include "dtperf/error.hpp"

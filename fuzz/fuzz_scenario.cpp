@@ -2,6 +2,8 @@
 // checked against dtperf's real commands and options.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+
 #include "../src/cli/commands.hpp"
 #include "../src/cli/scenario_file.hpp"
 #include "dtperf/error.hpp"

@@ -1,6 +1,7 @@
 #include "device_memory.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>

@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "../error.hpp"

@@ -1,5 +1,6 @@
 // NCCL collectives, the world control exchange and the timing base of the GPU backend.
 #include <algorithm>
+#include <cstdint>
 
 #include "cuda_check.hpp"
 #include "device_memory.hpp"

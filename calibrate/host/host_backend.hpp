@@ -3,6 +3,7 @@
 // plan as the GPU backend without GEMM and copy entries: ring all-reduce of float32 with
 // real data, sendrecv exchanges between pairs, and the spread of a fixed CPU workload.
 // Times come from the monotonic clock around each timed loop.
+#include <cstdint>
 #include <memory>
 #include <vector>
 

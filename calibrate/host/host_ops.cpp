@@ -1,6 +1,7 @@
 // The host backend's measured operations: all-reduce, sendrecv and the CPU workload.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 
 #include "host_backend.hpp"

@@ -2,6 +2,7 @@
 // A cluster profile: N nodes of G GPUs, the links inside a node and between nodes,
 // what one GPU computes, optional calibrated tables, and where the numbers came from.
 // This is the typed form of profiles/*.json (see io/profile_json.hpp for the format).
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>

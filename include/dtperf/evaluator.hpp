@@ -4,6 +4,7 @@
 // to a measurement, attribute a speedup to its causes or search for break-even points.
 // Pure: everything it needs comes in the Setup; compiled topology schedules are cached
 // per (topology, ranks, node size) inside the Evaluator.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>

@@ -44,6 +44,7 @@
 //
 // Leave-one-out: every run is predicted by a fit to the others (same procedure), the
 // honest estimate of how far to trust a prediction for a configuration not measured.
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>

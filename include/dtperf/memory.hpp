@@ -33,6 +33,8 @@
 //
 // A model file with neither saved bytes nor a measured total (a timing log) has
 // activations of 0, and the breakdown says so (activations_known).
+#include <cstdint>
+
 #include "dtperf/allreduce.hpp"
 #include "dtperf/cluster.hpp"
 #include "dtperf/compute.hpp"

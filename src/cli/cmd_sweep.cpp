@@ -4,6 +4,7 @@
 // on all cores, in the same order whatever the thread count.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <deque>
 #include <iostream>
 #include <map>

@@ -3,6 +3,7 @@
 // iteration times, persistent slow ranks and nodes, and the simulation's seed and length.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

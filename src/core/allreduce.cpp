@@ -1,6 +1,7 @@
 #include "dtperf/allreduce.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "dtperf/contention.hpp"
 #include "dtperf/stats.hpp"

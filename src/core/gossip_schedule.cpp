@@ -1,6 +1,7 @@
 #include "gossip_schedule.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <tuple>
 

@@ -1,5 +1,7 @@
 #include "dtperf/workload.hpp"
 
+#include <cstdint>
+
 namespace dtperf {
 
 std::int64_t ModelSpec::total_params() const {

@@ -2,6 +2,7 @@
 // Shared between the text and the JSON readers of nccl-tests results: rows as read, with
 // the precision their numbers were printed at, and the checks that turn them into an
 // NcclTestsLog (see dtperf/io/nccl_tests.hpp for the rules).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>

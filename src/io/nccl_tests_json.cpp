@@ -1,6 +1,7 @@
 // nccl-tests -J output (src/util.cu of nccl-tests, JSON_FILE_VERSION 2); the rules are
 // in dtperf/io/nccl_tests.hpp. Keys this reader does not use are ignored on purpose:
 // nccl-tests adds keys between versions and the file is not dtperf's format.
+#include <cstdint>
 #include <set>
 
 #include <fmt/format.h>

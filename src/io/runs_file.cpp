@@ -1,5 +1,6 @@
 #include "dtperf/io/runs_file.hpp"
 
+#include <cstdint>
 #include <set>
 #include <sstream>
 

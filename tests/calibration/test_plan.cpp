@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "plan.hpp"
 #include "sweep.hpp"

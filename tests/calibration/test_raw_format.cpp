@@ -1,6 +1,7 @@
 // The raw calibration file: point arithmetic, spread statistics, keys, atomic writing.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 

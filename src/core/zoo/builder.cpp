@@ -1,6 +1,7 @@
 #include "builder.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 namespace dtperf::zoo {

@@ -10,6 +10,7 @@
 //  - Global average pooling and the softmax cross-entropy loss to fc.weight.
 // Batch-norm running statistics are buffers, not parameters.
 #include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 

@@ -18,6 +18,7 @@
 //  - The GPT-2 output projection is wte itself, so its GEMM, softmax and cross-entropy
 //    go to ln_f.weight, the operator before it, which puts their backward at the start
 //    of the backward pass; wte carries only the lookup. Llama's lm_head owns its GEMM.
+#include <cstdint>
 #include <string>
 #include <utility>
 

@@ -18,6 +18,7 @@
 //    projections read one input, kept once; so do the cross-attention key and value
 //    projections, whose encoder output is counted once per layer (a slight overcount: it
 //    is one tensor for all decoder layers).
+#include <cstdint>
 #include <string>
 #include <utility>
 
