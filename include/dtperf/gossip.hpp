@@ -53,6 +53,20 @@
 // receives from another; a link level carries a rank's sends bucket after bucket, and a
 // bucket's receive from a peer follows that peer's previous one.
 //
+// SGP's mixing is charged as one fused set of memory passes over the model (kSgpMixPasses
+// in gossip.cpp). Its reference implementation (GossipDataParallel, overlap mode) instead
+// walks the parameter tensors six times per iteration (add the residual, mix, copy into
+// the send buffer, copy on the gossip stream, de-bias; after backward, back to numerators).
+// Measured on one H100 with PyTorch 2.11 (`python3 validation/sgp_bookkeeping.py cuda`),
+// transformer-base's 253 tensors: 10.3 ms per iteration, bound by the host issuing 1,518
+// launches (6.8 us each), against 1.0 ms for the main stream's five ops over one flat
+// buffer. Not modelled: [DEC]'s SGP runs a near-constant 6 ms slower than its one-peer-exp
+// at 8, 16 and 32 GPUs, and charging the 10.3 ms as more mixing moves dtperf's [DEC] SGP
+// cells from -8.3, -2.2, -0.5 % to +6.1, +16.6, +19.2 % (at 16 and 32 GPUs SGP's exchange
+// is network-bound and the mixing sits between the wait and the next send). The SGP [DEC]
+// ran issues fewer launches or hides them behind queued device work; a trace of it would
+// tell which.
+//
 // Non-overlapped SGP ("sgp-sync" among the schemes) is the same with `overlap = false`:
 // the push is awaited in the iteration that sent it, so there is no staleness and no
 // overlap: T = F + B + step + mix + X.
