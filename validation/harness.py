@@ -17,8 +17,9 @@ dtperf predicts it blind from:
     cell's runs (host_cpu_ns_per_byte below);
   * the model: dtperf_collect's layer file of the same model (one process);
   * compute: the compute-only phases (every rank computing at once, no communication),
-    given as --single-gpu-iteration-ms, and how much it varies from iteration to
-    iteration, as --iteration-times (4 ranks time-sharing 2 cores are stragglers in turn).
+    given as --single-gpu-iteration-ms (the median over the cell's runs), and how much it
+    varies from iteration to iteration, as --iteration-times (the cell's run of median
+    variation; 4 ranks time-sharing 2 cores are stragglers in turn).
 
 Both phases run before training (train.py), so the prediction stays blind.
 
@@ -275,13 +276,24 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
     }
 
 
-def write_compute_factors(path, result):
+def compute_factors(result):
     """Every compute-only iteration of every rank over its rank's mean: the factors dtperf
-    resamples for every rank and iteration (--iteration-times)."""
+    resamples for every rank and iteration (--iteration-times). Their standard deviation is
+    the phase's coefficient of variation."""
+    return [x / statistics.mean(samples) for samples in result["compute_samples_ms_per_rank"] for x in samples]
+
+
+def median_variation_run(results):
+    """The run whose compute-only phase varied as the cell's median run did (the lower
+    median for an even count): the cell's variation, as the median over its runs is the
+    cell's compute time."""
+    ranked = sorted(results, key=lambda scheme: statistics.pstdev(compute_factors(results[scheme])))
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def write_compute_factors(path, factors):
     with open(path, "w") as f:
-        for samples in result["compute_samples_ms_per_rank"]:
-            mean = statistics.mean(samples)
-            f.writelines(f"{x / mean:.6f}\n" for x in samples)
+        f.writelines(f"{x:.6f}\n" for x in factors)
 
 
 def predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms, extra=()):
@@ -303,7 +315,7 @@ def main():
     parser.add_argument("-o", "--output", help="the report as JSON")
     parser.add_argument("--timeout-s", type=int, default=240, help="per training run")
     parser.add_argument("--compute-from", choices=["cell", "run"], default="cell",
-                        help="compute time from the median of the cell's compute-only phases (default) or each run's own")
+                        help="compute time and variation from the cell's compute-only phases (default: the median time, the run of median variation) or each run's own")
     parser.add_argument("--cell", action="append", metavar="NxR:GBPS:US",
                         help="run only this cell of the grid (e.g. 4x1:1.0:100); repeatable")
     parser.add_argument("--check-picks", action="store_true",
@@ -395,6 +407,9 @@ def main():
         # then, when the scheduler is unkind).
         run_cpu_ns = {s: host_cpu_ns_per_byte(r, nodes * per_node) for s, r in results.items()}
         cpu_ns = statistics.median(run_cpu_ns.values())
+        # And how much compute varies is the cell's too: one run's phase can be far off the
+        # others' (the kernel's load balancer leaving three ranks on one core for a while).
+        variation_run = median_variation_run(results)
         for scheme, result in results.items():
             run_compute_ms = statistics.mean(result["compute_ms_per_rank"])
             compute_ms = run_compute_ms if args.compute_from == "run" else cell_compute_ms
@@ -403,7 +418,8 @@ def main():
             with open(run_profile, "w") as f:
                 json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns), f)
             factors = os.path.join(work, f"compute-factors-{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}.txt")
-            write_compute_factors(factors, result)
+            write_compute_factors(factors, compute_factors(result if args.compute_from == "run"
+                                                           else results[variation_run]))
             varying = ("--iteration-times", factors)
             predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms, varying)
             other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms, varying)
@@ -419,6 +435,7 @@ def main():
                               "compute_machine": result.get("compute_machine_cpu_ms", 0.0),
                               "train_machine": result.get("train_machine_cpu_ms", 0.0)}
             cell["host_cpu_ns_per_byte"] = cpu_ns
+            cell["variation_from"] = scheme if args.compute_from == "run" else variation_run
             # For the reader: this run's own CPU per byte, the prediction with steady compute,
             # how long decentralized training's ranks waited for exchanges and how long dtperf
             # has them wait, and the compute samples.

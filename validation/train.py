@@ -13,9 +13,9 @@ are what dtperf models (include/dtperf/gossip.hpp):
 The groups of every step come from `dtperf topologies --schedule --json`, so the harness
 runs exactly the schedule dtperf simulates. Three phases: first `--warmup` + `--compute-iters`
 iterations with no communication at all (every rank computing at once, as in training: the
-compute time dtperf is given, and how much it varies, from the iterations that ran while
-every rank was computing), then as many with the run's exchanges alone (the CPU time gloo
-takes per byte sent), then `--warmup` + `--iters` training iterations. Rank 0 writes every
+compute time dtperf is given, and how much it varies; untimed iterations before and after
+keep every rank computing until all have finished theirs), then as many with the run's
+exchanges alone (the CPU time gloo takes per byte sent), then `--warmup` + `--iters` training iterations. Rank 0 writes every
 rank's figures (compute median and samples, iteration mean, CPU times) to `--out` as JSON.
 """
 
@@ -128,19 +128,17 @@ class DecentDP:
                 pending[0].wait()
 
 
-def concurrent_samples(samples_s, starts_s):
-    """Per rank, the compute-only iterations that ran while every rank was computing: the
-    phase's first iterations of a rank that started late and last ones of a rank that
-    finished early ran beside fewer ranks (up to 2 x faster with 4 ranks on 2 cores), which
-    training, every rank computing, does not see. A rank left with fewer than three keeps
-    all of its own."""
-    begin = max(s[0] for s in starts_s)
-    end = min(s[-1] + x[-1] for s, x in zip(starts_s, samples_s))
-    kept = []
-    for samples, starts in zip(samples_s, starts_s):
-        inside = [x for x, t in zip(samples, starts) if t >= begin and t + x <= end]
-        kept.append(inside if len(inside) >= 3 else list(samples))
-    return kept
+def compute_until_every_rank_is_here(step):
+    """Untimed iterations of `step` until every rank has reached this call too (an
+    asynchronous 4-byte all-reduce completes once all have launched it): around the timed
+    compute-only iterations, so that none of them runs beside fewer computing ranks than
+    training has. A rank that finished early, or got through its warmup first, would
+    otherwise time iterations with a core to itself (up to 2 x faster with 4 ranks on 2
+    cores) or, with ranks far apart, have no iteration inside the common window at all."""
+    arrived = dist.all_reduce(torch.zeros(1), async_op=True)
+    while not arrived.is_completed():
+        step()
+    arrived.wait()
 
 
 def machine_busy_s():
@@ -219,22 +217,26 @@ def main():
 
     # Phase 1: compute only, every rank at once.
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-    compute, starts = [], []  # per iteration: seconds, and when it began (all ranks share the wall clock)
-    dist.barrier()
-    cpu0, busy0 = time.process_time(), machine_busy_s()
-    for i in range(args.warmup + args.compute_iters):
+    compute = []  # seconds per timed iteration
+
+    def compute_step():
         x, y = batch_fn(args.batch)
-        began, t0 = time.time(), time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss_fn(model(x), y).backward()
         opt.step()
-        if i >= args.warmup:
-            compute.append(time.perf_counter() - t0)
-            starts.append(began)
-        if i + 1 == args.warmup:
-            cpu0, busy0 = time.process_time(), machine_busy_s()
+
+    dist.barrier()
+    for _ in range(args.warmup):
+        compute_step()
+    compute_until_every_rank_is_here(compute_step)
+    cpu0, busy0 = time.process_time(), machine_busy_s()
+    for _ in range(args.compute_iters):
+        t0 = time.perf_counter()
+        compute_step()
+        compute.append(time.perf_counter() - t0)
     compute_cpu_s = (time.process_time() - cpu0) / args.compute_iters
     compute_machine_s = (machine_busy_s() - busy0) / args.compute_iters
+    compute_until_every_rank_is_here(compute_step)
     dist.barrier()
 
     # Phase 2: communication only, the run's own collectives without compute: what the
@@ -288,10 +290,10 @@ def main():
     gathered = [torch.zeros(len(mine), dtype=torch.float64) for _ in range(args.world)]
     dist.all_gather(gathered, torch.tensor(list(mine.values()), dtype=torch.float64))
     everyone = [dict(zip(mine, t.tolist())) for t in gathered]
-    samples = torch.tensor([compute, starts], dtype=torch.float64)
+    samples = torch.tensor(compute, dtype=torch.float64)
     every_sample = [torch.zeros_like(samples) for _ in range(args.world)]
     dist.all_gather(every_sample, samples)
-    kept = concurrent_samples([t[0].tolist() for t in every_sample], [t[1].tolist() for t in every_sample])
+    kept = [t.tolist() for t in every_sample]
     if args.rank == 0 and args.out:
         first = everyone[0]  # the machine-wide figures: rank 0's window (every rank shares the machine)
         result = {
@@ -300,7 +302,7 @@ def main():
             "compute_ms": summary_ms(kept[0]),
             "iteration_ms": summary_ms(times),
             "compute_ms_per_rank": [statistics.median(k) * 1e3 for k in kept],
-            # Every compute-only iteration of every rank while all computed: how much it varies.
+            # Every timed compute-only iteration of every rank: how much it varies.
             "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in kept],
             "iteration_ms_per_rank": [r["iteration_s"] * 1e3 for r in everyone],  # means
             # CPU time of the whole process (every thread) per iteration, for the reader:
