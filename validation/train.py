@@ -15,8 +15,9 @@ runs exactly the schedule dtperf simulates. Three phases: first `--warmup` + `--
 iterations with no communication at all (every rank computing at once, as in training: the
 compute time dtperf is given, and how much it varies; untimed iterations before and after
 keep every rank computing until all have finished theirs), then as many with the run's
-exchanges alone (the CPU time gloo takes per byte sent), then `--warmup` + `--iters` training iterations. Rank 0 writes every
-rank's figures (compute median and samples, iteration mean, CPU times) to `--out` as JSON.
+exchanges alone (the CPU time gloo takes per byte sent), then `--warmup` + `--iters`
+training iterations. Rank 0 writes every rank's figures (compute median and samples,
+iteration mean, CPU times) to `--out` as JSON.
 """
 
 import argparse
@@ -132,9 +133,9 @@ def compute_until_every_rank_is_here(step):
     """Untimed iterations of `step` until every rank has reached this call too (an
     asynchronous 4-byte all-reduce completes once all have launched it): around the timed
     compute-only iterations, so that none of them runs beside fewer computing ranks than
-    training has. A rank that finished early, or got through its warmup first, would
-    otherwise time iterations with a core to itself (up to 2 x faster with 4 ranks on 2
-    cores) or, with ranks far apart, have no iteration inside the common window at all."""
+    training has: a rank through its warmup first, or done with its timed iterations
+    while others are not, would otherwise time iterations beside fewer ranks (up to 2 x
+    faster with 4 ranks on 2 cores)."""
     arrived = dist.all_reduce(torch.zeros(1), async_op=True)
     while not arrived.is_completed():
         step()
@@ -293,17 +294,17 @@ def main():
     samples = torch.tensor(compute, dtype=torch.float64)
     every_sample = [torch.zeros_like(samples) for _ in range(args.world)]
     dist.all_gather(every_sample, samples)
-    kept = [t.tolist() for t in every_sample]
+    samples_per_rank = [t.tolist() for t in every_sample]
     if args.rank == 0 and args.out:
         first = everyone[0]  # the machine-wide figures: rank 0's window (every rank shares the machine)
         result = {
             "scheme": args.scheme,
             "world": args.world,
-            "compute_ms": summary_ms(kept[0]),
+            "compute_ms": summary_ms(samples_per_rank[0]),
             "iteration_ms": summary_ms(times),
-            "compute_ms_per_rank": [statistics.median(k) * 1e3 for k in kept],
+            "compute_ms_per_rank": [statistics.median(k) * 1e3 for k in samples_per_rank],
             # Every timed compute-only iteration of every rank: how much it varies.
-            "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in kept],
+            "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in samples_per_rank],
             "iteration_ms_per_rank": [r["iteration_s"] * 1e3 for r in everyone],  # means
             # CPU time of the whole process (every thread) per iteration, for the reader:
             # what communication adds on the host beside compute.
