@@ -61,7 +61,7 @@
 // transformer-base's 253 tensors: 10.3 ms per iteration, bound by the host issuing 1,518
 // launches (6.8 us each), against 1.0 ms for the main stream's five ops over one flat
 // buffer. Not modelled: [DEC]'s SGP runs a near-constant 6 ms slower than its one-peer-exp
-// at 8, 16 and 32 GPUs, and charging the 10.3 ms as more mixing moves dtperf's [DEC] SGP
+// at 8, 16 and 32 GPUs, and charging 10 ms more of SGP's mixing moves dtperf's [DEC] SGP
 // cells from -8.3, -2.2, -0.5 % to +6.1, +16.6, +19.2 % (at 16 and 32 GPUs SGP's exchange
 // is network-bound and the mixing sits between the wait and the next send). The SGP [DEC]
 // ran issues fewer launches or hides them behind queued device work; a trace of it would
