@@ -408,7 +408,7 @@ def main():
         run_cpu_ns = {s: host_cpu_ns_per_byte(r, nodes * per_node) for s, r in results.items()}
         cpu_ns = statistics.median(run_cpu_ns.values())
         # And how much compute varies is the cell's too: one run's phase can be far off the
-        # others' (the kernel's load balancer leaving three ranks on one core for a while).
+        # others' (once 28-31 ms iterations beside 83-104 ms ones on 4 x 1).
         variation_run = median_variation_run(results)
         for scheme, result in results.items():
             run_compute_ms = statistics.mean(result["compute_ms_per_rank"])
