@@ -1,0 +1,107 @@
+"""How long gloo's 2-rank all-reduce takes between two emulated nodes, alone and with 2 or 5
+launched back to back on one process group, over sizes: what the transport adds beyond the
+link's rate and one-way delay, which linkprobe's TCP stream and ping-pong do not show.
+
+  sudo python3 validation/gloo_collectives.py --rate-gbps 1 --delay-us 2000 [--build build]
+
+Builds the harness's emulated cluster of two nodes (harness.py: namespaces, linkemu), probes
+the link as the harness does, then runs one rank per node. Prints the probe and, per size in
+bytes, the median milliseconds of 8 lone all-reduces (`alone`) and of 4 rounds of 2 and 5
+launched at once (`back_to_back_2`, `back_to_back_5`), as JSON.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SIZES = [4096, 65536, 262144, 1 << 20, 4 << 20]
+
+
+def rank_main(rank, master, out):
+    import torch
+    import torch.distributed as dist
+
+    os.environ["GLOO_SOCKET_IFNAME"] = "eth0"
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=2)
+    result = {}
+    for size in SIZES:
+        tensor = torch.ones(size // 4)
+        for _ in range(2):
+            dist.all_reduce(tensor)
+        times = []
+        for _ in range(8):
+            dist.barrier()
+            start = time.perf_counter()
+            dist.all_reduce(tensor)
+            times.append(time.perf_counter() - start)
+        row = {"alone": statistics.median(times) * 1e3}
+        for k in (2, 5):
+            tensors = [torch.ones(size // 4) for _ in range(k)]
+            times = []
+            for _ in range(4):
+                dist.barrier()
+                start = time.perf_counter()
+                for work in [dist.all_reduce(t, async_op=True) for t in tensors]:
+                    work.wait()
+                times.append(time.perf_counter() - start)
+            row[f"back_to_back_{k}"] = statistics.median(times) * 1e3
+        result[str(size)] = row
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump(result, f)
+    dist.barrier()
+    sys.stdout.flush()
+    os._exit(0)  # gloo's teardown can spin at interpreter exit
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate-gbps", type=float, default=1.0)
+    parser.add_argument("--delay-us", type=int, default=2000)
+    parser.add_argument("--build", default=os.path.join(os.path.dirname(HERE), "build"))
+    parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)  # one rank, inside its namespace
+    parser.add_argument("--master", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rank is not None:
+        return rank_main(args.rank, args.master, args.out)
+
+    sys.path.insert(0, HERE)
+    import harness  # noqa: E402
+
+    work = harness.tempfile.mkdtemp(prefix="dtperf-gloo.")
+    procs = harness.Processes()
+    cluster = harness.Cluster(2, f"dtg{os.getpid() % 100000}")
+    try:
+        ready = os.path.join(work, "linkemu.ready")
+        procs.start(["ip", "netns", "exec", cluster.router, os.path.join(args.build, "calibrate", "linkemu"),
+                     "--queues", "0,1", "--rate-gbps", str(args.rate_gbps), "--delay-us", str(args.delay_us),
+                     "--mtu", str(harness.MTU), "--buffer-bytes", "16000000", "--ready-file", ready],
+                    stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        link = harness.probe(cluster, os.path.join(args.build, "calibrate", "linkprobe"), procs, work)
+        out = os.path.join(work, "result.json")
+        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r], harness.PYTHON, os.path.abspath(__file__),
+                              "--rank", str(r), "--master", f"{cluster.address(0)}:29777", "--out", out])
+                 for r in range(2)]
+        for p in ranks:
+            p.wait(600)
+        with open(out) as f:
+            print(json.dumps({"link": link, "all_reduce_ms": json.load(f)}, indent=1))
+    finally:
+        procs.stop_all()
+        cluster.close()
+        harness.shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
