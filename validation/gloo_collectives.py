@@ -13,9 +13,10 @@ launched at once (`back_to_back_2`, `back_to_back_5`), as JSON.
 import argparse
 import json
 import os
+import shutil
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,19 +76,12 @@ def main():
     sys.path.insert(0, HERE)
     import harness  # noqa: E402
 
-    work = harness.tempfile.mkdtemp(prefix="dtperf-gloo.")
+    work = tempfile.mkdtemp(prefix="dtperf-gloo.")
     procs = harness.Processes()
     cluster = harness.Cluster(2, f"dtg{os.getpid() % 100000}")
     try:
-        ready = os.path.join(work, "linkemu.ready")
-        procs.start(["ip", "netns", "exec", cluster.router, os.path.join(args.build, "calibrate", "linkemu"),
-                     "--queues", "0,1", "--rate-gbps", str(args.rate_gbps), "--delay-us", str(args.delay_us),
-                     "--mtu", str(harness.MTU), "--buffer-bytes", "16000000", "--ready-file", ready],
-                    stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            if os.path.exists(ready):
-                break
-            time.sleep(0.05)
+        harness.start_link_emulator(procs, cluster, os.path.join(args.build, "calibrate", "linkemu"), args.rate_gbps,
+                                    args.delay_us, work)
         link = harness.probe(cluster, os.path.join(args.build, "calibrate", "linkprobe"), procs, work)
         out = os.path.join(work, "result.json")
         ranks = [procs.start(["ip", "netns", "exec", cluster.names[r], harness.PYTHON, os.path.abspath(__file__),
@@ -100,7 +94,7 @@ def main():
     finally:
         procs.stop_all()
         cluster.close()
-        harness.shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -137,6 +137,22 @@ def cpu_busy_s():
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+def start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work):
+    """linkemu in the router for every node's egress queue, returned once it is ready."""
+    ready = os.path.join(work, "linkemu.ready")
+    if os.path.exists(ready):
+        os.remove(ready)
+    emulator = procs.start(["ip", "netns", "exec", cluster.router, linkemu, "--queues",
+                            ",".join(str(i) for i in range(cluster.nodes)), "--rate-gbps", str(rate_gbps),
+                            "--delay-us", str(delay_us), "--mtu", str(MTU), "--buffer-bytes", "16000000",
+                            "--ready-file", ready], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    return emulator
+
+
 def probe(cluster, linkprobe, procs, work):
     """What the links deliver: a TCP stream and a one-byte ping-pong, node 0 -> node 1 and
     inside node 0 (loopback)."""
@@ -375,17 +391,7 @@ def main():
     for (nodes, per_node), (rate_gbps, delay_us) in grid:
         cluster = Cluster(nodes, tag)
         clusters.append(cluster)
-        ready = os.path.join(work, "linkemu.ready")
-        if os.path.exists(ready):
-            os.remove(ready)
-        emulator = procs.start(["ip", "netns", "exec", cluster.router, linkemu, "--queues",
-                                ",".join(str(i) for i in range(nodes)), "--rate-gbps", str(rate_gbps), "--delay-us",
-                                str(delay_us), "--mtu", str(MTU), "--buffer-bytes", "16000000", "--ready-file", ready],
-                               stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            if os.path.exists(ready):
-                break
-            time.sleep(0.05)
+        emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work)
         link = probe(cluster, linkprobe, procs, work)
         files = schedules(dtperf, nodes * per_node, per_node, work)
         results = {}
@@ -411,6 +417,7 @@ def main():
         # others' (once 28-31 ms iterations beside 83-104 ms ones on 4 x 1).
         variation_run = median_variation_run(results)
         for scheme, result in results.items():
+            variation_from = scheme if args.compute_from == "run" else variation_run
             run_compute_ms = statistics.mean(result["compute_ms_per_rank"])
             compute_ms = run_compute_ms if args.compute_from == "run" else cell_compute_ms
             other_ms = cell_compute_ms if args.compute_from == "run" else run_compute_ms
@@ -418,8 +425,7 @@ def main():
             with open(run_profile, "w") as f:
                 json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns), f)
             factors = os.path.join(work, f"compute-factors-{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}.txt")
-            write_compute_factors(factors, compute_factors(result if args.compute_from == "run"
-                                                           else results[variation_run]))
+            write_compute_factors(factors, compute_factors(results[variation_from]))
             varying = ("--iteration-times", factors)
             predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms, varying)
             other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms, varying)
@@ -435,7 +441,7 @@ def main():
                               "compute_machine": result.get("compute_machine_cpu_ms", 0.0),
                               "train_machine": result.get("train_machine_cpu_ms", 0.0)}
             cell["host_cpu_ns_per_byte"] = cpu_ns
-            cell["variation_from"] = scheme if args.compute_from == "run" else variation_run
+            cell["variation_from"] = variation_from
             # For the reader: this run's own CPU per byte, the prediction with steady compute,
             # how long decentralized training's ranks waited for exchanges and how long dtperf
             # has them wait, and the compute samples.
