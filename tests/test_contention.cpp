@@ -28,23 +28,31 @@ TEST_CASE("a host transport's share of the cores slows compute and itself alike"
   c.interference_factor = 1.2;
   c.comm_interference_factor = 1.1;
   n.host_cpu_s_per_byte = 0.5e-9;
+  // An exchange in which every rank sends 1 GB across nodes (one rank per node), or
+  // 0.5 GB inside its node and 1 GB through its node's NICs shared by 2 ranks.
+  const CollectiveCost across{1.0, Algorithm::ring, 0.0, 1e9};
+  const CollectiveCost both{1.0, Algorithm::ring, 0.5e9, 1e9};
   Contention k = contention_beside_compute(c, n);
-  CHECK(k.compute_inter == 1.2);
-  CHECK(k.comm_inter == 1.1);
-  // On the host: 0.5 ns per byte x 1 GB/s keeps half the cores busy, so both run x 1.5
-  // on top of the profile's factors beside a transfer across nodes; not inside a node.
+  CHECK(k.host_share(across, 1, 1.0) == 0.0);
+  CHECK(k.compute_beside(0.0) == 1.2);
+  CHECK(k.exchange_beside_compute(true, 0.0) == 1.1);
+  // On the host: 0.5 ns per byte. Sending 1 GB in 1 s keeps half the cores busy, so
+  // compute and the exchange both run x 1.5 on top of the profile's factors beside it.
   c.runs_on_host = true;
   k = contention_beside_compute(c, n);
-  CHECK_THAT(k.compute_inter, WithinRel(1.2 * 1.5, 1e-12));
-  CHECK_THAT(k.comm_inter, WithinRel(1.1 * 1.5, 1e-12));
-  CHECK(k.compute == 1.2);
-  CHECK(k.comm_intra == 1.1);
-  // One node: nothing crosses; one rank: nothing overlaps.
+  CHECK_THAT(k.host_share(across, 1, 1.0), WithinRel(0.5, 1e-12));
+  CHECK_THAT(k.compute_beside(0.5), WithinRel(1.2 * 1.5, 1e-12));
+  CHECK_THAT(k.exchange_beside_compute(true, 0.5), WithinRel(1.1 * 1.5, 1e-12));
+  CHECK_THAT(k.exchange_beside_compute(false, 0.5), WithinRel(1.1 * 1.5, 1e-12));
+  // The same 1 GB taking 2 s (1 s of it latency) needs the same 0.5 s of CPU: a quarter
+  // of the cores over its duration.
+  CHECK_THAT(k.host_share(across, 1, 2.0), WithinRel(0.25, 1e-12));
+  // Inside the node too: 0.5 GB + 1 GB / 2 ranks = 1 GB per rank, 0.5 s of CPU in 1 s.
+  CHECK_THAT(k.host_share(both, 2, 1.0), WithinRel(0.5, 1e-12));
+  // One rank: nothing overlaps.
   n.nodes = 1;
-  n.gpus_per_node = 2;
-  CHECK(contention_beside_compute(c, n).compute_inter == 1.2);
-  n.gpus_per_node = 1;
   CHECK(contention_beside_compute(c, n).compute == 1.0);
+  CHECK(contention_beside_compute(c, n).host_cpu_s_per_byte == 0.0);
 }
 
 TEST_CASE("All-Reduce on the host: compute loses the transport's CPU time, which runs slower too",
@@ -95,4 +103,49 @@ TEST_CASE("gossip on the host: an exchange launched in backward slows the rest o
   const GossipResult& r = p.predict(s);
   CHECK_THAT(r.iteration.iteration_s, WithinRel(40.24e-3, 1e-9));
   CHECK(r.iteration.exposed_comm_s < 1e-12);
+}
+
+TEST_CASE("an exchange's latency costs compute nothing: only its CPU time per byte does",
+          "[contention][host][allreduce]") {
+  const ModelSpec m = test::ten_mb_tensors(4);
+  AllReduceScenario s;
+  s.network = test::two_single_gpu_nodes(10e9);
+  s.network.inter_latency_s = 1e-3;
+  s.compute = test::fast_memory();
+  s.request.optimizer = Optimizer::sgd_momentum;
+  s.options.algorithm = Algorithm::ring;
+  s.options.framework_copies = false;
+  on_host(s.compute, s.network, 0.5);  // 0.05 ns per byte
+  AllReducePredictor predictor(m);
+  // The buckets of the test above, each all-reduce now 2 crossings x 1 ms longer: 10 MB
+  // in 1 + 2 = 3 ms, 30 MB in 3 + 2 = 5 ms. Bucket 1 sends 10 MB: 0.5 ms of CPU over
+  // its 3 ms, a share of 1/6, so it and backward run x 7/6 beside each other: it ends at
+  // 13.5 ms, backward did 3 ms of work in those 3.5 ms and ends at 40.5 ms (it lost 0.5
+  // ms, the transfer's CPU time; the streaming share 0.5 over all 3 ms would take 1.5).
+  // Bucket 2 runs alone, 40.5-45.5 ms. Iteration 20 + 40.5 + 5 + 0.2 ms.
+  const IterationResult r = predictor.predict(s);
+  CHECK_THAT(r.backward_s, WithinRel(40.5e-3, 1e-9));
+  CHECK_THAT(r.exposed_comm_s, WithinRel(5e-3, 1e-9));
+  CHECK_THAT(r.iteration_s, WithinRel(65.7e-3, 1e-9));
+}
+
+TEST_CASE("gossip on the host: exchanges inside a node take the cores too", "[contention][host][gossip]") {
+  const ModelSpec m = test::ten_mb_tensors(2);
+  GossipPredictor p(m, compile_schedule(make_topology("ring", 2, 2)));
+  GossipScenario s;
+  s.network = test::two_single_gpu_nodes(1e9);
+  s.network.nodes = 1;
+  s.network.gpus_per_node = 2;
+  s.network.intra_bytes_per_s = 1e9;
+  s.compute = test::fast_memory();
+  s.request.optimizer = Optimizer::sgd;
+  s.options.bucket_cap_bytes = 10e6;
+  // The pair of the test above, inside one node at 1 GB/s: 30.24 ms on GPUs, whose
+  // copies do not take the cores that compute runs on.
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(30.24e-3, 1e-9));
+  // On the host, 0.5 ns per byte: each 10 ms exchange of 10 MB keeps half the cores busy,
+  // as across nodes above: T = 40.24 ms.
+  s.compute.runs_on_host = true;
+  s.network.host_cpu_s_per_byte = 0.5e-9;
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(40.24e-3, 1e-9));
 }

@@ -259,9 +259,10 @@ def host_cpu_ns_per_byte(result, world):
     that work takes M / C of wall time per iteration from compute; with fewer ranks than
     cores, the spare cores absorb part of it (the share ranks / C is charged). dtperf
     shares the cores between compute and a transfer in flight in proportion to demand
-    (include/dtperf/contention.hpp): the transfer keeps s = host_cpu_ns_per_byte x the
-    achieved rate of them busy, both run x (1 + s), and over a transfer of B bytes compute
-    loses host_cpu_ns_per_byte x B: so host_cpu_ns_per_byte = M min(1, ranks / C) / C / B."""
+    (include/dtperf/contention.hpp): an exchange in which a rank sends B bytes (inside its
+    node or across) keeps s = host_cpu_ns_per_byte x B / its duration of them busy, both
+    run x (1 + s), and compute loses host_cpu_ns_per_byte x B, whatever part of the
+    duration is latency: so host_cpu_ns_per_byte = M min(1, ranks / C) / C / B."""
     cores = os.cpu_count() or 1
     bytes_per_rank = statistics.mean(result["comm_bytes_per_rank"])
     machine_s = result["comm_machine_cpu_ms"] * 1e-3

@@ -115,14 +115,16 @@ class AllReducePredictor {
   std::vector<double> inter_bytes_;
   std::vector<double> copy_in_s_;      // per bucket, compute stream
   std::vector<double> copy_out_s_;     // per bucket, communication stream
+  // Per bucket: compute beside its all-reduce, and the all-reduce beside compute
+  // (contention.hpp: a host transport's share depends on the bucket's bytes and time).
+  std::vector<double> interference_;
+  std::vector<double> comm_factor_;
   std::vector<double> remaining_s_;    // per bucket: backward work (and copies) after it
-  double comm_factor_ = 1.0;
   double overhead_s_ = 0.0;
   double forward_s_ = 0.0;
   double accumulation_s_ = 0.0;  // the K - 1 compute-only micro-steps before the last
   double optimizer_s_ = 0.0;
   double single_gpu_s_ = 0.0;
-  double interference_ = 1.0;
   bool distributed_ = false;
   // Per rank (variable compute).
   std::vector<double> factors_;

@@ -53,7 +53,7 @@ struct ComputeParams {
   // are hidden behind backward. Only runs on one node and on several identify it.
   double cross_node_overhead_s = 0.0;
   // Compute runs on the host CPU (CPU training): a host-driven transport's CPU time per
-  // byte then takes cores from it (NetworkParams::host_cpu_share).
+  // byte then takes cores from it (contention.hpp).
   bool runs_on_host = false;
   double compute_scale = 1.0;             // multiplies forward and backward (anchoring)
   double forward_scale = 1.0;             // multiplies forward only (a fit with a breakdown)

@@ -60,16 +60,15 @@ struct NetworkParams {
     return host_bytes_per_s > 0.0 ? 1.0 / (1.0 / wire + 1.0 / host_bytes_per_s) : wire;
   }
   /// Host-driven transports spend CPU time on every byte: 1 / host seconds per byte, on
-  /// the cores the framework's compute (kernel launches, Python) runs on. A transfer at the
-  /// achieved rate R keeps the share R / host of the cores busy (0 for RDMA transports);
-  /// beside compute on the host, both then run x (1 + share) (contention.hpp). [NET]
-  /// measured compute 97 -> 109-110 ms per iteration once ResNet-50 trained across p3dn
-  /// nodes over TCP. With a measured CPU time per byte (per core of the machine) the share
-  /// is that time x the achieved rate (the stack's work spread over several cores does not
-  /// cap the rate, but still takes cores).
-  double host_cpu_share() const {
-    if (host_cpu_s_per_byte > 0.0) return host_cpu_s_per_byte * node_nic_bytes_per_s();
-    return host_bytes_per_s > 0.0 ? node_nic_bytes_per_s() / host_bytes_per_s : 0.0;
+  /// the cores the framework's compute (kernel launches, Python) runs on; 0 for RDMA
+  /// transports. Beside compute on the host, a transfer's CPU time slows both
+  /// (contention.hpp). [NET] measured compute 97 -> 109-110 ms per iteration once
+  /// ResNet-50 trained across p3dn nodes over TCP. A measured CPU time per byte (per core
+  /// of the machine) replaces 1 / host (the stack's work spread over several cores does
+  /// not cap the rate, but still takes cores).
+  double host_cpu_s_per_byte_sent() const {
+    if (host_cpu_s_per_byte > 0.0) return host_cpu_s_per_byte;
+    return host_bytes_per_s > 0.0 ? 1.0 / host_bytes_per_s : 0.0;
   }
   /// Most one rank can push across nodes: a GPU uses the NICs of its own rail
   /// (K/G of them when K >= G), or a whole NIC when NICs are fewer than GPUs.

@@ -53,6 +53,8 @@ AllReducePredictor::AllReducePredictor(const ModelSpec& model)
       inter_bytes_(model.tensors.size()),
       copy_in_s_(model.tensors.size()),
       copy_out_s_(model.tensors.size()),
+      interference_(model.tensors.size()),
+      comm_factor_(model.tensors.size()),
       remaining_s_(model.tensors.size()) {}
 
 // Compute times, buckets and the cost of each bucket's all-reduce.
@@ -71,8 +73,6 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   // slows both while they overlap (contention.hpp; on one node the factors across nodes
   // are the profile's own).
   const Contention contention = contention_beside_compute(s.compute, net);
-  interference_ = contention.compute_inter;
-  comm_factor_ = contention.comm_inter;
   overhead_s_ = distributed_ ? s.compute.iteration_overhead_s + (net.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                              : 0.0;
   const bool copies = distributed_ && s.options.framework_copies;
@@ -88,6 +88,9 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
     cost_s_[b] = cost.time_s;
     intra_bytes_[b] = cost.intra_bytes_per_rank;
     inter_bytes_[b] = cost.inter_bytes_per_node;
+    const double share = contention.host_share(cost, world.ranks_per_node, cost.time_s);
+    interference_[b] = contention.compute_beside(share);
+    comm_factor_[b] = contention.exchange_beside_compute(net.nodes > 1, share);
     // 2 passes (read + write) over the bucket into the flat buffer, and 2 back out.
     const double copy_s = copies ? 2.0 * buckets_[b].bytes / s.compute.memory_bytes_per_s : 0.0;
     copy_in_s_[b] = copy_s;
@@ -109,18 +112,20 @@ AllReducePredictor::Iteration AllReducePredictor::run_iteration(std::span<const 
   // Gradient accumulation: the K - 1 micro-steps before the last only compute (no_sync).
   for (std::size_t r = 0; r < ranks; ++r) compute_end_s[r] = factors[r] * (accumulation_s_ + forward_s_);
   double comm_free = 0.0;
+  double interference = 1.0;  // compute beside the bucket in flight
   for (std::size_t b = 0; b < bucket_count_; ++b) {
     double ready = 0.0;
     double compute_until = 0.0;  // when the slowest rank's remaining backward would end
     for (std::size_t r = 0; r < ranks; ++r) {
       double& clock = compute_end_s[r];
-      clock += stretched_compute_s(factors[r] * segment_s_[b], clock, comm_free, interference_) + copy_in_s_[b];
+      clock += stretched_compute_s(factors[r] * segment_s_[b], clock, comm_free, interference) + copy_in_s_[b];
       ready = std::max(ready, clock);
       compute_until = std::max(compute_until, clock + factors[r] * remaining_s_[b]);
     }
     if (distributed_) {
       const double start = std::max(ready, comm_free);
-      comm_free = start + stretched_compute_s(cost_s_[b] + copy_out_s_[b], start, compute_until, comm_factor_);
+      comm_free = start + stretched_compute_s(cost_s_[b] + copy_out_s_[b], start, compute_until, comm_factor_[b]);
+      interference = interference_[b];
     }
   }
   Iteration it;

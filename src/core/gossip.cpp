@@ -59,8 +59,10 @@ struct GossipPredictor::State {
   std::vector<double> bucket_gather_s;
   std::vector<double> local_free_s;  // per class: the node's own stream
   double local_intra_bytes_per_gpu = 0.0;
-  // Per placement x bucket: exchange cost and traffic.
+  // Per placement x bucket: exchange cost, traffic, and the share of the cores a host
+  // transport keeps busy while it runs (contention.hpp; 0 inside a node).
   std::vector<double> cost_s;
+  std::vector<double> host_share;
   std::vector<double> intra_bytes_per_rank;
   std::vector<double> inter_bytes_per_node;
   // Per class: clocks (compute, and one communication stream per link level: PyTorch
@@ -70,6 +72,9 @@ struct GossipPredictor::State {
   std::vector<double> compute_clock_s;
   std::vector<double> intra_free_s;
   std::vector<double> inter_free_s;
+  // Per class: the host share (contention.hpp) of the exchange each stream runs last.
+  std::vector<double> intra_share;
+  std::vector<double> inter_share;
   std::vector<double> done_s;
   std::vector<double> launch_s;
   std::vector<double> window_start_s;
@@ -111,9 +116,10 @@ struct GossipPredictor::State {
     local_units.reserve(tensors);
     const std::size_t cells = schedule->placements.size() * tensors;
     cost_s.resize(cells);
+    host_share.resize(cells);
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
-    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &window_start_s, &accumulation_sum_s, &forward_sum_s,
+    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &window_start_s, &accumulation_sum_s, &forward_sum_s,
                     &backward_sum_s, &wait_sum_s, &previous_clock_s, &comm_until_s, &compute_end_s,
                     &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
       v->resize(classes);
@@ -151,6 +157,13 @@ struct GossipPredictor::State {
   // transport's share of the cores counts beside exchanges across nodes: contention.hpp).
   Contention contention;
   double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
+  /// Compute's factor for class u beside the exchanges its streams still run (a host
+  /// transport's shares add: both take cores).
+  double compute_factor(std::size_t u) const {
+    const double clock = compute_clock_s[u];
+    const double share = (inter_free_s[u] > clock ? inter_share[u] : 0.0) + (intra_free_s[u] > clock ? intra_share[u] : 0.0);
+    return contention.compute_beside(share);
+  }
   /// How long an exchange of cost `cost` starting at `start` takes when the compute of
   /// the members ends its current iteration at `clock_end` and then runs one more.
   double exchange_s(double cost, double start, double clock_end, double slowdown) const {
@@ -234,6 +247,7 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
                                                      : allreduce_cost(net, shape, bucket_bytes[b], s.options.algorithm);
       const std::size_t cell = p * buckets + b;
       cost_s[cell] = cost.time_s + bucket_gather_s[b];
+      host_share[cell] = contention.host_share(cost, shape.ranks_per_node, cost_s[cell]);
       intra_bytes_per_rank[cell] = cost.intra_bytes_per_rank;
       inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
     }
@@ -264,7 +278,7 @@ void GossipPredictor::State::account_traffic() {
 }
 
 void GossipPredictor::State::reset_clocks() {
-  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s,
+  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s,
                   &local_free_s, &received_s}) {
     std::fill(v->begin(), v->end(), 0.0);
   }
@@ -282,9 +296,7 @@ void GossipPredictor::State::reset_clocks() {
 // then see it in flight (a host transport's CPU share slows them, and the exchange itself
 // runs x its comm factor beside them). Directed exchanges (SGP: one bucket) follow the phase.
 void GossipPredictor::State::compute_phase(int step, bool measure) {
-  // Beside exchanges across nodes over a host transport, compute also loses cores to it.
-  const double interference = contention.compute;
-  const double beside_inter = contention.compute_inter;
+  // Beside exchanges over a host transport, compute also loses cores to them.
   const std::size_t classes = compute_clock_s.size();
   double* clock = compute_clock_s.data();
   double* comm_until = comm_until_s.data();
@@ -293,7 +305,7 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
   const double* f = factor.data();
   for (std::size_t u = 0; u < classes; ++u) {
     comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
-    const double factor_u = inter_free_s[u] > clock[u] ? beside_inter : interference;
+    const double factor_u = compute_factor(u);
     // Gradient accumulation: the K - 1 micro-steps before the last only compute, beside
     // whatever exchange is still running (more time for it to hide behind).
     if (accumulation_s > 0.0) {
@@ -317,7 +329,7 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
     const double* done = done_s.data() + b * classes;
     double* launch = launch_s.data() + b * classes;
     for (std::size_t u = 0; u < classes; ++u) {
-      const double factor_u = inter_free_s[u] > clock[u] ? beside_inter : interference;
+      const double factor_u = compute_factor(u);
       const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], factor_u);
       double c = clock[u] + segment;
       backward[u] += segment;
@@ -379,9 +391,12 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
     for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
       const ClassGroup& group = groups[g];
       double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
-      const double slowdown = group.crosses_nodes ? contention.comm_inter : contention.comm_intra;
+      const std::size_t cell = group.placement * buckets + b;
+      const double share = host_share[cell];
+      const double slowdown = contention.exchange_beside_compute(group.crosses_nodes, share);
+      double* stream_share = group.crosses_nodes ? inter_share.data() : intra_share.data();
       const std::uint32_t* members = group_classes + group.first;
-      const double cost = cost_s[group.placement * buckets + b];
+      const double cost = cost_s[cell];
       if (group.count == 2) {  // pairs: most groups of most topologies
         const std::uint32_t x = members[0];
         const std::uint32_t y = members[1];
@@ -389,6 +404,7 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
         const double end =
             start + (slowdown == 1.0 ? cost : exchange_s(cost, start, std::max(clock_end[x], clock_end[y]), slowdown));
         progress[x] = stream[x] = progress[y] = stream[y] = end;
+        stream_share[x] = stream_share[y] = share;
         continue;
       }
       double start = 0.0;
@@ -398,7 +414,10 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
         last_end = std::max(last_end, clock_end[members[m]]);
       }
       const double end = start + (slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown));
-      for (std::uint32_t m = 0; m < group.count; ++m) progress[members[m]] = stream[members[m]] = end;
+      for (std::uint32_t m = 0; m < group.count; ++m) {
+        progress[members[m]] = stream[members[m]] = end;
+        stream_share[members[m]] = share;
+      }
     }
   }
 }
@@ -432,11 +451,15 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
         double& level = sc.placements[out].nodes > 1 ? inter_free : intra_free;
         const double send_start = std::max(level, launch[to]);
         const double receive_start = std::max({launch[from], launch[u], received[j]});
-        const double send_cost = cost_s[out * buckets + b];
-        const double receive_cost = cost_s[sc.receive_placement[i] * buckets + b];
-        const double send_factor = sc.placements[out].nodes > 1 ? contention.comm_inter : contention.comm_intra;
-        const double receive_factor =
-            sc.placements[sc.receive_placement[i]].nodes > 1 ? contention.comm_inter : contention.comm_intra;
+        const std::size_t send_cell = out * buckets + b;
+        const std::size_t receive_cell = sc.receive_placement[i] * buckets + b;
+        const double send_cost = cost_s[send_cell];
+        const double receive_cost = cost_s[receive_cell];
+        const bool send_crosses = sc.placements[out].nodes > 1;
+        const double send_factor = contention.exchange_beside_compute(send_crosses, host_share[send_cell]);
+        const double receive_factor = contention.exchange_beside_compute(
+            sc.placements[sc.receive_placement[i]].nodes > 1, host_share[receive_cell]);
+        (send_crosses ? inter_share : intra_share)[u] = host_share[send_cell];
         level = send_start +
                 exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]), send_factor);
         received[j] = receive_start + exchange_s(receive_cost, receive_start,
@@ -637,8 +660,8 @@ std::size_t GossipPredictor::memory_bytes() const {
   std::size_t total = 0;
   total += bytes_of(st.bucket_last_tensor);
   for (const auto* v : {&st.backward_s, &st.bucket_bytes, &st.bucket_backward_s, &st.bucket_step_s, &st.bucket_mix_s,
-                        &st.cost_s, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
-                        &st.intra_free_s, &st.inter_free_s, &st.done_s, &st.launch_s,
+                        &st.cost_s, &st.host_share, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
+                        &st.intra_free_s, &st.inter_free_s, &st.intra_share, &st.inter_share, &st.done_s, &st.launch_s,
                         &st.window_start_s, &st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
                         &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.compute_end_s, &st.backward_iteration_s,
                         &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s, &st.remaining_after_s,

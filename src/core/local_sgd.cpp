@@ -156,10 +156,11 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   r.window_s = tau * std::max(0.0, in.iteration_s - in.nic_busy_s);
   // The outer exchange crosses nodes beside the inner steps (contention.hpp).
   const Contention contention = contention_beside_compute(s.compute, net);
-  const double comm_factor = tau > 0 ? contention.comm_inter : 1.0;
+  const double share = contention.host_share(cross, 1, comm);
+  const double comm_factor = tau > 0 ? contention.exchange_beside_compute(true, share) : 1.0;
   r.comm_s = stretched_compute_s(comm, 0.0, r.window_s, comm_factor);
   r.wait_s = std::max(0.0, r.comm_s - r.window_s);
-  const double interference = contention.compute_inter;
+  const double interference = contention.compute_beside(share);
   r.slow_s = g == 1 && tau > 0 ? std::min(r.comm_s, r.window_s) * (1.0 - 1.0 / interference) : 0.0;
   r.wire_bytes_per_gpu = o.outer_gossip ? wire : codec.reducible ? 2.0 * (groups - 1.0) / groups * wire
                                                                  : (groups - 1.0) * wire;
