@@ -1,13 +1,14 @@
-"""How long gloo's 2-rank all-reduce takes between two emulated nodes, alone and with 2 or 5
-launched back to back on one process group, over sizes: what the transport adds beyond the
-link's rate and one-way delay, which linkprobe's TCP stream and ping-pong do not show.
+"""How long gloo's all-reduce takes on emulated nodes, alone and with 2 or 5 launched back
+to back on one process group, over sizes: what the transport adds beyond the link's rate and
+one-way delay, which linkprobe's TCP stream and ping-pong do not show.
 
-  sudo python3 validation/gloo_collectives.py --rate-gbps 1 --delay-us 2000 [--build build]
+  sudo python3 validation/gloo_collectives.py --rate-gbps 1 --delay-us 2000 [--layout 2x1] [--build build]
 
-Builds the harness's emulated cluster of two nodes (harness.py: namespaces, linkemu), probes
-the link as the harness does, then runs one rank per node. Prints the probe and, per size in
-bytes, the median milliseconds of 8 lone all-reduces (`alone`) and of 4 rounds of 2 and 5
-launched at once (`back_to_back_2`, `back_to_back_5`), as JSON.
+Builds the harness's emulated cluster (harness.py: namespaces, linkemu) of `--layout` nodes x
+ranks per node, probes the link as the harness does, then runs the ranks (rank r on node
+r // ranks per node, as the harness places them). Prints the probe and, per size in bytes,
+the median milliseconds of 8 lone all-reduces (`alone`) and of 4 rounds of 2 and 5 launched
+at once (`back_to_back_2`, `back_to_back_5`), as JSON.
 """
 
 import argparse
@@ -23,13 +24,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SIZES = [4096, 65536, 262144, 1 << 20, 4 << 20]
 
 
-def rank_main(rank, master, out):
+def rank_main(rank, world, master, out):
     import torch
     import torch.distributed as dist
 
     os.environ["GLOO_SOCKET_IFNAME"] = "eth0"
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=2)
+    dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=world)
     result = {}
     for size in SIZES:
         tensor = torch.ones(size // 4)
@@ -65,32 +66,35 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate-gbps", type=float, default=1.0)
     parser.add_argument("--delay-us", type=int, default=2000)
+    parser.add_argument("--layout", default="2x1", help="nodes x ranks per node")
     parser.add_argument("--build", default=os.path.join(os.path.dirname(HERE), "build"))
     parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)  # one rank, inside its namespace
     parser.add_argument("--master", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    nodes, per_node = (int(x) for x in args.layout.split("x"))
     if args.rank is not None:
-        return rank_main(args.rank, args.master, args.out)
+        return rank_main(args.rank, nodes * per_node, args.master, args.out)
 
     sys.path.insert(0, HERE)
     import harness  # noqa: E402
 
     work = tempfile.mkdtemp(prefix="dtperf-gloo.")
     procs = harness.Processes()
-    cluster = harness.Cluster(2, f"dtg{os.getpid() % 100000}")
+    cluster = harness.Cluster(nodes, f"dtg{os.getpid() % 100000}")
     try:
         harness.start_link_emulator(procs, cluster, os.path.join(args.build, "calibrate", "linkemu"), args.rate_gbps,
                                     args.delay_us, work)
         link = harness.probe(cluster, os.path.join(args.build, "calibrate", "linkprobe"), procs, work)
         out = os.path.join(work, "result.json")
-        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r], harness.PYTHON, os.path.abspath(__file__),
-                              "--rank", str(r), "--master", f"{cluster.address(0)}:29777", "--out", out])
-                 for r in range(2)]
+        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r // per_node], harness.PYTHON,
+                              os.path.abspath(__file__), "--layout", args.layout, "--rank", str(r), "--master",
+                              f"{cluster.address(0)}:29777", "--out", out])
+                 for r in range(nodes * per_node)]
         for p in ranks:
             p.wait(600)
         with open(out) as f:
-            print(json.dumps({"link": link, "all_reduce_ms": json.load(f)}, indent=1))
+            print(json.dumps({"layout": args.layout, "link": link, "all_reduce_ms": json.load(f)}, indent=1))
     finally:
         procs.stop_all()
         cluster.close()
