@@ -69,9 +69,8 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   single_gpu_s_ = times.iteration_s();
   const NetworkParams& net = s.network;
   distributed_ = net.ranks() > 1;
-  // Every bucket of a multi-node all-reduce crosses nodes: a host transport's CPU share
-  // slows both while they overlap (contention.hpp; on one node the factors across nodes
-  // are the profile's own).
+  // A host transport's CPU time for a bucket's bytes slows the bucket's all-reduce and
+  // compute while they overlap (contention.hpp), as do the profile's factors.
   const Contention contention = contention_beside_compute(s.compute, net);
   overhead_s_ = distributed_ ? s.compute.iteration_overhead_s + (net.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                              : 0.0;

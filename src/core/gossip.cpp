@@ -60,7 +60,7 @@ struct GossipPredictor::State {
   std::vector<double> local_free_s;  // per class: the node's own stream
   double local_intra_bytes_per_gpu = 0.0;
   // Per placement x bucket: exchange cost, traffic, and the share of the cores a host
-  // transport keeps busy while it runs (contention.hpp; 0 inside a node).
+  // transport keeps busy while it runs (contention.hpp; 0 unless compute runs on the host).
   std::vector<double> cost_s;
   std::vector<double> host_share;
   std::vector<double> intra_bytes_per_rank;
@@ -119,9 +119,9 @@ struct GossipPredictor::State {
     host_share.resize(cells);
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
-    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &window_start_s, &accumulation_sum_s, &forward_sum_s,
-                    &backward_sum_s, &wait_sum_s, &previous_clock_s, &comm_until_s, &compute_end_s,
-                    &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
+    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &window_start_s,
+                    &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s, &previous_clock_s,
+                    &comm_until_s, &compute_end_s, &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
       v->resize(classes);
     }
     factor.assign(classes, 1.0);
@@ -154,14 +154,15 @@ struct GossipPredictor::State {
   double accumulation_s = 0.0;  // the K - 1 compute-only micro-steps before it
   double compute_work_s = 0.0;  // one iteration's compute at factor 1 (set by prepare)
   // How compute and exchanges slow each other while they overlap (set by prepare; a host
-  // transport's share of the cores counts beside exchanges across nodes: contention.hpp).
+  // transport's CPU time takes cores from compute: contention.hpp).
   Contention contention;
   double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
   /// Compute's factor for class u beside the exchanges its streams still run (a host
   /// transport's shares add: both take cores).
   double compute_factor(std::size_t u) const {
     const double clock = compute_clock_s[u];
-    const double share = (inter_free_s[u] > clock ? inter_share[u] : 0.0) + (intra_free_s[u] > clock ? intra_share[u] : 0.0);
+    const double share =
+        (inter_free_s[u] > clock ? inter_share[u] : 0.0) + (intra_free_s[u] > clock ? intra_share[u] : 0.0);
     return contention.compute_beside(share);
   }
   /// How long an exchange of cost `cost` starting at `start` takes when the compute of
@@ -278,8 +279,8 @@ void GossipPredictor::State::account_traffic() {
 }
 
 void GossipPredictor::State::reset_clocks() {
-  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s,
-                  &local_free_s, &received_s}) {
+  for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &accumulation_sum_s,
+                  &forward_sum_s, &backward_sum_s, &wait_sum_s, &local_free_s, &received_s}) {
     std::fill(v->begin(), v->end(), 0.0);
   }
   std::fill(done_s.begin(), done_s.end(), 0.0);
@@ -660,8 +661,9 @@ std::size_t GossipPredictor::memory_bytes() const {
   std::size_t total = 0;
   total += bytes_of(st.bucket_last_tensor);
   for (const auto* v : {&st.backward_s, &st.bucket_bytes, &st.bucket_backward_s, &st.bucket_step_s, &st.bucket_mix_s,
-                        &st.cost_s, &st.host_share, &st.intra_bytes_per_rank, &st.inter_bytes_per_node, &st.compute_clock_s,
-                        &st.intra_free_s, &st.inter_free_s, &st.intra_share, &st.inter_share, &st.done_s, &st.launch_s,
+                        &st.cost_s, &st.host_share, &st.intra_bytes_per_rank, &st.inter_bytes_per_node,
+                        &st.compute_clock_s, &st.intra_free_s, &st.inter_free_s, &st.intra_share, &st.inter_share,
+                        &st.done_s, &st.launch_s,
                         &st.window_start_s, &st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
                         &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.compute_end_s, &st.backward_iteration_s,
                         &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s, &st.remaining_after_s,
