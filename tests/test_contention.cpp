@@ -35,15 +35,14 @@ TEST_CASE("a host transport's share of the cores slows compute and itself alike"
   Contention k = contention_beside_compute(c, n);
   CHECK(k.host_share(across, 1, 1.0) == 0.0);
   CHECK(k.compute_beside(0.0) == 1.2);
-  CHECK(k.exchange_beside_compute(true, 0.0) == 1.1);
+  CHECK(k.exchange_beside_compute(0.0) == 1.1);
   // On the host: 0.5 ns per byte. Sending 1 GB in 1 s keeps half the cores busy, so
   // compute and the exchange both run x 1.5 on top of the profile's factors beside it.
   c.runs_on_host = true;
   k = contention_beside_compute(c, n);
   CHECK_THAT(k.host_share(across, 1, 1.0), WithinRel(0.5, 1e-12));
   CHECK_THAT(k.compute_beside(0.5), WithinRel(1.2 * 1.5, 1e-12));
-  CHECK_THAT(k.exchange_beside_compute(true, 0.5), WithinRel(1.1 * 1.5, 1e-12));
-  CHECK_THAT(k.exchange_beside_compute(false, 0.5), WithinRel(1.1 * 1.5, 1e-12));
+  CHECK_THAT(k.exchange_beside_compute(0.5), WithinRel(1.1 * 1.5, 1e-12));
   // The same 1 GB taking 2 s (1 s of it latency) needs the same 0.5 s of CPU: a quarter
   // of the cores over its duration.
   CHECK_THAT(k.host_share(across, 1, 2.0), WithinRel(0.25, 1e-12));

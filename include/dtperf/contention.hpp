@@ -35,8 +35,7 @@ namespace dtperf {
 
 struct Contention {
   double compute = 1.0;     // compute beside any exchange (the profile's factor)
-  double comm_intra = 1.0;  // an exchange inside a node, beside compute (the profile's)
-  double comm_inter = 1.0;  // an exchange across nodes, beside compute (the profile's)
+  double comm = 1.0;        // any exchange beside compute (the profile's factor)
   // A host transport's CPU time per byte sent, where it competes with compute (compute
   // on the host, several ranks); 0 otherwise.
   double host_cpu_s_per_byte = 0.0;
@@ -51,9 +50,7 @@ struct Contention {
   /// Compute beside exchanges of host share `share` (summed over those in flight).
   double compute_beside(double share) const { return compute * (1.0 + share); }
   /// An exchange of host share `share` beside compute.
-  double exchange_beside_compute(bool crosses_nodes, double share) const {
-    return (crosses_nodes ? comm_inter : comm_intra) * (1.0 + share);
-  }
+  double exchange_beside_compute(double share) const { return comm * (1.0 + share); }
 };
 
 /// The factors for a job on `net` (all 1 on one rank: nothing overlaps).
@@ -61,8 +58,7 @@ inline Contention contention_beside_compute(const ComputeParams& c, const Networ
   Contention k;
   if (net.ranks() <= 1) return k;
   k.compute = c.interference_factor;
-  k.comm_intra = c.comm_interference_factor;
-  k.comm_inter = c.comm_interference_factor;
+  k.comm = c.comm_interference_factor;
   if (c.runs_on_host) k.host_cpu_s_per_byte = net.host_cpu_s_per_byte_sent();
   return k;
 }

@@ -89,7 +89,7 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
     inter_bytes_[b] = cost.inter_bytes_per_node;
     const double share = contention.host_share(cost, world.ranks_per_node, cost.time_s);
     interference_[b] = contention.compute_beside(share);
-    comm_factor_[b] = contention.exchange_beside_compute(net.nodes > 1, share);
+    comm_factor_[b] = contention.exchange_beside_compute(share);
     // 2 passes (read + write) over the bucket into the flat buffer, and 2 back out.
     const double copy_s = copies ? 2.0 * buckets_[b].bytes / s.compute.memory_bytes_per_s : 0.0;
     copy_in_s_[b] = copy_s;

@@ -394,7 +394,7 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
       double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
       const std::size_t cell = group.placement * buckets + b;
       const double share = host_share[cell];
-      const double slowdown = contention.exchange_beside_compute(group.crosses_nodes, share);
+      const double slowdown = contention.exchange_beside_compute(share);
       double* stream_share = group.crosses_nodes ? inter_share.data() : intra_share.data();
       const std::uint32_t* members = group_classes + group.first;
       const double cost = cost_s[cell];
@@ -449,17 +449,16 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
         const auto to = static_cast<std::size_t>(sc.send_to[i]);
         const auto from = static_cast<std::size_t>(sc.receive_from[i]);
         const std::uint32_t out = sc.send_placement[i];
-        double& level = sc.placements[out].nodes > 1 ? inter_free : intra_free;
+        const bool send_crosses = sc.placements[out].nodes > 1;
+        double& level = send_crosses ? inter_free : intra_free;
         const double send_start = std::max(level, launch[to]);
         const double receive_start = std::max({launch[from], launch[u], received[j]});
         const std::size_t send_cell = out * buckets + b;
         const std::size_t receive_cell = sc.receive_placement[i] * buckets + b;
         const double send_cost = cost_s[send_cell];
         const double receive_cost = cost_s[receive_cell];
-        const bool send_crosses = sc.placements[out].nodes > 1;
-        const double send_factor = contention.exchange_beside_compute(send_crosses, host_share[send_cell]);
-        const double receive_factor = contention.exchange_beside_compute(
-            sc.placements[sc.receive_placement[i]].nodes > 1, host_share[receive_cell]);
+        const double send_factor = contention.exchange_beside_compute(host_share[send_cell]);
+        const double receive_factor = contention.exchange_beside_compute(host_share[receive_cell]);
         (send_crosses ? inter_share : intra_share)[u] = host_share[send_cell];
         level = send_start +
                 exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]), send_factor);

@@ -157,7 +157,7 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   // The outer exchange crosses nodes beside the inner steps (contention.hpp).
   const Contention contention = contention_beside_compute(s.compute, net);
   const double share = contention.host_share(cross, 1, comm);
-  const double comm_factor = tau > 0 ? contention.exchange_beside_compute(true, share) : 1.0;
+  const double comm_factor = tau > 0 ? contention.exchange_beside_compute(share) : 1.0;
   r.comm_s = stretched_compute_s(comm, 0.0, r.window_s, comm_factor);
   r.wait_s = std::max(0.0, r.comm_s - r.window_s);
   const double interference = contention.compute_beside(share);
