@@ -29,6 +29,10 @@ and predicted time, the median and max |error|, and whether the faster scheme is
   sudo python3 validation/harness.py --grid small --build build -o report.json
   sudo python3 validation/harness.py --grid full  --build build -o report.json
 
+With --trace DIR it keeps, per run, every rank's iteration starts and exchange launches and
+waits, the nodes' TCP retransmissions and timeouts, and the link emulator's drops;
+validation/trace_summary.py DIR prints them per rank and period.
+
 Exit 77 (skipped) without root, network namespaces, iptables NFQUEUE, linkemu or PyTorch.
 Everything it creates (namespaces, processes, files) is removed at exit.
 """
@@ -137,15 +141,16 @@ def cpu_busy_s():
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work):
-    """linkemu in the router for every node's egress queue, returned once it is ready."""
+def start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, log=None):
+    """linkemu in the router for every node's egress queue, returned once it is ready. Its
+    packet and drop counts per queue go to `log` at exit (an open file), if given."""
     ready = os.path.join(work, "linkemu.ready")
     if os.path.exists(ready):
         os.remove(ready)
     emulator = procs.start(["ip", "netns", "exec", cluster.router, linkemu, "--queues",
                             ",".join(str(i) for i in range(cluster.nodes)), "--rate-gbps", str(rate_gbps),
                             "--delay-us", str(delay_us), "--mtu", str(MTU), "--buffer-bytes", "16000000",
-                            "--ready-file", ready], stderr=subprocess.DEVNULL)
+                            "--ready-file", ready], stderr=log or subprocess.DEVNULL)
     for _ in range(100):
         if os.path.exists(ready):
             break
@@ -220,7 +225,24 @@ def schedules(dtperf, world, per_node, work):
     return files
 
 
-def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s):
+TCP_COUNTERS = ("TcpRetransSegs", "TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPFastRetrans")
+
+
+def tcp_counters(cluster):
+    """Per node namespace, the TCP counters that tell a lossy or stalled transport (absolute)."""
+    counts = []
+    for name in cluster.names:
+        out = sh("ip", "netns", "exec", name, "nstat", "--ignore", "--noupdate", "--zeros", "--json", *TCP_COUNTERS,
+                 check=False).stdout
+        try:
+            table = next(iter(json.loads(out).values()))
+        except (ValueError, StopIteration):
+            table = {}
+        counts.append({k: table.get(k, 0) for k in TCP_COUNTERS})
+    return counts
+
+
+def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, trace=None):
     world = cluster.nodes * per_node
     out = os.path.join(work, f"result-{scheme}-{port}.json")
     ranks = []
@@ -231,6 +253,8 @@ def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s):
                 str(BATCH), "--bucket-mib", str(BUCKET_MIB), "--out", out]
         if schedule:
             args += ["--schedule", schedule]
+        if trace:
+            args += ["--trace", trace]
         log = open(os.path.join(work, f"rank{rank}-{scheme}-{port}.log"), "w")
         ranks.append(procs.start(args, stdout=log, stderr=subprocess.STDOUT))
     deadline = time.time() + timeout_s
@@ -335,6 +359,12 @@ def main():
                         help="compute time and variation from the cell's compute-only phases (default: the median time, the run of median variation) or each run's own")
     parser.add_argument("--cell", action="append", metavar="NxR:GBPS:US",
                         help="run only this cell of the grid (e.g. 4x1:1.0:100); repeatable")
+    parser.add_argument("--scheme", action="append", choices=SCHEMES,
+                        help="run only this scheme in each cell (repeatable; default: all that the layout allows)")
+    parser.add_argument("--trace", metavar="DIR",
+                        help="keep, per run, every rank's iteration starts and exchange launches and waits "
+                             "(DIR/CELL-SCHEME-rankN.json), each node's TCP counters over the run and the link "
+                             "emulator's drops (DIR/CELL-tcp.json, DIR/CELL-linkemu.log)")
     parser.add_argument("--check-picks", action="store_true",
                         help="fail unless the faster scheme is picked wherever the measured gap is over 5 %%")
     args = parser.parse_args()
@@ -345,6 +375,8 @@ def main():
         if len(grid) != len(wanted):
             parser.error(f"--cell: each must be one of the {args.grid} grid's cells, written NxR:GBPS:US")
 
+    if args.trace:
+        os.makedirs(args.trace, exist_ok=True)
     dtperf = os.path.join(args.build, "src", "dtperf")
     linkemu = os.path.join(args.build, "calibrate", "linkemu")
     linkprobe = os.path.join(args.build, "calibrate", "linkprobe")
@@ -387,22 +419,45 @@ def main():
     reduction_log = os.path.join(work, "cpu_vec_add.log")
     write_reduction_log(reduction_log)
 
+    def close_cell(emulator, emulator_log, cluster):
+        procs.stop(emulator)
+        if emulator_log:
+            emulator_log.close()
+        cluster.close()
+        clusters.remove(cluster)
+
     cells = []
     port = 29600
     for (nodes, per_node), (rate_gbps, delay_us) in grid:
         cluster = Cluster(nodes, tag)
         clusters.append(cluster)
-        emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work)
+        cell_name = f"{nodes}x{per_node}-{rate_gbps}-{delay_us}"
+        emulator_log = open(os.path.join(args.trace, f"{cell_name}-linkemu.log"), "w") if args.trace else None
+        emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, emulator_log)
         link = probe(cluster, linkprobe, procs, work)
         files = schedules(dtperf, nodes * per_node, per_node, work)
         results = {}
-        for scheme in SCHEMES:
+        tcp = {}
+        for scheme in args.scheme or SCHEMES:
             if scheme != "all-reduce" and scheme not in files:
                 continue
             if scheme == "ring" and nodes * per_node <= 2:
                 continue  # the same pairs as one-peer-exp on two ranks
             port += 1
-            results[scheme] = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s)
+            trace = os.path.join(args.trace, f"{cell_name}-{scheme}") if args.trace else None
+            before = tcp_counters(cluster) if trace else None
+            results[scheme] = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s,
+                                    trace)
+            if trace:
+                tcp[scheme] = [{k: after[k] - was[k] for k in TCP_COUNTERS}
+                               for was, after in zip(before, tcp_counters(cluster))]
+        if args.trace:
+            with open(os.path.join(args.trace, f"{cell_name}-tcp.json"), "w") as f:
+                json.dump(tcp, f, indent=1)
+        if not results:
+            print(f"{nodes}x{per_node}: none of the schemes asked for runs on this layout", flush=True)
+            close_cell(emulator, emulator_log, cluster)
+            continue
         # Compute is the same work in every run of the cell: the median over the runs of the
         # mean over the ranks of each rank's median compute-only iteration (4 ranks sharing
         # 2 cores make any one run's compute phase noisy). --compute-from run takes each
@@ -459,10 +514,11 @@ def main():
             print(f"{cell['layout']:>4} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme:21s} "
                   f"compute {cell['compute_ms']:7.2f}  measured {measured_ms:8.2f}  predicted "
                   f"{cell['predicted_ms']:8.2f} ms  ({100 * cell['error']:+.1f} %)", flush=True)
-        procs.stop(emulator)
-        cluster.close()
-        clusters.remove(cluster)
+        close_cell(emulator, emulator_log, cluster)
 
+    if not cells:
+        print("no runs")
+        return 1
     errors = sorted(abs(c["error"]) for c in cells)
     median_error = statistics.median(errors)
     picks = []

@@ -83,6 +83,9 @@ class DecentDP:
             self.steps.append(mine)
         self.pending = [None] * len(self.buckets)  # (work, flat buffer, group size)
         self.wait_s = 0.0  # time spent waiting for exchanges, for the reader
+        # With --trace: (event, step, bucket, t0, t1) per launch ("launch", t1 = t0) and
+        # per wait for an exchange ("wait", from t0 to t1), on the machine's monotonic clock.
+        self.events = None
         self.step_index = 0
         self._hooks = []
         for b, params in enumerate(self.buckets):
@@ -104,7 +107,10 @@ class DecentDP:
                 work, flat, size = pending
                 t0 = time.perf_counter()
                 work.wait()
-                self.wait_s += time.perf_counter() - t0
+                t1 = time.perf_counter()
+                self.wait_s += t1 - t0
+                if self.events is not None:
+                    self.events.append(("wait", self.step_index, b, t0, t1))
                 flat.div_(size)
                 offset = 0
                 for p in params:
@@ -119,6 +125,9 @@ class DecentDP:
             group, size = self.steps[self.step_index]
             flat = torch.cat([p.detach().reshape(-1) for p in params])
             self.pending[b] = (dist.all_reduce(flat, group=group, async_op=True), flat, size)
+            if self.events is not None and size > 1:
+                t = time.perf_counter()
+                self.events.append(("launch", self.step_index, b, t, t))
 
     def end_iteration(self):
         self.step_index = (self.step_index + 1) % len(self.steps)
@@ -206,6 +215,8 @@ def main():
     parser.add_argument("--iters", type=int, default=24)  # whole periods of 2, 3 and 4 steps
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out")
+    parser.add_argument("--trace", help="write PREFIX-rankN.json: every timed iteration's start and, for "
+                        "decentralized training, every exchange's launch and wait")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -265,6 +276,7 @@ def main():
             loss_fn(model(x), y).backward()
             gossip.end_iteration()
     times = []
+    starts = []  # the timed iterations' starts, for --trace
     cpu0, busy0 = time.process_time(), machine_busy_s()
     for i in range(args.warmup + args.iters):
         x, y = batch_fn(args.batch)
@@ -272,15 +284,23 @@ def main():
         step(x, y)
         if i >= args.warmup:
             times.append(time.perf_counter() - t0)
+            starts.append(t0)
         if i + 1 == args.warmup:
             cpu0, busy0 = time.process_time(), machine_busy_s()
             if gossip:
                 gossip.wait_s = 0.0
+                gossip.events = [] if args.trace else None
     train_cpu_s = (time.process_time() - cpu0) / args.iters
     train_machine_s = (machine_busy_s() - busy0) / args.iters
     wait_s = gossip.wait_s / args.iters if gossip else 0.0
     if gossip:
         gossip.drain()
+    if args.trace:
+        with open(f"{args.trace}-rank{args.rank}.json", "w") as f:
+            json.dump({"rank": args.rank, "scheme": args.scheme, "iteration_starts_s": starts,
+                       "iteration_s": times, "steps_per_period": len(gossip.steps) if gossip else 1,
+                       "events": [dict(zip(("event", "step", "bucket", "t0_s", "t1_s"), e))
+                                  for e in (gossip.events or [])] if gossip else []}, f)
     dist.barrier()
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a

@@ -24,7 +24,15 @@
 // compute. Measured with the validation harness (gloo; AER on 4 ranks, 100 Mbit/s, 0.1 ms,
 // compute ~62 ms; dtperf 185 ms): 11 repeats of one run took 183-233 ms per iteration, the
 // slow ones where step t's exchange shared a link with step t+1's: the system has two
-// regimes and lands in either from run to run. A sharing recursion (two-class processor
+// regimes and lands in either from run to run. Traced (harness.py --trace), the slow
+// regime is not loss: no drops at the emulated links and no TCP timeouts. It builds up
+// inside a run: the ranks with exchanges on consecutive steps (ranks 1 and 2) wait longer
+// each period for step t's exchange while step t+1's shares their link (per-period means
+// 189 -> 219 ms in one run, 186 -> 272 -> 213 ms in another; steady runs stay at 180-200).
+// Even the fast regime matches for two errors that cancel: with half the ranks waiting,
+// the host's 2 cores give each computing rank one, so it computes in 30-35 ms, not the
+// 60-63 ms of the phase where all four compute, and it waits 150-160 ms, not dtperf's
+// 119-124. A sharing recursion (two-class processor
 // sharing per link: the new exchange at half speed while the earlier work lasts, the
 // earlier exchanges later by what it took) gave 192-195 ms with steady compute and 195-233
 // ms with the measured variation. Re-predicting five full grids' runs offline, it took that
