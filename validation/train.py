@@ -22,6 +22,7 @@ iteration mean, CPU times) to `--out` as JSON.
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -160,29 +161,39 @@ def machine_busy_s():
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def communication_only(model, args):
-    """`--warmup` + `--compute-iters` iterations of the scheme's exchanges alone: every
-    bucket's all-reduce launched asynchronously (on the world for All-Reduce, on the step's
-    group for a topology), then all awaited. Returns per iteration the process's CPU
-    seconds, the whole machine's busy CPU seconds, and the bytes this rank sends (a ring
-    all-reduce of S bytes on n ranks sends 2 (n - 1) / n S)."""
+def exchanges(model, args):
+    """The scheme's exchanges without training: a buffer per bucket and, per step of the
+    period, this rank's (group, group size) (the world for All-Reduce)."""
     cap = args.bucket_mib * 1024 * 1024
     buckets = [torch.zeros(sum(p.numel() for p in b)) for b in buckets_in_ready_order(model, cap)]
     if args.scheme == "all-reduce":
-        steps = [(None, args.world)]
-    else:
-        with open(args.schedule) as f:
-            schedule = json.load(f)
-        steps, cache = [], {}
-        for step in schedule:
-            mine = None
-            for members in step["rounds"][0]:
-                key = tuple(members)
-                if key not in cache:
-                    cache[key] = dist.new_group(list(members))
-                if args.rank in members:
-                    mine = (cache[key], len(members))
-            steps.append(mine)
+        return buckets, [(None, args.world)]
+    with open(args.schedule) as f:
+        schedule = json.load(f)
+    steps, cache = [], {}
+    for step in schedule:
+        mine = None
+        for members in step["rounds"][0]:
+            key = tuple(members)
+            if key not in cache:
+                cache[key] = dist.new_group(list(members))
+            if args.rank in members:
+                mine = (cache[key], len(members))
+        steps.append(mine)
+    return buckets, steps
+
+
+def bytes_sent(buckets, size):
+    """What this rank sends in one ring all-reduce of every bucket on `size` ranks (a ring
+    all-reduce of S bytes on n ranks sends 2 (n - 1) / n S)."""
+    return sum(2.0 * (size - 1) / size * b.numel() * b.element_size() for b in buckets)
+
+
+def communication_only(buckets, steps, args):
+    """`--warmup` + `--compute-iters` iterations of the scheme's exchanges alone: every
+    bucket's all-reduce launched asynchronously (on the world for All-Reduce, on the step's
+    group for a topology), then all awaited. Returns per iteration the process's CPU
+    seconds, the whole machine's busy CPU seconds, and the bytes this rank sends."""
     sent = 0.0
     cpu0, busy0 = time.process_time(), machine_busy_s()
     for i in range(args.warmup + args.compute_iters):
@@ -193,10 +204,64 @@ def communication_only(model, args):
         works = [dist.all_reduce(b, group=group, async_op=True) for b in buckets]
         for w in works:
             w.wait()
-        sent += sum(2.0 * (size - 1) / size * b.numel() * b.element_size() for b in buckets)
+        sent += bytes_sent(buckets, size)
     dist.barrier()
     iters = args.compute_iters
     return (time.process_time() - cpu0) / iters, (machine_busy_s() - busy0) / iters, sent / iters
+
+
+def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
+    """What compute loses per byte this rank sends while the exchanges run beside it: the
+    figure dtperf's host contention charges (compute loses the CPU time per byte x the
+    bytes sent while they overlap), measured on the machine as training will load it
+    rather than derived from CPU accounting (which misses what the transport's threads,
+    interrupts and cache traffic cost a computing core beyond their own CPU time).
+
+    Per round (one step of the period each, every rank at once): every bucket's all-reduce
+    is launched `repeats` times on the step's group, then the rank computes iteration after
+    iteration until the last completes. Iterations that end before it ran wholly beside
+    the exchanges: their mean t against `alone_s` (the compute-only phase's median) loses
+    1 - alone_s / t of every second to the transport while it sends `sent / duration` bytes
+    per second, so the cost per byte is (1 - alone_s / t) x duration / sent. `repeats`
+    makes a round last about eight compute iterations on the slowest rank. Returns the
+    median over the rounds in which this rank sent, in seconds per byte (None if it never
+    sent)."""
+    per_round = 4 * len(steps)
+    alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
+    dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
+    costs = []
+    for r in range(per_round):
+        group, size = steps[r % len(steps)]
+        # How long this step's exchanges take alone decides the repeats (the same on every rank).
+        dist.barrier()
+        t0 = time.perf_counter()
+        for w in [dist.all_reduce(b, group=group, async_op=True) for b in buckets]:
+            w.wait()
+        once_ms = torch.tensor([(time.perf_counter() - t0) * 1e3], dtype=torch.float64)
+        dist.all_reduce(once_ms, op=dist.ReduceOp.MAX)
+        repeats = max(1, math.ceil(8 * alone_ms.item() / max(once_ms.item(), 1e-3)))
+        dist.barrier()
+        done = []
+        t0 = time.perf_counter()
+        works = [dist.all_reduce(b, group=group, async_op=True) for _ in range(repeats) for b in buckets]
+        works[-1].get_future().add_done_callback(lambda _: done.append(time.perf_counter()))
+        beside = []
+        # A rank alone at this step computes about as long as the others' round lasts, so
+        # that as many ranks compute as in training.
+        alone_rounds = 8 if size == 1 else 0
+        while not all(w.is_completed() for w in works) or len(beside) < alone_rounds:
+            start = time.perf_counter()
+            compute_step()
+            beside.append((start, time.perf_counter()))
+        for w in works:
+            w.wait()
+        end = done[0] if done else time.perf_counter()
+        whole = [b - a for a, b in beside if b <= end]
+        sent = repeats * bytes_sent(buckets, size)
+        if sent > 0 and whole and r >= len(steps):  # the first pass over the period warms up
+            costs.append((1.0 - alone_s / statistics.mean(whole)) * (end - t0) / sent)
+    dist.barrier()
+    return statistics.median(costs) if costs else None
 
 
 def main():
@@ -254,8 +319,12 @@ def main():
     # Phase 2: communication only, the run's own collectives without compute: what the
     # gloo transport costs the host's CPU per byte sent (its threads, copies, sums and
     # waiting), measured before training so that the prediction stays blind.
-    comm_cpu_s, comm_machine_cpu_s, comm_bytes = communication_only(model, args)
+    buckets, steps = exchanges(model, args)
+    comm_cpu_s, comm_machine_cpu_s, comm_bytes = communication_only(buckets, steps, args)
     dist.barrier()
+    # Phase 2b: compute beside those exchanges: what the transport takes from compute per
+    # byte sent, as dtperf charges it.
+    beside_s_per_byte = compute_beside_exchanges(compute_step, buckets, steps, statistics.median(compute), args)
 
     # Phase 3: training.
     if args.scheme == "all-reduce":
@@ -307,7 +376,8 @@ def main():
     # step across nodes, little after one inside), and a median of such a mix is neither.
     mine = {"iteration_s": statistics.mean(times), "compute_cpu_s": compute_cpu_s, "train_cpu_s": train_cpu_s,
             "comm_cpu_s": comm_cpu_s, "comm_bytes": comm_bytes, "comm_machine_cpu_s": comm_machine_cpu_s,
-            "compute_machine_s": compute_machine_s, "train_machine_s": train_machine_s, "wait_s": wait_s}
+            "compute_machine_s": compute_machine_s, "train_machine_s": train_machine_s, "wait_s": wait_s,
+            "beside_s_per_byte": math.nan if beside_s_per_byte is None else beside_s_per_byte}
     gathered = [torch.zeros(len(mine), dtype=torch.float64) for _ in range(args.world)]
     dist.all_gather(gathered, torch.tensor(list(mine.values()), dtype=torch.float64))
     everyone = [dict(zip(mine, t.tolist())) for t in gathered]
@@ -334,6 +404,10 @@ def main():
             "comm_cpu_ms_per_rank": [r["comm_cpu_s"] * 1e3 for r in everyone],
             "comm_bytes_per_rank": [r["comm_bytes"] for r in everyone],
             "comm_machine_cpu_ms": first["comm_machine_cpu_s"] * 1e3,  # the whole machine, all ranks
+            # The compute-beside-exchanges phase: compute time lost per byte sent (null for a
+            # rank that never sent).
+            "beside_ns_per_byte_per_rank": [None if math.isnan(r["beside_s_per_byte"]) else r["beside_s_per_byte"] * 1e9
+                                            for r in everyone],
             # The whole machine's busy CPU per iteration of the compute-only phase and of
             # training, for the reader.
             "compute_machine_cpu_ms": first["compute_machine_s"] * 1e3,
