@@ -219,18 +219,18 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
 
     Per round (one step of the period each, every rank at once): every bucket's all-reduce
     is launched `repeats` times on the step's group, then the rank computes iteration after
-    iteration until the last completes. Iterations that end before it ran wholly beside
-    the exchanges: their mean t against `alone_s` (the compute-only phase's median) loses
+    iteration until all have completed. Iterations that end before the last completion ran
+    wholly beside the exchanges: their mean t against `alone_s` (the compute-only phase's median) loses
     1 - alone_s / t of every second to the transport while it sends `sent / duration` bytes
     per second, so the cost per byte is (1 - alone_s / t) x duration / sent. `repeats`
     makes a round last about eight compute iterations on the slowest rank. Returns the
     median over the rounds in which this rank sent, in seconds per byte (None if it never
-    sent)."""
-    per_round = 4 * len(steps)
+    sent). Four passes over the period; the first warms up."""
+    rounds = 4 * len(steps)
     alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
     dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
     costs = []
-    for r in range(per_round):
+    for r in range(rounds):
         group, size = steps[r % len(steps)]
         # How long this step's exchanges take alone decides the repeats (the same on every rank).
         dist.barrier()
@@ -244,7 +244,8 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
         done = []
         t0 = time.perf_counter()
         works = [dist.all_reduce(b, group=group, async_op=True) for _ in range(repeats) for b in buckets]
-        works[-1].get_future().add_done_callback(lambda _: done.append(time.perf_counter()))
+        for w in works:  # gloo runs two of a group's collectives at once: any may end last
+            w.get_future().add_done_callback(lambda _: done.append(time.perf_counter()))
         beside = []
         # A rank alone at this step computes about as long as the others' round lasts, so
         # that as many ranks compute as in training.
@@ -255,7 +256,7 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
             beside.append((start, time.perf_counter()))
         for w in works:
             w.wait()
-        end = done[0] if done else time.perf_counter()
+        end = max(done) if len(done) == len(works) else time.perf_counter()
         whole = [b - a for a, b in beside if b <= end]
         sent = repeats * bytes_sent(buckets, size)
         if sent > 0 and whole and r >= len(steps):  # the first pass over the period warms up
