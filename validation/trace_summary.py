@@ -28,20 +28,27 @@ def runs(directory, names):
     return found
 
 
+def rank_summary(trace):
+    """One rank's trace: its iterations (ms), how long it waited in each (ms, charged to the
+    iteration in which the wait began) and the mean iteration of each whole period (ms)."""
+    period = trace["steps_per_period"]
+    iterations_ms = [t * 1e3 for t in trace["iteration_s"]]
+    starts = trace["iteration_starts_s"]
+    waited_ms = [0.0] * len(starts)
+    for event in trace["events"]:
+        if event["event"] == "wait":
+            i = max(0, sum(1 for s in starts if s <= event["t0_s"]) - 1)
+            waited_ms[i] += (event["t1_s"] - event["t0_s"]) * 1e3
+    periods = [statistics.mean(iterations_ms[i:i + period])
+               for i in range(0, len(iterations_ms) - period + 1, period)]
+    return iterations_ms, waited_ms, periods
+
+
 def summarize(prefix, ranks, tcp):
     print(f"{prefix}")
     for rank in sorted(ranks):
         trace = ranks[rank]
-        period = trace["steps_per_period"]
-        iterations_ms = [t * 1e3 for t in trace["iteration_s"]]
-        starts = trace["iteration_starts_s"]
-        waited_ms = [0.0] * len(starts)
-        for event in trace["events"]:
-            if event["event"] == "wait":
-                i = max(0, sum(1 for s in starts if s <= event["t0_s"]) - 1)
-                waited_ms[i] += (event["t1_s"] - event["t0_s"]) * 1e3
-        periods = [statistics.mean(iterations_ms[i:i + period])
-                   for i in range(0, len(iterations_ms) - period + 1, period)]
+        iterations_ms, waited_ms, periods = rank_summary(trace)
         print(f"  rank {rank}: mean {statistics.mean(iterations_ms):7.1f} ms; per period "
               + " ".join(f"{p:5.0f}" for p in periods))
         print("    iteration ms " + " ".join(f"{t:4.0f}" for t in iterations_ms))
