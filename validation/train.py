@@ -11,13 +11,15 @@ are what dtperf models (include/dtperf/gossip.hpp):
        the bucket's flattened parameters on a gloo group.
 
 The groups of every step come from `dtperf topologies --schedule --json`, so the harness
-runs exactly the schedule dtperf simulates. Three phases: first `--warmup` + `--compute-iters`
+runs exactly the schedule dtperf simulates. Four phases: first `--warmup` + `--compute-iters`
 iterations with no communication at all (every rank computing at once, as in training: the
 compute time dtperf is given, and how much it varies; untimed iterations before and after
 keep every rank computing until all have finished theirs), then as many with the run's
-exchanges alone (the CPU time gloo takes per byte sent), then `--warmup` + `--iters`
-training iterations. Rank 0 writes every rank's figures (compute median and samples,
-iteration mean, CPU times) to `--out` as JSON.
+exchanges alone (the CPU time gloo takes per byte sent, for the reader), then compute beside
+the run's exchanges (what the transport takes from compute per byte sent: the figure dtperf
+is given), then `--warmup` + `--iters` training iterations. Rank 0 writes every rank's
+figures (compute median and samples, iteration mean, CPU times, loss per byte) to `--out`
+as JSON; `--trace` keeps every rank's iteration starts and exchange launches and waits.
 """
 
 import argparse
