@@ -10,6 +10,7 @@ timeouts: a lossy transport, not the model, would explain a stall).
 NAME is a run's prefix, e.g. 4x1-0.1-100-alternating-exp-ring (default: every run in DIR).
 """
 
+import bisect
 import glob
 import json
 import os
@@ -37,7 +38,7 @@ def rank_summary(trace):
     waited_ms = [0.0] * len(starts)
     for event in trace["events"]:
         if event["event"] == "wait":
-            i = max(0, sum(1 for s in starts if s <= event["t0_s"]) - 1)
+            i = max(0, bisect.bisect_right(starts, event["t0_s"]) - 1)
             waited_ms[i] += (event["t1_s"] - event["t0_s"]) * 1e3
     periods = [statistics.mean(iterations_ms[i:i + period])
                for i in range(0, len(iterations_ms) - period + 1, period)]
@@ -66,13 +67,13 @@ def main():
     found = runs(directory, names)
     if not found:
         sys.exit(f"{directory}: no traces" + (f" named {', '.join(sorted(names))}" if names else ""))
+    counters = {}  # cell -> scheme -> per-node TCP counters
+    for path in glob.glob(os.path.join(directory, "*-tcp.json")):
+        with open(path) as f:
+            counters[os.path.basename(path)[:-len("-tcp.json")]] = json.load(f)
     for prefix, ranks in found.items():
-        tcp = None
-        for path in glob.glob(os.path.join(directory, "*-tcp.json")):
-            cell = os.path.basename(path)[:-len("-tcp.json")]
-            if prefix.startswith(cell + "-"):
-                with open(path) as f:
-                    tcp = json.load(f).get(prefix[len(cell) + 1:])
+        tcp = next((schemes.get(prefix[len(cell) + 1:]) for cell, schemes in counters.items()
+                    if prefix.startswith(cell + "-")), None)
         summarize(prefix, ranks, tcp)
 
 

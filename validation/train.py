@@ -232,16 +232,20 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
     alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
     dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
     costs = []
+    repeats_per_step = {}
     for r in range(rounds):
         group, size = steps[r % len(steps)]
-        # How long this step's exchanges take alone decides the repeats (the same on every rank).
-        dist.barrier()
-        t0 = time.perf_counter()
-        for w in [dist.all_reduce(b, group=group, async_op=True) for b in buckets]:
-            w.wait()
-        once_ms = torch.tensor([(time.perf_counter() - t0) * 1e3], dtype=torch.float64)
-        dist.all_reduce(once_ms, op=dist.ReduceOp.MAX)
-        repeats = max(1, math.ceil(8 * alone_ms.item() / max(once_ms.item(), 1e-3)))
+        if r < len(steps):
+            # How long this step's exchanges take alone decides its repeats (the same on
+            # every rank), once per step.
+            dist.barrier()
+            t0 = time.perf_counter()
+            for w in [dist.all_reduce(b, group=group, async_op=True) for b in buckets]:
+                w.wait()
+            once_ms = torch.tensor([(time.perf_counter() - t0) * 1e3], dtype=torch.float64)
+            dist.all_reduce(once_ms, op=dist.ReduceOp.MAX)
+            repeats_per_step[r] = max(1, math.ceil(8 * alone_ms.item() / max(once_ms.item(), 1e-3)))
+        repeats = repeats_per_step[r % len(steps)]
         dist.barrier()
         done = []
         t0 = time.perf_counter()
