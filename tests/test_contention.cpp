@@ -148,3 +148,49 @@ TEST_CASE("gossip on the host: exchanges inside a node take the cores too", "[co
   s.network.host_cpu_s_per_byte = 0.5e-9;
   CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(40.24e-3, 1e-9));
 }
+
+TEST_CASE("two-window stretch: both streams' factor until the earlier ends, then the later's",
+          "[contention][host]") {
+  // 10 ms of work from t = 0; streams busy until 2 ms (together factor 5) and 6 ms (factor 2).
+  // [0, 2]: 2 / 5 = 0.4 ms of work; [2, 6]: 4 / 2 = 2 ms; the remaining 7.6 ms alone.
+  CHECK_THAT(stretched_compute_s(10e-3, 0.0, 2e-3, 5.0, 6e-3, 2.0), WithinRel(13.6e-3, 1e-12));
+  // Work that ends inside the first window runs at the factor of both.
+  CHECK_THAT(stretched_compute_s(0.3e-3, 0.0, 2e-3, 5.0, 6e-3, 2.0), WithinRel(1.5e-3, 1e-12));
+  // Started after the first window: the later stream's rule alone.
+  CHECK(stretched_compute_s(10e-3, 3e-3, 2e-3, 5.0, 6e-3, 2.0) == stretched_compute_s(10e-3, 3e-3, 6e-3, 2.0));
+}
+
+TEST_CASE("gossip on the host: a short exchange inside a node slows compute only while it runs",
+          "[contention][host][gossip]") {
+  // Ring on 2 nodes x 2 ranks: step A pairs ranks across nodes, step B inside them. Two
+  // buckets of 20 MB (20 ms of backward each; forward 20 ms); mixing and the SGD step 12
+  // passes over 20 MB at 1 TB/s = 0.24 ms per bucket. Inside a node 20 GB/s: 1 ms per
+  // exchange. Across: both ranks of a node cross at once on its 1 GB/s NIC, 0.5 GB/s each,
+  // 40 ms. 0.25 ns per byte: 5 ms of CPU per exchange, shares 5 (inside) and 0.125
+  // (across), so they run 6 ms and 45 ms beside compute.
+  const ModelSpec m = test::ten_mb_tensors(4);
+  GossipPredictor p(m, compile_schedule(make_topology("ring", 4, 2)));
+  GossipScenario s;
+  s.network = test::two_single_gpu_nodes(1e9);
+  s.network.gpus_per_node = 2;
+  s.network.intra_bytes_per_s = 20e9;
+  s.compute = test::fast_memory();
+  s.compute.runs_on_host = true;
+  s.network.host_cpu_s_per_byte = 0.25e-9;
+  s.request.optimizer = Optimizer::sgd;
+  s.options.bucket_cap_bytes = 20e6;
+  // Step A from 0, B's bucket-1 exchange launched then (0-6 ms): forward does 1 ms of work
+  // by 6 ms, ends at 25. Bucket 0 ends 45, launches across at 45.24 (45 ms: to 90.24).
+  // Bucket 1 runs x 1.125 to 67.74, launches at 67.98 behind bucket 0: from 90.24, x 1.125
+  // while compute runs by the engine's estimate (to 67.98 + one iteration's unstretched
+  // 60.48 ms = 128.46: 33.97 ms of its 40), then alone: ends 134.49.
+  // Step B: forward and bucket 0 x 1.125 (45 ms to 112.98), launch inside at 113.22
+  // (to 119.22). Bucket 1 from 113.22 beside both: x (1 + 5 + 0.125) to 119.22 (0.98 ms of
+  // work), x 1.125 to 134.49 (13.57 ms), 5.45 ms alone: ends 139.94, launches at 140.18,
+  // where step A began, with nothing across in flight. Mean 70.09 ms per iteration.
+  // Charging both shares until the exchange across ends puts it at 75.6 ms.
+  const double across_end = 128.46 + (40.0 - (128.46 - 90.24) / 1.125);
+  const double work = 6.0 / 6.125 + (across_end - 119.22) / 1.125;
+  const double period_ms = across_end + (20.0 - work) + 0.24;
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(period_ms / 2 * 1e-3, 1e-6));
+}

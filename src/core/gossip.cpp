@@ -82,7 +82,6 @@ struct GossipPredictor::State {
   std::vector<double> forward_sum_s;
   std::vector<double> backward_sum_s;
   std::vector<double> wait_sum_s;
-  std::vector<double> comm_until_s;          // per class, within compute_phase
   std::vector<double> compute_end_s;         // per class, within compute_phase: estimated
   std::vector<double> remaining_after_s;     // per bucket: unstretched work after it
   std::vector<double> received_s;            // per class x peer: directed receives' ends
@@ -121,7 +120,7 @@ struct GossipPredictor::State {
     inter_bytes_per_node.resize(cells);
     for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &window_start_s,
                     &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s, &previous_clock_s,
-                    &comm_until_s, &compute_end_s, &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
+                    &compute_end_s, &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
       v->resize(classes);
     }
     factor.assign(classes, 1.0);
@@ -157,13 +156,25 @@ struct GossipPredictor::State {
   // transport's CPU time takes cores from compute: contention.hpp).
   Contention contention;
   double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
-  /// Compute's factor for class u beside the exchanges its streams still run (a host
-  /// transport's shares add: both take cores).
-  double compute_factor(std::size_t u) const {
+  /// How long compute work `work_s` of class u takes from its clock beside the exchanges
+  /// its streams still run: each stream in flight adds its share (a host transport's CPU
+  /// time takes cores) until that stream's last exchange ends (contention.hpp).
+  double beside_s(std::size_t u, double work_s) const {
     const double clock = compute_clock_s[u];
-    const double share =
-        (inter_free_s[u] > clock ? inter_share[u] : 0.0) + (intra_free_s[u] > clock ? intra_share[u] : 0.0);
-    return contention.compute_beside(share);
+    const double intra_until = intra_free_s[u];
+    const double inter_until = inter_free_s[u];
+    const bool intra_busy = intra_until > clock;
+    const bool inter_busy = inter_until > clock;
+    if (intra_busy && inter_busy) {
+      const bool intra_first = intra_until <= inter_until;
+      return stretched_compute_s(work_s, clock, intra_first ? intra_until : inter_until,
+                                 contention.compute_beside(intra_share[u] + inter_share[u]),
+                                 intra_first ? inter_until : intra_until,
+                                 contention.compute_beside(intra_first ? inter_share[u] : intra_share[u]));
+    }
+    if (intra_busy) return stretched_compute_s(work_s, clock, intra_until, contention.compute_beside(intra_share[u]));
+    if (inter_busy) return stretched_compute_s(work_s, clock, inter_until, contention.compute_beside(inter_share[u]));
+    return work_s;
   }
   /// How long an exchange of cost `cost` starting at `start` takes when the compute of
   /// the members ends its current iteration at `clock_end` and then runs one more.
@@ -300,21 +311,18 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
   // Beside exchanges over a host transport, compute also loses cores to them.
   const std::size_t classes = compute_clock_s.size();
   double* clock = compute_clock_s.data();
-  double* comm_until = comm_until_s.data();
   double* backward = backward_iteration_s.data();
   double* wait = wait_iteration_s.data();
   const double* f = factor.data();
   for (std::size_t u = 0; u < classes; ++u) {
-    comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
-    const double factor_u = compute_factor(u);
     // Gradient accumulation: the K - 1 micro-steps before the last only compute, beside
     // whatever exchange is still running (more time for it to hide behind).
     if (accumulation_s > 0.0) {
-      const double accumulation = stretched_compute_s(f[u] * accumulation_s, clock[u], comm_until[u], factor_u);
+      const double accumulation = beside_s(u, f[u] * accumulation_s);
       clock[u] += accumulation;
       if (measure) accumulation_sum_s[u] += accumulation;
     }
-    const double forward = stretched_compute_s(f[u] * forward_s, clock[u], comm_until[u], factor_u);
+    const double forward = beside_s(u, f[u] * forward_s);
     clock[u] += forward;
     if (measure) forward_sum_s[u] += forward;
     backward[u] = 0.0;
@@ -330,8 +338,7 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
     const double* done = done_s.data() + b * classes;
     double* launch = launch_s.data() + b * classes;
     for (std::size_t u = 0; u < classes; ++u) {
-      const double factor_u = compute_factor(u);
-      const double segment = stretched_compute_s(f[u] * work_s, clock[u], comm_until[u], factor_u);
+      const double segment = beside_s(u, f[u] * work_s);
       double c = clock[u] + segment;
       backward[u] += segment;
       // Node-level: the node's gradient all-reduces of this bucket run on its own stream
@@ -361,7 +368,6 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
       double* end = compute_end_s.data();
       for (std::size_t u = 0; u < classes; ++u) end[u] = clock[u] + f[u] * remaining_after_s[b] + overhead_s;
       exchange_bucket_groups(step, b, end);
-      for (std::size_t u = 0; u < classes; ++u) comm_until[u] = std::max(intra_free_s[u], inter_free_s[u]);
     }
   }
   if (overhead_s > 0.0) {
@@ -664,7 +670,7 @@ std::size_t GossipPredictor::memory_bytes() const {
                         &st.compute_clock_s, &st.intra_free_s, &st.inter_free_s, &st.intra_share, &st.inter_share,
                         &st.done_s, &st.launch_s,
                         &st.window_start_s, &st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
-                        &st.previous_clock_s, &st.idle_per_rank_s, &st.comm_until_s, &st.compute_end_s, &st.backward_iteration_s,
+                        &st.previous_clock_s, &st.idle_per_rank_s, &st.compute_end_s, &st.backward_iteration_s,
                         &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s, &st.remaining_after_s,
                         &st.local_free_s}) {
     total += bytes_of(*v);
