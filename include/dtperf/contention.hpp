@@ -18,7 +18,9 @@
 //     exchange's own CPU time, however much of D is latency (the link's delay,
 //     handshakes), during which the cores are idle while the bytes are on the wire.
 //     Charging only compute, the transfer at full speed, would have the two use more than
-//     all the cores. The validation harness measures the CPU time per byte over all the
+//     all the cores. Exchanges in flight on both link levels at once (gossip: one inside
+//     the node, one across) add their shares while both run, and each only until its own
+//     end (the two-window stretched_compute_s, compute.hpp). The validation harness measures the CPU time per byte over all the
 //     bytes its ranks send (validation/harness.py). Two ways to get it wrong, both tried
 //     on its emulated cluster: the streaming share (CPU per byte x the link's rate) over
 //     the whole duration charges an exchange's latency as CPU time (decentralized runs on
@@ -47,7 +49,7 @@ struct Contention {
     const double sent_per_rank = cost.intra_bytes_per_rank + cost.inter_bytes_per_node / ranks_per_node;
     return time_s > 0.0 ? host_cpu_s_per_byte * sent_per_rank / time_s : 0.0;
   }
-  /// Compute beside exchanges of host share `share` (summed over those in flight).
+  /// Compute beside exchanges of host share `share` (summed over those in flight together).
   double compute_beside(double share) const { return compute * (1.0 + share); }
   /// An exchange of host share `share` beside compute.
   double exchange_beside_compute(double share) const { return comm * (1.0 + share); }
