@@ -57,6 +57,35 @@ TEST_CASE("ring latency counts the node crossings on the slowest chunk's path", 
   CHECK_THAT(two.time_s, WithinRel(33e-6 + 2.0 * 3 / 4 * 8.0 / 12.5e9, 1e-9));
 }
 
+TEST_CASE("a lockstep ring (gloo) pays the slowest hop's latency at every step", "[network][ring]") {
+  NetworkParams net = eight_by_eight();
+  net.gpus_per_node = 2;
+  net.intra_latency_s = 1e-6;
+  net.inter_latency_s = 10e-6;
+  net.lockstep_ring = true;
+  const double bandwidth_s = 2.0 * 3 / 4 * 8.0 / 12.5e9;
+  // 2 nodes x 2 ranks: all 6 steps at 10 us (NCCL's pipelined chunks: 3 x 10 + 3 x 1 = 33 us).
+  const CollectiveCost two = allreduce_cost(net, GroupShape{2, 2, 2}, 8.0, Algorithm::ring);
+  CHECK_THAT(two.time_s, WithinRel(60e-6 + bandwidth_s, 1e-9));
+  // Inside one node every hop is the node's: 6 x 1 us, as without lockstep.
+  net.nodes = 1;
+  net.gpus_per_node = 4;
+  const CollectiveCost one_node = allreduce_cost(net, GroupShape{1, 4, 4}, 8.0, Algorithm::ring);
+  net.lockstep_ring = false;
+  CHECK(one_node.time_s == allreduce_cost(net, GroupShape{1, 4, 4}, 8.0, Algorithm::ring).time_s);
+  CHECK_THAT(one_node.time_s, WithinRel(6e-6 + 2.0 * 3 / 4 * 8.0 / 100e9, 1e-9));
+  // A lockstep library runs rings only: where NCCL's tuner takes the tree (a small
+  // message on 8 nodes), the automatic choice is still the ring.
+  net = eight_by_eight();
+  net.inter_latency_s = 10e-6;
+  CHECK(allreduce_cost(net, GroupShape{8, 8, 8}, 8.0, Algorithm::automatic).algorithm == Algorithm::tree);
+  net.lockstep_ring = true;
+  const CollectiveCost lockstep = allreduce_cost(net, GroupShape{8, 8, 8}, 8.0, Algorithm::automatic);
+  CHECK(lockstep.algorithm == Algorithm::ring);
+  // 126 steps x 10 us.
+  CHECK_THAT(lockstep.time_s, WithinRel(1260e-6 + 2.0 * 63 / 64 * 8.0 / 12.5e9, 1e-9));
+}
+
 TEST_CASE("a single-node ring runs at the intra-node bandwidth", "[network][ring]") {
   const NetworkParams net = eight_by_eight();
   // p = 8 on one node: 2*7/8*1 GB = 1.75 GB at 100 GB/s => 17.5 ms, no NIC bytes.

@@ -70,8 +70,26 @@ TEST_CASE("a minimal profile gets the documented defaults", "[profiles]") {
   CHECK(p.compute.interference_factor == 1.0);
 }
 
+TEST_CASE("a profile names its collective library and whether its ring moves in lockstep", "[profiles]") {
+  CHECK_FALSE(parse_profile(good(), "p.json").transport.lockstep_ring);
+  Json j = good();
+  j["transport"] = {{"library", "gloo"}, {"lockstep_ring", true}};
+  const ClusterProfile p = parse_profile(j, "p.json");
+  CHECK(p.transport.library == "gloo");
+  CHECK(p.transport.lockstep_ring);
+  CHECK(profile_to_json(p)["transport"] == j["transport"]);
+  CHECK(profile_to_json(parse_profile(profile_to_json(p), "roundtrip")) == profile_to_json(p));
+}
+
 TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") {
   Json j = good();
+  j["transport"] = {{"lockstep", true}};
+  CHECK(error_of(j).starts_with("p.json: at /transport/lockstep: unknown key 'lockstep'"));
+  j = good();
+  j["transport"] = {{"lockstep_ring", "yes"}};
+  CHECK(error_of(j).starts_with("p.json: at /transport/lockstep_ring: expected"));
+
+  j = good();
   j["nodes"] = 0;
   CHECK(error_of(j) == "p.json: at /nodes: expected an integer from 1 to 1048576, got 0");
 

@@ -11,10 +11,11 @@ dtperf predicts it blind from:
   * the profile: what the harness measured of the links before training (a TCP stream
     and a one-byte ping-pong across nodes and inside a node, by linkprobe; the loopback
     stream, bound by the CPU alone, is also the TCP stack's ceiling) and of the host's
-    memory copy rate; compute runs on the host CPU; gloo's sums are charged at the
-    measured time of a CPU vector add (--reduction-log); what the transport takes from
-    compute, per byte sent, comes from the compute-beside-exchanges phases of the cell's
-    runs (host_cpu_ns_per_byte below);
+    memory copy rate; compute runs on the host CPU; gloo's ring moves in lockstep (every
+    step at the slowest hop's latency: its sends wait for the receiver's ready notice);
+    gloo's sums are charged at the measured time of a CPU vector add (--reduction-log);
+    what the transport takes from compute, per byte sent, comes from the
+    compute-beside-exchanges phases of the cell's runs (host_cpu_ns_per_byte below);
   * the model: dtperf_collect's layer file of the same model (one process);
   * compute: the compute-only phases (every rank computing at once, no communication),
     given as --single-gpu-iteration-ms (the median over the cell's runs), and how much it
@@ -326,6 +327,8 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
                        "host_gbps": link["intra_gbps"],
                        "host_cpu_ns_per_byte": max(cpu_ns_per_byte if cpu_ns_per_byte is not None
                                                    else link["inter_cpu_ns_per_byte"], 1e-3)},
+        # gloo's ring moves in lockstep (its sends wait for the receiver's ready notice).
+        "transport": {"library": "gloo", "lockstep_ring": True},
         "compute": {"dtype": "fp32", "memory_efficiency": 1.0, "kernel_overhead_us": 0, "runs_on_host": True},
         "provenance": {"source": "calibrated", "notes": "linkprobe TCP stream and ping-pong; torch copy rate"},
     }

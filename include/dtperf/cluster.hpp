@@ -87,6 +87,13 @@ struct ClusterProfile {
     double host_cpu_ns_per_byte = 0.0;   // measured CPU time per byte across nodes (0: none)
   } inter;
 
+  // The collective library, where it is not NCCL: its name, and whether its ring moves
+  // in lockstep (NetworkParams::lockstep_ring; gloo's does).
+  struct Transport {
+    std::string library;
+    bool lockstep_ring = false;
+  } transport;
+
   struct Compute {
     DType dtype = DType::fp32;           // default compute dtype of this cluster
     double gemm_efficiency = 0.7;        // large-GEMM fraction of peak

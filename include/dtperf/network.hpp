@@ -49,6 +49,10 @@ struct NetworkParams {
   // forwards the packets), measured where it is known; 0: taken as 1 / host_bytes_per_s.
   double host_cpu_s_per_byte = 0.0;
   double inter_latency_s = 0.0;
+  // The collective library's ring moves in lockstep (ClusterProfile::Transport): every
+  // step waits for the slowest hop, so a ring spanning nodes pays the inter-node latency
+  // on all its steps (ring_step_latency_s). false: NCCL's pipelined chunks.
+  bool lockstep_ring = false;
   double compression_ratio = 1.0;       // wire bytes = bytes / ratio
   ReductionCost reduction;              // empty: reductions hide inside the copies
   std::span<const CollectiveTable> tables;  // measured tables (all_reduce, all_gather, ...), if any
@@ -100,10 +104,37 @@ struct CollectiveCost {
 /// step waits for the one before it on the chunk's path, so each such hop pays the
 /// inter-node latency. With one rank per node this is NCCL's count, 2(m - 1) for an
 /// all-reduce; with r >= 2 NCCL's tuning model still counts 2(m - 1), which no chunk
-/// achieves: each crosses 2m - 1 (r = 2) or 2m times. On the validation harness's emulated
-/// 2 nodes x 2 ranks (gloo's ring, 1 Gbit/s), a 2 ms delay added 23-26 ms per iteration to
-/// the All-Reduce run: 2 crossings per all-reduce predicted 16 ms, 3 predict 24 ms.
+/// achieves: each crosses 2m - 1 (r = 2) or 2m times. (gloo's ring is not pipelined this
+/// way: ring_step_latency_s.)
 int ring_node_crossings(int nodes, int ranks_per_node, int steps);
+
+/// Latency of `steps` consecutive ring steps over a group of `nodes` x `ranks_per_node`:
+/// with NCCL's pipelined chunks the hops inside a node pay the intra-node latency and
+/// the ring_node_crossings ones the inter-node latency; on a lockstep ring
+/// (NetworkParams::lockstep_ring) every step pays the slowest hop's.
+///
+/// Lockstep is gloo's ring: a segment leaves only once the receiver has said it is ready
+/// (its TCP pair's NOTIFY_RECV_READY, then the data: two one-way delays), and each rank
+/// keeps two segments in flight, waiting on both neighbours, so the ranks advance
+/// together; a max-plus recursion of those waits on 2 nodes x 2 ranks gives 12 delays for
+/// an all-reduce's 6 steps, as on 4 x 1. A process group runs two collectives at once
+/// (its 2 threads), which overlaps their latencies: back to back, each costs half its
+/// latency alone, one delay per step. Measured (validation/gloo_collectives.py, 1 Gbit/s,
+/// 2.06 ms one way, 1 MiB all-reduces, five back to back): 13.0, 23.7 and 25.4 ms each
+/// on 2 x 1, 2 x 2 and 4 x 1 nodes x ranks; one delay per step plus the transfer gives
+/// 12.6, 25.1 and 25.1, where NCCL's count (3 crossings on 2 x 2) gives 12.6, 19.0 and
+/// 25.1. (Alone, a 4 KiB all-reduce took 4.1, 10.2 and 14.3-16.4 delays: the two per
+/// step that the overlap halves.) What dtperf does not model is that overlap itself: it
+/// serves a stream's collectives one at a time. So DDP on gloo, whose buckets are in flight
+/// two at a time, comes out too sensitive to latency: on the validation harness's 2 nodes
+/// x 2 ranks at 1 Gbit/s (4 buckets), 2 ms of delay added 28-31 ms per iteration in three
+/// full grids, 44-47 ms by this rule and 22-24 ms by NCCL's count; to the decentralized
+/// run whose every other step is a 4-rank all-reduce (AER) it added 2-6 ms, 4-6 ms by this
+/// rule and -1 to 3 ms by NCCL's count. Those grids' 132 runs re-predicted with this rule:
+/// runs over 10 % off 2, 2 and 4 -> 1, 1 and 2 (All-Reduce and AER at 2 x 2, 1 Gbit/s,
+/// 2 ms: -10 ... -11 % -> +8 % and -7 ... -10 % -> -1 ... -4 %; left: AER on 4 x 1 at
+/// 100 Mbit/s, gossip.hpp), medians 3.1, 3.1, 3.6 -> 3.7, 3.1, 4.0 %.
+double ring_step_latency_s(const NetworkParams& net, int nodes, int ranks_per_node, int steps);
 
 /// The 2(p - 1) steps of a ring all-reduce on `nodes` x `ranks_per_node` ranks: those
 /// inside a node and those across nodes (ring_node_crossings). Its latency is

@@ -48,6 +48,13 @@ int ring_node_crossings(int nodes, int ranks_per_node, int steps) {
   return (steps + ranks_per_node - 1) / ranks_per_node;
 }
 
+double ring_step_latency_s(const NetworkParams& net, int nodes, int ranks_per_node, int steps) {
+  if (nodes <= 1) return steps * net.intra_latency_s;
+  if (net.lockstep_ring) return steps * std::max(net.inter_latency_s, net.intra_latency_s);
+  const int inter = ring_node_crossings(nodes, ranks_per_node, steps);
+  return (steps - inter) * net.intra_latency_s + inter * net.inter_latency_s;
+}
+
 RingSteps allreduce_ring_steps(int nodes, int ranks_per_node) {
   const int steps = 2 * (nodes * ranks_per_node - 1);
   const int inter = ring_node_crossings(nodes, ranks_per_node, steps);
@@ -92,8 +99,7 @@ CollectiveCost ring_cost(const NetworkParams& net, const GroupShape& g, double b
   CollectiveCost cost;
   cost.algorithm = Algorithm::ring;
   // 2(p-1) pipelined steps, ring_node_crossings of them across nodes.
-  const RingSteps steps = allreduce_ring_steps(m, r);
-  const double latency = steps.intra * net.intra_latency_s + steps.inter * net.inter_latency_s;
+  const double latency = ring_step_latency_s(net, m, r, 2 * (p - 1));
   double transfer = 0.0;
   if (m == 1) {
     transfer = per_rank / net.intra_bytes_per_s;
@@ -170,7 +176,7 @@ bool nccl_prefers_tree(const NetworkParams& net, const GroupShape& g, double byt
   const int p = g.ranks();
   const int m = g.nodes;
   const int r = g.ranks_per_node;
-  if (m == 1) return false;
+  if (m == 1 || net.lockstep_ring) return false;  // a lockstep library (gloo) runs rings only
   const double wire = bytes / net.compression_ratio;
   const double bus = r > 1 ? std::min(group_nic_bytes_per_s(net, g), net.intra_bytes_per_s) : group_nic_bytes_per_s(net, g);
   const double ring = 2.0 * (p - m) * net.intra_latency_s + 2.0 * (m - 1) * net.inter_latency_s +
@@ -197,8 +203,7 @@ CollectiveCost ring_pass(const NetworkParams& net, const GroupShape& g, double p
   const int r = g.ranks_per_node;
   CollectiveCost cost;
   cost.algorithm = Algorithm::ring;
-  const int crossing_steps = ring_node_crossings(m, r, steps_per_rank);
-  cost.time_s = (steps_per_rank - crossing_steps) * net.intra_latency_s + crossing_steps * net.inter_latency_s;
+  cost.time_s = ring_step_latency_s(net, m, r, steps_per_rank);
   if (m == 1) {
     cost.time_s += per_rank / net.intra_bytes_per_s;
     cost.intra_bytes_per_rank = per_rank;

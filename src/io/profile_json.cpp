@@ -66,6 +66,12 @@ void read_inter(ObjectReader r, ClusterProfile::InterNode& inter) {
   r.finish();
 }
 
+void read_transport(ObjectReader r, ClusterProfile::Transport& t) {
+  t.library = r.optional_string("library").value_or("");
+  if (r.has("lockstep_ring")) t.lockstep_ring = r.boolean("lockstep_ring");
+  r.finish();
+}
+
 void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
   if (r.has("dtype")) c.dtype = *parse_dtype(r.choice("dtype", kDtypes));
   c.gemm_efficiency = r.optional_number("gemm_efficiency", Range::fraction).value_or(c.gemm_efficiency);
@@ -193,6 +199,7 @@ ClusterProfile parse_profile(const Json& json, const std::string& file) {
   read_gpu(r.object("gpu"), p.gpu);
   read_intra(r.object("intra_node"), p.intra);
   read_inter(r.object("inter_node"), p.inter);
+  if (auto transport = r.optional_object("transport")) read_transport(*transport, p.transport);
   if (auto compute = r.optional_object("compute")) read_compute(*compute, p.compute);
   if (!p.gpu.peak_flops_per_s.contains(p.compute.dtype)) {
     throw InputError(file, "/compute/dtype",
@@ -240,6 +247,10 @@ Json profile_to_json(const ClusterProfile& p) {
   if (p.gpu.memory_gib > 0.0) j["gpu"]["memory_GiB"] = p.gpu.memory_gib;
   if (p.inter.host_gbps > 0.0) j["inter_node"]["host_gbps"] = p.inter.host_gbps;
   if (p.inter.host_cpu_ns_per_byte > 0.0) j["inter_node"]["host_cpu_ns_per_byte"] = p.inter.host_cpu_ns_per_byte;
+  if (!p.transport.library.empty() || p.transport.lockstep_ring) {
+    j["transport"] = {{"lockstep_ring", p.transport.lockstep_ring}};
+    if (!p.transport.library.empty()) j["transport"]["library"] = p.transport.library;
+  }
   if (p.compute.compute_cv) j["compute"]["iteration_cv"] = *p.compute.compute_cv;
   if (p.compute.comm_interference_factor != 1.0) {
     j["compute"]["comm_interference_factor"] = p.compute.comm_interference_factor;
