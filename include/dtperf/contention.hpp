@@ -20,8 +20,9 @@
 //     Charging only compute, the transfer at full speed, would have the two use more than
 //     all the cores. Exchanges in flight on both link levels at once (gossip: one inside
 //     the node, one across) add their shares while both run, and each only until its own
-//     end (the two-window stretched_compute_s, compute.hpp). The validation harness measures the CPU time per byte over all the
-//     bytes its ranks send (validation/harness.py). Two ways to get it wrong, both tried
+//     end (the two-window stretched_compute_s, compute.hpp). The validation harness
+//     measures the CPU time per byte over all the bytes its ranks send
+//     (validation/harness.py). Two ways to get it wrong, both tried
 //     on its emulated cluster: the streaming share (CPU per byte x the link's rate) over
 //     the whole duration charges an exchange's latency as CPU time (decentralized runs on
 //     4 nodes x 1 rank at 1 Gbit/s and 2 ms were 9-12 % too slow); and counting only the

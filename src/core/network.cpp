@@ -98,7 +98,8 @@ CollectiveCost ring_cost(const NetworkParams& net, const GroupShape& g, double b
   const double per_rank = 2.0 * (p - 1) / p * wire;  // bytes each rank sends
   CollectiveCost cost;
   cost.algorithm = Algorithm::ring;
-  // 2(p-1) pipelined steps, ring_node_crossings of them across nodes.
+  // 2(p-1) steps: NCCL's pipelined chunks pay the inter-node latency on the crossings, a
+  // lockstep ring (gloo) on every step (ring_step_latency_s).
   const double latency = ring_step_latency_s(net, m, r, 2 * (p - 1));
   double transfer = 0.0;
   if (m == 1) {
