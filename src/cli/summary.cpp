@@ -38,6 +38,9 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
                       inter.nics_per_node, inter.nic_gbps, inter.nics_per_node == 1 ? "" : "s",
                       100.0 * inter.transport_efficiency, inter.latency_s * 1e6);
   if (inter.host_gbps > 0.0) text += fmt::format(", host ceiling {:g} Gbit/s", inter.host_gbps);
+  if (const auto& t = loaded.profile.transport; t.lockstep_ring) {
+    text += fmt::format(", {}lockstep ring (every step at the slowest hop)", t.library.empty() ? "" : t.library + ": ");
+  }
   const ClusterOverrides& o = options.cluster;
   std::vector<std::string> changed;
   if (o.nic_gbps) changed.emplace_back("NIC rate");
