@@ -334,6 +334,23 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
     }
 
 
+def scheme_picks(cells):
+    """Per cell of the grid with several schemes: the fastest measured, the one dtperf
+    picks (the fastest predicted), and whether the pick is right: the fastest measured, or
+    within 5 % of it (the measured gap between them is noise)."""
+    picks = []
+    for key in sorted({(c["layout"], c["rate_gbps"], c["delay_us"]) for c in cells}):
+        group = [c for c in cells if (c["layout"], c["rate_gbps"], c["delay_us"]) == key]
+        if len(group) < 2:
+            continue
+        fastest = min(group, key=lambda c: c["measured_ms"])
+        picked = min(group, key=lambda c: c["predicted_ms"])
+        gap = picked["measured_ms"] / fastest["measured_ms"] - 1
+        picks.append({"cell": key, "fastest": fastest["scheme"], "picked": picked["scheme"], "gap": gap,
+                      "right": gap <= 0.05})
+    return picks
+
+
 def compute_factors(result):
     """Every compute-only iteration of every rank over its rank's mean: the factors dtperf
     resamples for every rank and iteration (--iteration-times). Their standard deviation is
@@ -541,20 +558,14 @@ def main():
         return 1
     errors = sorted(abs(c["error"]) for c in cells)
     median_error = statistics.median(errors)
-    picks = []
-    for key in sorted({(c["layout"], c["rate_gbps"], c["delay_us"]) for c in cells}):
-        group = [c for c in cells if (c["layout"], c["rate_gbps"], c["delay_us"]) == key]
-        if len(group) < 2:
-            continue
-        fastest = min(group, key=lambda c: c["measured_ms"])
-        picked = min(group, key=lambda c: c["predicted_ms"])
-        # Right: the scheme dtperf picks is the fastest measured, or within 5 % of it (the
-        # measured gap between them is noise).
-        gap = picked["measured_ms"] / fastest["measured_ms"] - 1
-        picks.append({"cell": key, "fastest": fastest["scheme"], "picked": picked["scheme"], "gap": gap,
-                      "right": gap <= 0.05})
+    picks = scheme_picks(cells)
     other_errors = sorted(abs(c["other_compute"]["error"]) for c in cells)
-    report = {"grid": args.grid, "compute_from": args.compute_from, "cells": cells, "median_abs_error": median_error,
+    # What every prediction was made from besides each cell's fields, so that
+    # validation/repredict.py can predict the same runs again with another dtperf.
+    with open(model_path) as f, open(reduction_log) as g:
+        inputs = {"model": json.load(f), "reduction_log": g.read(), "copy_gb_per_s": copy_gb_per_s}
+    report = {"grid": args.grid, "compute_from": args.compute_from, "inputs": inputs, "cells": cells,
+              "median_abs_error": median_error,
               "max_abs_error": errors[-1], "scheme_picks": picks,
               "other_compute": {"from": "cell" if args.compute_from == "run" else "run",
                                 "median_abs_error": statistics.median(other_errors),

@@ -1,0 +1,63 @@
+"""repredict.py on a hand-made report of one cell: the runs are predicted again by dtperf,
+the errors and the scheme pick come from the new predictions, and a report without the
+harness's inputs is refused. Needs the dtperf binary ($DTPERF); skipped without it."""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import repredict  # noqa: E402
+
+DTPERF = os.environ.get("DTPERF", "")
+
+# Two 1 MB layers (5 ms of backward each) on 2 nodes x 1 rank at 100 Mbit/s: All-Reduce
+# moves 2 MB per iteration each way, AER half of it every other step, so dtperf predicts
+# AER about twice as fast.
+MODEL = {"schema": "dtperf.model/1", "name": "tiny", "sample_unit": "sample", "batch_per_gpu": 32,
+         "param_bytes": 4,
+         "layers": [{"name": "b", "params": 250000, "backward_us": 5000, "dtype": "float32"},
+                    {"name": "w", "params": 250000, "backward_us": 5000, "dtype": "float32"}]}
+LINK = {"inter_gbps": 0.1, "inter_cpu_ns_per_byte": 1.0, "inter_one_way_us": 100.0, "intra_gbps": 40.0,
+        "intra_one_way_us": 5.0}
+
+
+def cell(scheme, measured_ms, stored_ms):
+    return {"layout": "2x1", "rate_gbps": 0.1, "delay_us": 100, "scheme": scheme, "link": LINK, "compute_ms": 20.0,
+            "measured_ms": measured_ms, "predicted_ms": stored_ms, "error": stored_ms / measured_ms - 1,
+            "host_cpu_ns_per_byte": 1.0, "variation_from": "all-reduce",
+            "compute_samples_ms_per_rank": [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0]]}
+
+
+@unittest.skipUnless(os.access(DTPERF, os.X_OK), "set DTPERF to the dtperf binary")
+class RepredictTest(unittest.TestCase):
+    def setUp(self):
+        # Stored predictions the wrong way round: they pick All-Reduce, measured 2 x slower.
+        self.report = {"inputs": {"model": MODEL, "reduction_log": "1024,0.000001\n4194304,0.0005\n",
+                                  "copy_gb_per_s": 40.0},
+                       "cells": [cell("all-reduce", 180.0, 50.0), cell("alternating-exp-ring", 90.0, 900.0)]}
+
+    def test_every_run_is_predicted_again_and_the_pick_follows(self):
+        with tempfile.TemporaryDirectory() as work:
+            cells = repredict.repredict(self.report, DTPERF, work)
+        by = {c["scheme"]: c for c in cells}
+        self.assertEqual([c["measured_ms"] for c in cells], [180.0, 90.0])
+        self.assertEqual([c["report_predicted_ms"] for c in cells], [50.0, 900.0])
+        for c in cells:
+            self.assertAlmostEqual(c["error"], c["predicted_ms"] / c["measured_ms"] - 1)
+        # dtperf: All-Reduce 181 ms, AER 91 ms (steady compute: the samples do not vary).
+        self.assertAlmostEqual(by["all-reduce"]["predicted_ms"], 181.0, delta=5.0)
+        self.assertAlmostEqual(by["alternating-exp-ring"]["predicted_ms"], 91.0, delta=5.0)
+        [pick] = repredict.harness.scheme_picks(cells)
+        self.assertEqual((pick["picked"], pick["fastest"], pick["right"]), ("alternating-exp-ring",) * 2 + (True,))
+
+    def test_a_report_without_inputs_is_refused(self):
+        del self.report["inputs"]
+        with tempfile.TemporaryDirectory() as work, self.assertRaises(ValueError):
+            repredict.repredict(self.report, DTPERF, work)
+
+
+if __name__ == "__main__":
+    unittest.main()
