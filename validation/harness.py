@@ -366,6 +366,17 @@ def median_variation_run(results):
     return ranked[(len(ranked) - 1) // 2]
 
 
+def write_run_inputs(work, name, nodes, per_node, link, copy_gb_per_s, cpu_ns_per_byte, variation_result):
+    """The profile and the compute factors one run is predicted from, as files in `work`
+    named after `name`: (profile path, factors path)."""
+    profile = os.path.join(work, f"profile-{name}.json")
+    with open(profile, "w") as f:
+        json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns_per_byte), f)
+    factors = os.path.join(work, f"compute-factors-{name}.txt")
+    write_compute_factors(factors, compute_factors(variation_result))
+    return profile, factors
+
+
 def write_compute_factors(path, factors):
     with open(path, "w") as f:
         f.writelines(f"{x:.6f}\n" for x in factors)
@@ -513,11 +524,9 @@ def main():
             run_compute_ms = statistics.mean(result["compute_ms_per_rank"])
             compute_ms = run_compute_ms if args.compute_from == "run" else cell_compute_ms
             other_ms = cell_compute_ms if args.compute_from == "run" else run_compute_ms
-            run_profile = os.path.join(work, f"profile-{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}.json")
-            with open(run_profile, "w") as f:
-                json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns), f)
-            factors = os.path.join(work, f"compute-factors-{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}.txt")
-            write_compute_factors(factors, compute_factors(results[variation_from]))
+            run_profile, factors = write_run_inputs(work, f"{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}",
+                                                    nodes, per_node, link, copy_gb_per_s, cpu_ns,
+                                                    results[variation_from])
             varying = ("--iteration-times", factors)
             predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms, varying)
             other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms, varying)

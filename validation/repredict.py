@@ -39,14 +39,10 @@ def repredict(report, dtperf, work):
     out = []
     for c in report["cells"]:
         nodes, per_node = map(int, c["layout"].split("x"))
-        name = f"{c['layout']}-{c['rate_gbps']}-{c['delay_us']}-{c['scheme']}"
-        profile = os.path.join(work, f"profile-{name}.json")
-        with open(profile, "w") as f:
-            json.dump(harness.profile_json(nodes, per_node, c["link"], inputs["copy_gb_per_s"],
-                                           f"emulated-{c['layout']}", c["host_cpu_ns_per_byte"]), f)
         variation = by_key[(c["layout"], c["rate_gbps"], c["delay_us"], c["variation_from"])]
-        factors = os.path.join(work, f"compute-factors-{name}.txt")
-        harness.write_compute_factors(factors, harness.compute_factors(variation))
+        profile, factors = harness.write_run_inputs(work, f"{c['layout']}-{c['rate_gbps']}-{c['delay_us']}-{c['scheme']}",
+                                                    nodes, per_node, c["link"], inputs["copy_gb_per_s"],
+                                                    c["host_cpu_ns_per_byte"], variation)
         result = harness.predict(dtperf, profile, model_path, reduction_log, c["scheme"], c["compute_ms"],
                                  ("--iteration-times", factors))
         out.append(dict(c, report_predicted_ms=c["predicted_ms"], predicted_ms=result["iteration_ms"],
