@@ -17,9 +17,9 @@ compute time dtperf is given, and how much it varies; untimed iterations before 
 keep every rank computing until all have finished theirs), then as many with the run's
 exchanges alone (the CPU time gloo takes per byte sent, for the reader), then compute beside
 the run's exchanges (what the transport takes from compute per byte sent: the figure dtperf
-is given), then `--warmup` + `--iters` training iterations. Rank 0 writes every rank's
-figures (compute median and samples, iteration mean, CPU times, loss per byte) to `--out`
-as JSON; `--trace` keeps every rank's iteration starts and exchange launches and waits.
+is given), then `--train-warmup` (default `--warmup`) + `--iters` training iterations. Rank 0
+writes every rank's figures (compute median and samples, iteration mean and the means of the
+timed window's two halves, CPU times, loss per byte) to `--out` as JSON; `--trace` keeps every rank's iteration starts and exchange launches and waits.
 """
 
 import argparse
@@ -284,6 +284,7 @@ def main():
     parser.add_argument("--bucket-mib", type=float, default=1.0)
     parser.add_argument("--compute-iters", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--train-warmup", type=int, help="untimed training iterations (default: --warmup)")
     parser.add_argument("--iters", type=int, default=24)  # whole periods of 2, 3 and 4 steps
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out")
@@ -354,14 +355,15 @@ def main():
     times = []
     starts = []  # the timed iterations' starts, for --trace
     cpu0, busy0 = time.process_time(), machine_busy_s()
-    for i in range(args.warmup + args.iters):
+    warmup = args.warmup if args.train_warmup is None else args.train_warmup
+    for i in range(warmup + args.iters):
         x, y = batch_fn(args.batch)
         t0 = time.perf_counter()
         step(x, y)
-        if i >= args.warmup:
+        if i >= warmup:
             times.append(time.perf_counter() - t0)
             starts.append(t0)
-        if i + 1 == args.warmup:
+        if i + 1 == warmup:
             cpu0, busy0 = time.process_time(), machine_busy_s()
             if gossip:
                 gossip.wait_s = 0.0
@@ -381,7 +383,9 @@ def main():
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
-    mine = {"iteration_s": statistics.mean(times), "compute_cpu_s": compute_cpu_s, "train_cpu_s": train_cpu_s,
+    half = len(times) // 2
+    mine = {"iteration_s": statistics.mean(times), "first_half_s": statistics.mean(times[:half]),
+            "second_half_s": statistics.mean(times[half:]), "compute_cpu_s": compute_cpu_s, "train_cpu_s": train_cpu_s,
             "comm_cpu_s": comm_cpu_s, "comm_bytes": comm_bytes, "comm_machine_cpu_s": comm_machine_cpu_s,
             "compute_machine_s": compute_machine_s, "train_machine_s": train_machine_s, "wait_s": wait_s,
             "beside_s_per_byte": math.nan if beside_s_per_byte is None else beside_s_per_byte}
@@ -403,6 +407,10 @@ def main():
             # Every timed compute-only iteration of every rank: how much it varies.
             "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in samples_per_rank],
             "iteration_ms_per_rank": [r["iteration_s"] * 1e3 for r in everyone],  # means
+            # The means over ranks of the timed window's first and second halves: apart, the
+            # run had not settled (decentralized training's ranks drift in phase for a while).
+            "iteration_halves_ms": [statistics.mean(r[k] for r in everyone) * 1e3
+                                    for k in ("first_half_s", "second_half_s")],
             # CPU time of the whole process (every thread) per iteration, for the reader:
             # what communication adds on the host beside compute.
             "compute_cpu_ms_per_rank": [r["compute_cpu_s"] * 1e3 for r in everyone],
