@@ -68,16 +68,17 @@ p["inter_node"]["nic_gpbs"] = 100
 json.dump(p, open(sys.argv[1], "w"))' "$work/typo.json"
 expect 2 "typo.json: at /inter_node/nic_gpbs: unknown key 'nic_gpbs' \(did you mean 'nic_gbps'\?\)" predict --profile "$work/typo.json"
 expect 2 'missing.json: cannot open the file' predict --profile "$work/missing.json"
-# A collective library whose ring moves in lockstep (gloo) is named in the header; a
-# misspelt key in its block is refused like any other.
+# A collective library whose ring moves in lockstep (gloo), with two collectives in flight
+# per group, is named in the header; a misspelt key in its block is refused like any other.
 "$dtperf" profiles --json | python3 -c '
 import json, sys
 p = json.load(sys.stdin)["profiles"][0]
-p["transport"] = {"library": "gloo", "lockstep_ring": True}
+p["transport"] = {"library": "gloo", "lockstep_ring": True, "collectives_in_flight": 2}
 json.dump(p, open(sys.argv[1], "w"))
 p["transport"] = {"lockstep": True}
 json.dump(p, open(sys.argv[2], "w"))' "$work/gloo.json" "$work/gloo-typo.json"
 expect 0 'gloo: lockstep ring' predict --profile "$work/gloo.json"
+expect 0 '2 collectives in flight per group, sharing the link' predict --profile "$work/gloo.json" --scheme one-peer-exp
 expect 2 "gloo-typo.json: at /transport/lockstep: unknown key 'lockstep'" predict --profile "$work/gloo-typo.json"
 
 # --- bad model files

@@ -79,6 +79,11 @@ TEST_CASE("a profile names its collective library and whether its ring moves in 
   CHECK(p.transport.lockstep_ring);
   CHECK(profile_to_json(p)["transport"] == j["transport"]);
   CHECK(profile_to_json(parse_profile(profile_to_json(p), "roundtrip")) == profile_to_json(p));
+  CHECK(p.transport.collectives_in_flight == 0);
+  j["transport"]["collectives_in_flight"] = 2;
+  const ClusterProfile two = parse_profile(j, "p.json");
+  CHECK(two.transport.collectives_in_flight == 2);
+  CHECK(profile_to_json(two)["transport"] == j["transport"]);
 }
 
 TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") {
@@ -88,6 +93,9 @@ TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") 
   j = good();
   j["transport"] = {{"lockstep_ring", "yes"}};
   CHECK(error_of(j).starts_with("p.json: at /transport/lockstep_ring: expected"));
+  j = good();
+  j["transport"] = {{"collectives_in_flight", 0}};
+  CHECK(error_of(j) == "p.json: at /transport/collectives_in_flight: expected an integer from 1 to 64, got 0");
 
   j = good();
   j["nodes"] = 0;

@@ -87,11 +87,14 @@ struct ClusterProfile {
     double host_cpu_ns_per_byte = 0.0;   // measured CPU time per byte across nodes (0: none)
   } inter;
 
-  // The collective library, where it is not NCCL: its name, and whether its ring moves
-  // in lockstep (NetworkParams::lockstep_ring; gloo's does).
+  // The collective library, where it is not NCCL: its name, whether its ring moves in
+  // lockstep (NetworkParams::lockstep_ring; gloo's does), and how many collectives one
+  // process group runs at once (NetworkParams::collectives_in_flight; gloo: 2; 0: one
+  // stream per link level, NCCL's).
   struct Transport {
     std::string library;
     bool lockstep_ring = false;
+    int collectives_in_flight = 0;
   } transport;
 
   struct Compute {

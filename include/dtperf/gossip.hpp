@@ -14,36 +14,31 @@
 // backward up to that bucket. Every rank waits only for its own groups: there is no
 // global barrier.
 //
-// One stream per link level: exchanges inside a node and across nodes do not queue behind
-// each other (PyTorch gives every process group its own NCCL stream), and the exchanges of
-// one level are served one after another in launch order. That is an approximation where
-// the process groups of consecutive steps run at once on one NIC (their own NCCL streams,
-// gloo's threads): a bucket of step t+1 launched while step t's later buckets are in flight
-// shares the link with them, so the last still ends when it does here but step t's end
-// later, and the next iteration waits for them. It matters only when exchanges outlast
-// compute. Measured with the validation harness (gloo; AER on 4 ranks, 100 Mbit/s, 0.1 ms,
-// compute ~62 ms; dtperf 185 ms): 11 repeats of one run took 183-233 ms per iteration, the
-// slow ones where step t's exchange shared a link with step t+1's: the system has two
-// regimes and lands in either from run to run. Traced (harness.py --trace), the slow
-// regime is not loss: no drops at the emulated links and no TCP timeouts. It builds up
-// inside a run: the ranks with exchanges on consecutive steps (ranks 1 and 2) wait longer
-// each period for step t's exchange while step t+1's shares their link (per-period means
-// 189 -> 219 ms in one run, 186 -> 272 -> 213 ms in another; steady runs stay at 180-200).
-// Even the fast regime matches for two errors that cancel: with half the ranks waiting,
-// the host's 2 cores give each computing rank one, so it computes in 30-35 ms, not the
-// 60-63 ms of the phase where all four compute, and it waits 150-160 ms, not dtperf's
-// 119-124. A sharing recursion (two-class processor
-// sharing per link: the new exchange at half speed while the earlier work lasts, the
-// earlier exchanges later by what it took) gave 192-195 ms with steady compute and 195-233
-// ms with the measured variation. Re-predicting five full grids' runs offline, it took that
-// cell's median |error| over 10 runs from 12.7 % to 6.1 % but its worst from 17.7 % to
-// 23 %, left the grids' medians and maxima as they were on balance, and made the
-// variable-compute simulation of 10,240 ranks 3 x slower, so the engine stays FIFO until a
-// sharing model does better. Queueing the harness's exchanges per level (its runs then
-// match these semantics: 195-204 ms) made one-peer-exp and ring 12 % slower than dtperf
-// instead, as gloo's time per collective beyond the link rate (5-10 ms per 1 MB bucket at
-// 100 Mbit/s), hidden while two buckets run at once, was then exposed.
-//
+// Two models of the link, by transport (NetworkParams::collectives_in_flight):
+// - One stream per link level (NCCL; the default): exchanges inside a node and across
+//   nodes do not queue behind each other (PyTorch gives every process group its own NCCL
+//   stream), and the exchanges of one level are served one after another in launch order.
+// - A shared link (gloo: 2): every process group runs its collectives on its own threads,
+//   up to k at once in launch order, so a rank's link carries every exchange in flight on
+//   it, each getting an equal share of the rate; a newcomer slows the exchanges already
+//   running, so they end later (the last ends when it would on a stream: the link is as
+//   busy either way). An exchange's latency (what it takes for one byte) is not shared.
+//   This decides where step t+1's exchanges launch while step t's are in flight: AER on
+//   4 ranks of one node each at 100 Mbit/s chains them (each step's pair shares a rank
+//   with the next), and on a stream dtperf said 187 ms per iteration where settled runs
+//   take 250-265 ms (harness, 2 ms: in a run of 24 untimed and 96 timed iterations the
+//   ranks' phases drifted for about 50; runs timed after 3 untimed took 182-233 ms). A fluid
+//   simulation of the harness's run (2 cores, fair-shared links, gloo's 2 threads per
+//   group) gives 249 ms; the shared link here 261 ms. With one thread per group it gives
+//   189 ms and one stream 177-183: it is both together.
+//   But the run has two settled regimes, and the delay picks one: at 0.1 ms a run of 60
+//   untimed and 48 timed iterations stayed at 190 ms per period throughout (a stream says
+//   182, the shared link 263). And gloo's latency: two collectives of one group on a pair
+//   at 1 Gbit/s and 2 ms do not hide each other's latency in training as this model has
+//   them do (one-peer-exp on 2 x 1: 48.4 ms measured, 41.7 here, 50.1 on a stream). So the
+//   validation harness's profiles keep the stream; the shared link is there to ask what a
+//   run in the slow regime costs.
+
 // The engine simulates this as a max-plus recursion over whole periods of the topology
 // until the mean iteration time is steady, per rank class: ranks the schedule cannot tell
 // apart (same compute, same group shapes, group-mates of the same classes, recursively:

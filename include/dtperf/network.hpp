@@ -53,6 +53,11 @@ struct NetworkParams {
   // step waits for the slowest hop, so a ring spanning nodes pays the inter-node latency
   // on all its steps (ring_step_latency_s). false: NCCL's pipelined chunks.
   bool lockstep_ring = false;
+  // How many collectives one process group runs at once, every group on its own threads
+  // (gloo: 2 per group), so that the exchanges in flight on a rank's link share it fairly
+  // (gossip.cpp, "shared link"). 0: one stream per link level, exchanges one after
+  // another in launch order (NCCL's stream per process group, as dtperf has long priced it).
+  int collectives_in_flight = 0;
   double compression_ratio = 1.0;       // wire bytes = bytes / ratio
   ReductionCost reduction;              // empty: reductions hide inside the copies
   std::span<const CollectiveTable> tables;  // measured tables (all_reduce, all_gather, ...), if any

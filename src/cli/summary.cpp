@@ -41,6 +41,10 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
   if (const auto& t = loaded.profile.transport; t.lockstep_ring) {
     text += fmt::format(", {}lockstep ring (every step at the slowest hop)", t.library.empty() ? "" : t.library + ": ");
   }
+  if (const auto& t = loaded.profile.transport; t.collectives_in_flight > 0) {
+    text += fmt::format(", {} collective{} in flight per group, sharing the link", t.collectives_in_flight,
+                        t.collectives_in_flight == 1 ? "" : "s");
+  }
   const ClusterOverrides& o = options.cluster;
   std::vector<std::string> changed;
   if (o.nic_gbps) changed.emplace_back("NIC rate");

@@ -77,6 +77,39 @@ struct GossipPredictor::State {
   std::vector<double> inter_share;
   std::vector<double> done_s;
   std::vector<double> launch_s;
+  // The shared link (NetworkParams::collectives_in_flight > 0): every process group runs
+  // its exchanges on its own threads, up to `lanes` at once, so a rank's link carries
+  // every exchange in flight on it, served fairly (each of n gets 1/n of the rate). Per
+  // class and link level, the jobs on the link; per exchange in flight, its members and
+  // latency, so that its end moves when a later exchange slows its transfer.
+  struct LinkJob {
+    std::uint64_t flight = 0;
+    double left_s = 0.0;    // transfer left, at the link's whole rate
+    double finish_s = 0.0;  // projected: nothing else arrives
+  };
+  struct Link {
+    double clock_s = 0.0;
+    std::vector<LinkJob> jobs;
+  };
+  struct Flight {
+    std::uint64_t id = 0;
+    std::size_t bucket = 0;
+    std::uint32_t process_group = 0;         // ClassGroup's: whose threads it takes
+    const std::uint32_t* members = nullptr;  // classes (ClassGroup's)
+    std::uint32_t count = 0;
+    bool crosses = false;
+    double latency_s = 0.0;
+    double settled_s = 0.0;  // the latest finish of its jobs already off their links
+    double end_s = 0.0;      // projected
+    int live = 0;            // its jobs still on a link
+  };
+  int lanes = 0;
+  std::vector<Link> links;                 // per class x level (0: inside, 1: across nodes)
+  std::vector<Flight> flights;             // in flight
+  std::vector<std::uint64_t> done_flight;  // per bucket x class: the flight done_s holds
+  std::vector<double> latency_cell_s;      // per placement x bucket: an exchange's latency
+  std::uint64_t next_flight = 1;
+  std::vector<std::uint64_t> touched_flights;  // scratch
   std::vector<double> window_start_s;
   std::vector<double> accumulation_sum_s;  // gradient accumulation's compute-only micro-steps
   std::vector<double> forward_sum_s;
@@ -115,6 +148,7 @@ struct GossipPredictor::State {
     local_units.reserve(tensors);
     const std::size_t cells = schedule->placements.size() * tensors;
     cost_s.resize(cells);
+    latency_cell_s.resize(cells);
     host_share.resize(cells);
     intra_bytes_per_rank.resize(cells);
     inter_bytes_per_node.resize(cells);
@@ -141,6 +175,10 @@ struct GossipPredictor::State {
   void iterate(const GossipScenario& s, int iteration, bool measure);
   void compute_phase(int step, bool measure);
   void exchange_bucket_groups(int step, std::size_t b, const double* clock_end);
+  void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
+  double lane_free_s(std::uint32_t process_group, double start) const;
+  Flight& flight(std::uint64_t id);
+  void settle_flight(std::uint64_t id);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
   double mean_clock_advance();
@@ -259,6 +297,10 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
                                                      : allreduce_cost(net, shape, bucket_bytes[b], s.options.algorithm);
       const std::size_t cell = p * buckets + b;
       cost_s[cell] = cost.time_s + bucket_gather_s[b];
+      // The part no other exchange slows: what the same exchange takes for one byte.
+      const CollectiveCost least = schedule->directed ? pair_send_cost(net, shape, 1.0)
+                                                      : allreduce_cost(net, shape, 1.0, s.options.algorithm);
+      latency_cell_s[cell] = std::min(cost_s[cell], least.time_s + bucket_gather_s[b]);
       host_share[cell] = contention.host_share(cost, shape.ranks_per_node, cost_s[cell]);
       intra_bytes_per_rank[cell] = cost.intra_bytes_per_rank;
       inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
@@ -296,6 +338,13 @@ void GossipPredictor::State::reset_clocks() {
   }
   std::fill(done_s.begin(), done_s.end(), 0.0);
   std::fill(launch_s.begin(), launch_s.end(), 0.0);
+  for (Link& l : links) {
+    l.clock_s = 0.0;
+    l.jobs.clear();
+  }
+  flights.clear();
+  std::fill(done_flight.begin(), done_flight.end(), 0);
+  next_flight = 1;
 }
 
 // Bucket by bucket, every class in turn: a class's own arithmetic is the same as rank by
@@ -404,6 +453,19 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
       double* stream_share = group.crosses_nodes ? inter_share.data() : intra_share.data();
       const std::uint32_t* members = group_classes + group.first;
       const double cost = cost_s[cell];
+      if (lanes > 0) {
+        double start = 0.0;
+        double last_end = 0.0;
+        for (std::uint32_t m = 0; m < group.count; ++m) {
+          start = std::max(start, progress[members[m]]);
+          last_end = std::max(last_end, clock_end[members[m]]);
+        }
+        start = lane_free_s(group.process_group, start);
+        const double stretched = slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown);
+        exchange_on_shared_links(group, b, start, stretched);
+        for (std::uint32_t m = 0; m < group.count; ++m) stream_share[members[m]] = share;
+        continue;
+      }
       if (group.count == 2) {  // pairs: most groups of most topologies
         const std::uint32_t x = members[0];
         const std::uint32_t y = members[1];
@@ -427,6 +489,143 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
       }
     }
   }
+}
+
+namespace {
+
+// Serves a link's jobs fairly from its clock to `t` (each of n gets 1/n of the rate);
+// `finished(job)` for each job done on the way. A time before the clock leaves it.
+template <typename Job, typename Finished>
+void serve_until(std::vector<Job>& jobs, double& clock_s, double t, Finished&& finished) {
+  double elapsed = t - clock_s;
+  if (elapsed <= 0.0) return;
+  clock_s = t;
+  while (elapsed > 0.0 && !jobs.empty()) {
+    double least = jobs.front().left_s;
+    for (const Job& j : jobs) least = std::min(least, j.left_s);
+    const double n = static_cast<double>(jobs.size());
+    const double served = std::min(least, elapsed / n);
+    elapsed -= served * n;
+    for (Job& j : jobs) j.left_s -= served;
+    if (served < least) break;
+    std::erase_if(jobs, [&](const Job& j) {
+      if (j.left_s > least * 1e-12) return false;
+      finished(j);
+      return true;
+    });
+  }
+}
+
+// When each job ends if nothing else arrives: by then every job has been served as much
+// as it, or all it needed: finish = clock + sum over jobs of min(left, own left).
+template <typename Job>
+void project(std::vector<Job>& jobs, double clock_s) {
+  for (Job& j : jobs) {
+    double served = 0.0;
+    for (const Job& k : jobs) served += std::min(k.left_s, j.left_s);
+    j.finish_s = clock_s + served;
+  }
+}
+
+}  // namespace
+
+GossipPredictor::State::Flight& GossipPredictor::State::flight(std::uint64_t id) {
+  for (Flight& f : flights) {
+    if (f.id == id) return f;
+  }
+  throw std::logic_error("gossip: an exchange in flight was lost");
+}
+
+// A flight's end: its jobs' latest projected finish, plus its latency; written where
+// done_s still holds it (a member's later exchange of the bucket has replaced it there).
+void GossipPredictor::State::settle_flight(std::uint64_t id) {
+  Flight& f = flight(id);
+  const std::size_t classes = compute_clock_s.size();
+  double finish = f.settled_s;
+  for (std::uint32_t m = 0; m < f.count; ++m) {
+    for (const LinkJob& j : links[2 * f.members[m] + (f.crosses ? 1 : 0)].jobs) {
+      if (j.flight == id) finish = std::max(finish, j.finish_s);
+    }
+  }
+  const double end = finish + f.latency_s;
+  f.end_s = end;
+  double* stream = f.crosses ? inter_free_s.data() : intra_free_s.data();
+  for (std::uint32_t m = 0; m < f.count; ++m) {
+    const std::size_t cell = f.bucket * classes + f.members[m];
+    if (done_flight[cell] == id) done_s[cell] = end;
+    stream[f.members[m]] = std::max(stream[f.members[m]], end);
+  }
+}
+
+// The earliest time from `start` when a process group has a lane free: it runs at most
+// `lanes` collectives at once, in launch order (its earlier ones, of this step's buckets
+// or a previous step's, take lanes until their projected ends).
+double GossipPredictor::State::lane_free_s(std::uint32_t process_group, double start) const {
+  for (;;) {
+    int busy = 0;
+    double first_free = 0.0;
+    for (const Flight& f : flights) {
+      if (f.process_group == process_group && f.end_s > start) {
+        first_free = busy == 0 ? f.end_s : std::min(first_free, f.end_s);
+        ++busy;
+      }
+    }
+    if (busy < lanes) return start;
+    start = first_free;
+  }
+}
+
+// Puts one exchange on its members' links from `start`: its transfer (what it takes
+// alone, less its latency) joins the jobs on each member's link, every link's jobs are
+// projected again, and every exchange on those links gets its end again: a newcomer
+// slows the exchanges already in flight, which one-at-a-time streams never do.
+void GossipPredictor::State::exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start,
+                                                      double stretched_s) {
+  const std::size_t classes = compute_clock_s.size();
+  const std::size_t cell = group.placement * buckets + b;
+  const std::uint32_t* members = schedule->group_classes.data() + group.first;
+  const bool crosses = group.crosses_nodes != 0;
+  const double latency = latency_cell_s[cell];
+  const std::uint64_t id = next_flight++;
+  Flight f;
+  f.id = id;
+  f.bucket = b;
+  f.process_group = group.process_group;
+  f.members = members;
+  f.count = group.count;
+  f.crosses = crosses;
+  f.latency_s = latency;
+  f.settled_s = start;
+  const double transfer = std::max(0.0, stretched_s - latency);
+  for (std::uint32_t m = 0; m < group.count; ++m) done_flight[b * classes + members[m]] = id;
+  if (schedule->placements[group.placement].size < 2 || transfer <= 0.0) {
+    flights.push_back(f);
+    settle_flight(id);
+    flights.pop_back();
+    return;
+  }
+  std::vector<std::uint64_t>& touched = touched_flights;
+  touched.clear();
+  for (std::uint32_t m = 0; m < group.count; ++m) {  // the members' classes, each once
+    const std::uint32_t u = members[m];
+    Link& link = links[2 * u + (crosses ? 1 : 0)];
+    serve_until(link.jobs, link.clock_s, start, [&](const LinkJob& j) {
+      Flight& done = flight(j.flight);
+      done.settled_s = std::max(done.settled_s, j.finish_s);
+      --done.live;
+    });
+    link.clock_s = std::max(link.clock_s, start);
+    link.jobs.push_back({id, transfer, 0.0});
+    ++f.live;
+    project(link.jobs, link.clock_s);
+    for (const LinkJob& j : link.jobs) touched.push_back(j.flight);
+  }
+  // Done exchanges leave once their latency has passed too (they no longer hold a lane).
+  std::erase_if(flights, [&](const Flight& x) { return x.live == 0 && x.end_s <= start; });
+  flights.push_back(f);
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (const std::uint64_t t : touched) settle_flight(t);
 }
 
 void GossipPredictor::State::exchange_phase_directed(int step) {
@@ -591,6 +790,11 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
     done_s.assign(cells, 0.0);
     launch_s.assign(cells, 0.0);
   }
+  lanes = schedule->directed ? 0 : s.network.collectives_in_flight;
+  if (lanes > 0) {
+    links.resize(2 * compute_clock_s.size());
+    done_flight.resize(cells);
+  }
   price_exchanges(s);
   account_traffic();
   reset_clocks();
@@ -672,9 +876,11 @@ std::size_t GossipPredictor::memory_bytes() const {
                         &st.window_start_s, &st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
                         &st.previous_clock_s, &st.idle_per_rank_s, &st.compute_end_s, &st.backward_iteration_s,
                         &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s, &st.remaining_after_s,
-                        &st.local_free_s}) {
+                        &st.local_free_s, &st.latency_cell_s}) {
     total += bytes_of(*v);
   }
+  total += bytes_of(st.done_flight) + bytes_of(st.links) + bytes_of(st.flights) + bytes_of(st.touched_flights);
+  for (const auto& link : st.links) total += bytes_of(link.jobs);
   const CompiledSchedule& sc = *st.schedule;
   total += bytes_of(sc.class_of_rank) + bytes_of(sc.class_size) + bytes_of(sc.placements) + bytes_of(sc.steps) +
            bytes_of(sc.rounds) + bytes_of(sc.groups) + bytes_of(sc.group_classes) + bytes_of(sc.counts) +

@@ -152,6 +152,7 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
   const std::vector<int> rep = representatives(*s);
 
   // Class groups per round: the classes of the representative's group.
+  std::map<std::vector<int>, std::uint32_t> process_groups;
   for (int k = 0; k < t.period(); ++k) {
     CompiledStep step{static_cast<std::uint32_t>(s->rounds.size()), 0};
     const std::uint32_t end = k + 1 < t.period() ? first_flat_of_step[static_cast<std::size_t>(k + 1)]
@@ -165,14 +166,19 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
         const std::int32_t g = f.group_of_rank[static_cast<std::size_t>(rep[static_cast<std::size_t>(c)])];
         if (g < 0) continue;  // not in this round: nothing to exchange
         std::vector<std::uint32_t> members;
+        std::vector<int> ranks;
         for (const auto m : f.round->group(static_cast<std::size_t>(g))) {
           members.push_back(static_cast<std::uint32_t>(s->class_of_rank[static_cast<std::size_t>(m)]));
+          ranks.push_back(static_cast<int>(m));
         }
+        std::sort(ranks.begin(), ranks.end());
+        const auto pg = process_groups.try_emplace(std::move(ranks), static_cast<std::uint32_t>(process_groups.size()));
         std::sort(members.begin(), members.end());
         members.erase(std::unique(members.begin(), members.end()), members.end());
         ClassGroup cg{f.placement_of_group[static_cast<std::size_t>(g)], static_cast<std::uint32_t>(s->group_classes.size()),
                       static_cast<std::uint32_t>(members.size()),
-                      s->placements[f.placement_of_group[static_cast<std::size_t>(g)]].nodes > 1 ? 1u : 0u};
+                      s->placements[f.placement_of_group[static_cast<std::size_t>(g)]].nodes > 1 ? 1u : 0u,
+                      pg.first->second};
         for (const auto m : members) {
           done[m] = true;
           s->group_classes.push_back(m);

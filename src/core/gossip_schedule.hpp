@@ -26,6 +26,9 @@ struct ClassGroup {
   std::uint32_t first = 0;  // into CompiledSchedule::group_classes
   std::uint32_t count = 0;
   std::uint32_t crosses_nodes = 0;  // placements[placement].nodes > 1 (uses the inter-node stream)
+  // The representative's rank group, numbered by its set of ranks: the same number in two
+  // steps is the same process group, whose collectives queue on the same threads.
+  std::uint32_t process_group = 0;
 };
 
 struct CompiledRound {

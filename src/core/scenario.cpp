@@ -43,6 +43,7 @@ NetworkParams network_params(const ClusterProfile& p, double compression_ratio,
   n.host_cpu_s_per_byte = p.inter.host_cpu_ns_per_byte * 1e-9;
   n.inter_latency_s = p.inter.latency_s;
   n.lockstep_ring = p.transport.lockstep_ring;
+  n.collectives_in_flight = p.transport.collectives_in_flight;
   n.compression_ratio = compression_ratio;
   n.reduction = ReductionCost{reduction};
   n.tables = p.calibration.tables;

@@ -69,6 +69,7 @@ void read_inter(ObjectReader r, ClusterProfile::InterNode& inter) {
 void read_transport(ObjectReader r, ClusterProfile::Transport& t) {
   t.library = r.optional_string("library").value_or("");
   if (r.has("lockstep_ring")) t.lockstep_ring = r.boolean("lockstep_ring");
+  if (r.has("collectives_in_flight")) t.collectives_in_flight = static_cast<int>(r.integer("collectives_in_flight", 1, 64));
   r.finish();
 }
 
@@ -247,9 +248,10 @@ Json profile_to_json(const ClusterProfile& p) {
   if (p.gpu.memory_gib > 0.0) j["gpu"]["memory_GiB"] = p.gpu.memory_gib;
   if (p.inter.host_gbps > 0.0) j["inter_node"]["host_gbps"] = p.inter.host_gbps;
   if (p.inter.host_cpu_ns_per_byte > 0.0) j["inter_node"]["host_cpu_ns_per_byte"] = p.inter.host_cpu_ns_per_byte;
-  if (!p.transport.library.empty() || p.transport.lockstep_ring) {
+  if (!p.transport.library.empty() || p.transport.lockstep_ring || p.transport.collectives_in_flight > 0) {
     j["transport"] = {{"lockstep_ring", p.transport.lockstep_ring}};
     if (!p.transport.library.empty()) j["transport"]["library"] = p.transport.library;
+    if (p.transport.collectives_in_flight > 0) j["transport"]["collectives_in_flight"] = p.transport.collectives_in_flight;
   }
   if (p.compute.compute_cv) j["compute"]["iteration_cv"] = *p.compute.compute_cv;
   if (p.compute.comm_interference_factor != 1.0) {
