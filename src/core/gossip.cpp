@@ -178,7 +178,7 @@ struct GossipPredictor::State {
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;
   Flight& flight(std::uint64_t id);
-  void settle_flight(std::uint64_t id);
+  void settle_flight(Flight& f);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
   double mean_clock_advance();
@@ -297,10 +297,10 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
                                                      : allreduce_cost(net, shape, bucket_bytes[b], s.options.algorithm);
       const std::size_t cell = p * buckets + b;
       cost_s[cell] = cost.time_s + bucket_gather_s[b];
-      // The part no other exchange slows: what the same exchange takes for one byte.
-      const CollectiveCost least = schedule->directed ? pair_send_cost(net, shape, 1.0)
-                                                      : allreduce_cost(net, shape, 1.0, s.options.algorithm);
-      latency_cell_s[cell] = std::min(cost_s[cell], least.time_s + bucket_gather_s[b]);
+      if (lanes > 0) {  // the shared link's: the part no other exchange slows, its cost for one byte
+        const double least = allreduce_cost(net, shape, 1.0, s.options.algorithm).time_s;
+        latency_cell_s[cell] = std::min(cost_s[cell], least + bucket_gather_s[b]);
+      }
       host_share[cell] = contention.host_share(cost, shape.ranks_per_node, cost_s[cell]);
       intra_bytes_per_rank[cell] = cost.intra_bytes_per_rank;
       inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
@@ -494,7 +494,8 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
 namespace {
 
 // Serves a link's jobs fairly from its clock to `t` (each of n gets 1/n of the rate);
-// `finished(job)` for each job done on the way. A time before the clock leaves it.
+// `finished(job)` for each job done on the way. A time before the clock leaves it (a
+// later exchange is then served from the clock).
 template <typename Job, typename Finished>
 void serve_until(std::vector<Job>& jobs, double& clock_s, double t, Finished&& finished) {
   double elapsed = t - clock_s;
@@ -538,8 +539,8 @@ GossipPredictor::State::Flight& GossipPredictor::State::flight(std::uint64_t id)
 
 // A flight's end: its jobs' latest projected finish, plus its latency; written where
 // done_s still holds it (a member's later exchange of the bucket has replaced it there).
-void GossipPredictor::State::settle_flight(std::uint64_t id) {
-  Flight& f = flight(id);
+void GossipPredictor::State::settle_flight(Flight& f) {
+  const std::uint64_t id = f.id;
   const std::size_t classes = compute_clock_s.size();
   double finish = f.settled_s;
   for (std::uint32_t m = 0; m < f.count; ++m) {
@@ -599,9 +600,7 @@ void GossipPredictor::State::exchange_on_shared_links(const ClassGroup& group, s
   const double transfer = std::max(0.0, stretched_s - latency);
   for (std::uint32_t m = 0; m < group.count; ++m) done_flight[b * classes + members[m]] = id;
   if (schedule->placements[group.placement].size < 2 || transfer <= 0.0) {
-    flights.push_back(f);
-    settle_flight(id);
-    flights.pop_back();
+    settle_flight(f);  // no transfer: its latency from the start
     return;
   }
   std::vector<std::uint64_t>& touched = touched_flights;
@@ -614,7 +613,6 @@ void GossipPredictor::State::exchange_on_shared_links(const ClassGroup& group, s
       done.settled_s = std::max(done.settled_s, j.finish_s);
       --done.live;
     });
-    link.clock_s = std::max(link.clock_s, start);
     link.jobs.push_back({id, transfer, 0.0});
     ++f.live;
     project(link.jobs, link.clock_s);
@@ -625,7 +623,7 @@ void GossipPredictor::State::exchange_on_shared_links(const ClassGroup& group, s
   flights.push_back(f);
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (const std::uint64_t t : touched) settle_flight(t);
+  for (const std::uint64_t t : touched) settle_flight(flight(t));
 }
 
 void GossipPredictor::State::exchange_phase_directed(int step) {
