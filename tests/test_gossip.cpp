@@ -18,7 +18,8 @@ namespace {
 
 // Two nodes of one GPU, a NIC of `bytes_per_s`, no latency, no dispatch floor, memory at
 // 1 TB/s: the SGD step is 3 passes x 10 MB = 30 us, Decent-DP's mixing 9 passes = 90 us,
-// SGP's mixing 3 passes = 30 us. A pair all-reduce of 10 MB costs 10 MB / NIC.
+// SGP's mixing 9 passes = 90 us and its push-sum weight (de-bias, re-bias) 4 passes =
+// 40 us. A pair all-reduce of 10 MB costs 10 MB / NIC.
 GossipScenario two_ranks(double nic_bytes_per_s) {
   GossipScenario s;
   s.network = test::two_single_gpu_nodes(nic_bytes_per_s);
@@ -91,10 +92,10 @@ TEST_CASE("without overlap the exchange adds to the iteration", "[gossip][factor
 TEST_CASE("SGP steps, waits for the previous push, mixes and pushes again", "[gossip][sgp]") {
   const ModelSpec m = one_tensor();
   GossipPredictor p(m, compile_sgp_schedule(2, 1), GossipAlgorithm::sgp);
-  // L(t) = L(t-1) + max(F + B + step, X) + mix. Compute-bound (X = 1 ms):
-  // T = 15 + 0.03 + 0.03 ms; communication-bound (X = 20 ms): T = 20 + 0.03 ms.
-  CHECK_THAT(p.predict(two_ranks(10e9)).iteration.iteration_s, WithinRel(15.06e-3, 1e-9));
-  CHECK_THAT(p.predict(two_ranks(0.5e9)).iteration.iteration_s, WithinRel(20.03e-3, 1e-9));
+  // L(t) = L(t-1) + max(F + B + step + weight, X) + mix. Compute-bound (X = 1 ms):
+  // T = 15 + 0.03 + 0.04 + 0.09 ms; communication-bound (X = 20 ms): T = 20 + 0.09 ms.
+  CHECK_THAT(p.predict(two_ranks(10e9)).iteration.iteration_s, WithinRel(15.16e-3, 1e-9));
+  CHECK_THAT(p.predict(two_ranks(0.5e9)).iteration.iteration_s, WithinRel(20.09e-3, 1e-9));
 }
 
 TEST_CASE("the directed one-peer exponential graph under Decent-DP: per bucket, one send and one receive",
@@ -157,14 +158,14 @@ TEST_CASE("one-peer-exp alternates fast and slow iterations: per-step times and 
 TEST_CASE("non-overlapped SGP awaits its push in the same iteration", "[gossip][sgp]") {
   const ModelSpec m = one_tensor();
   GossipPredictor p(m, compile_sgp_schedule(2, 1), GossipAlgorithm::sgp);
-  // T = F + B + step + mix + X = 15 + 0.03 + 0.03 + X: X = 1 ms at 10 GB/s, 20 ms at
-  // 0.5 GB/s. The whole exchange is exposed.
+  // T = F + B + step + weight + mix + X = 15 + 0.03 + 0.04 + 0.09 + X: X = 1 ms at
+  // 10 GB/s, 20 ms at 0.5 GB/s. The whole exchange is exposed.
   GossipScenario s = two_ranks(10e9);
   s.options.overlap = false;
-  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(16.06e-3, 1e-9));
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(16.16e-3, 1e-9));
   CHECK_THAT(p.predict(s).iteration.exposed_comm_s, WithinRel(1e-3, 1e-9));
   s.network.nic_line_bytes_per_s = 0.5e9;
-  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(35.06e-3, 1e-9));
+  CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(35.16e-3, 1e-9));
 }
 
 TEST_CASE("D-PSGD sends to both ring neighbours during the gradient computation", "[gossip][dpsgd]") {
@@ -244,9 +245,9 @@ TEST_CASE("node-level SGP hides the node's all-reduce of early buckets behind ba
   // Two tensors of 10 MB with 5 ms of backward each (forward 5 ms); DDP buckets of 10 MB
   // inside the node: the first all-reduce (0.1 ms) runs from 5 ms to 5.1 ms while the
   // second tensor's backward runs; the second from 10 to 10.1 ms. SGP steps after
-  // backward, so it waits only for the second: T = 5 + 10 + 0.1 + step 0.06 + mix 0.06
-  // (20 MB now: 3 passes each at 1 TB/s) = 15.22 ms when the exchange (20 MB / 10 GB/s
-  // + 0.1 ms gather = 2.1 ms) hides behind compute.
+  // backward, so it waits only for the second: T = 5 + 10 + 0.1 + step 0.06 + weight
+  // 0.08 + mix 0.18 (20 MB now: 3, 4 and 9 passes at 1 TB/s) = 15.42 ms when the exchange
+  // (20 MB / 10 GB/s + 0.1 ms gather = 2.1 ms) hides behind compute.
   ModelSpec m = one_tensor();
   m.tensors[0].measured_backward_s = 5e-3;
   m.tensors.push_back(m.tensors[0]);
@@ -255,7 +256,7 @@ TEST_CASE("node-level SGP hides the node's all-reduce of early buckets behind ba
   GossipScenario s = two_nodes_of_two(10e9);
   s.options.bucket_cap_bytes = 10e6;
   const GossipResult& r = p.predict(s);
-  CHECK_THAT(r.iteration.iteration_s, WithinRel(15.22e-3, 1e-9));
+  CHECK_THAT(r.iteration.iteration_s, WithinRel(15.42e-3, 1e-9));
   CHECK_THAT(r.iteration.exposed_comm_s, WithinRel(0.1e-3, 1e-9));
 }
 

@@ -14,8 +14,7 @@
 // as priors); the fitted profile then predicts the nine decentralized cells, which the fit
 // never saw. Bounds, fixed before the result was known: median |error| <= 3 %, max <= 8 %,
 // and advise's verdict right at every scale (AER is 18-20 % faster than All-Reduce in
-// every column: "decentralize"). The max bound is its own test case, marked as one that
-// may fail: SGP on 8 GPUs is 8.3 % off (see there).
+// every column: "decentralize"). The max bound is its own test case.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -92,10 +91,6 @@ TEST_CASE("[DEC]: fitted on the All-Reduce runs, the decentralized runs are pred
   INFO(table);
   WARN(table << "median |error| " << 100 * median << " %, max " << 100 * worst << " %");
   CHECK(median <= 0.03);
-  // The worst cell is SGP on 8 GPUs (-8.3 %): [DEC]'s SGP is a constant ~6 ms slower than
-  // its one-peer-exp at every scale, a per-iteration cost of that implementation the model
-  // does not have (include/dtperf/gossip.hpp: what SGP's reference bookkeeping measured on
-  // a GPU, and why charging it in full does not fit [DEC]); checked on its own below.
 
   // advise with the fitted profile picks decentralization at every scale.
   for (int i = 0; i < 3; ++i) {
@@ -111,7 +106,7 @@ TEST_CASE("[DEC]: fitted on the All-Reduce runs, the decentralized runs are pred
   }
 }
 
-TEST_CASE("[DEC]: no decentralized cell is more than 8 % off", "[validation][dec][!mayfail]") {
+TEST_CASE("[DEC]: no decentralized cell is more than 8 % off", "[validation][dec]") {
   const DecFit f;
   for (const auto& row : kHeldOut) {
     for (int i = 0; i < 3; ++i) {

@@ -56,19 +56,37 @@
 // receives from another; a link level carries a rank's sends bucket after bucket, and a
 // bucket's receive from a peer follows that peer's previous one.
 //
-// SGP's mixing is charged as one fused set of memory passes over the model (kSgpMixPasses
-// in gossip.cpp). Its reference implementation (GossipDataParallel, overlap mode) instead
-// walks the parameter tensors six times per iteration (add the residual, mix, copy into
-// the send buffer, copy on the gossip stream, de-bias; after backward, back to numerators).
-// Measured on one H100 with PyTorch 2.11 (`python3 validation/sgp_bookkeeping.py cuda`),
-// transformer-base's 253 tensors: 10.3 ms per iteration, bound by the host issuing 1,518
-// launches (6.8 us each), against 1.0 ms for the main stream's five ops over one flat
-// buffer. Not modelled: [DEC]'s SGP runs a near-constant 6 ms slower than its one-peer-exp
-// at 8, 16 and 32 GPUs, and charging 10 ms more of SGP's mixing moves dtperf's [DEC] SGP
-// cells from -8.3, -2.2, -0.5 % to +6.1, +16.6, +19.2 % (at 16 and 32 GPUs SGP's exchange
-// is network-bound and the mixing sits between the wait and the next send). The SGP [DEC]
-// ran issues fewer launches or hides them behind queued device work; a trace of it would
-// tell which.
+// SGP's bookkeeping is charged as the memory passes of its reference implementation
+// (GossipDataParallel, overlap mode), each once over the whole model as over one flat
+// buffer: between the wait and the next send, add the received residual, mix, copy into
+// the send buffer and from there on the gossip stream (9 passes, kSgpMixPasses in
+// gossip.cpp); on the compute chain only, de-bias before forward and turn the parameters
+// back into push-sum numerators after backward (4 passes, kSgpWeightPasses, charged with
+// the optimizer step, which is where they sit in the steady state).
+//
+// The reference implementation walks the parameter tensors one at a time for each of
+// these. Measured on one H100 with PyTorch 2.11 (`python3 validation/sgp_bookkeeping.py
+// cuda`), transformer-base's 253 tensors: 10.3 ms per iteration, bound by the host issuing
+// 1,518 launches (6.8 us each), against 1.0 ms for the main stream's five ops over one
+// flat buffer. Where that time lands was measured in a training loop (`python3
+// validation/sgp_timeline.py cuda`: transformer-base, fp16 autocast, AdamW, the network
+// replaced by a kernel that holds the gossip stream for a set time, on an H100 whose host
+// issued ~13 us per launch): with no transfer, the per-tensor loop made the iteration
+// 16-31 ms (median 23) longer than the same loop over one flat buffer, at 781 to 25,000
+// tokens; with a transfer 1.5x the plain iteration, the iteration was the transfer plus
+// 13.5-17.3 ms (median 15.0) per tensor and plus -0.3-3.9 ms (median 2.4) over one
+// buffer. So the flat form behaves as this timeline says (the larger of computation and
+// transfer, plus the passes between wait and send), and the per-tensor form adds its
+// launches to both chains: to the compute chain (its read of a device flag before forward
+// drains the device, so nothing hides them) and to the transfer cycle (the send waits
+// for the add, mix and copies issued after the wait).
+//
+// The per-tensor launches are not charged, because [DEC]'s SGP shows no sign of them: a
+// cost of c ms on the compute chain and 2c/3 in the transfer cycle (the split measured
+// above) moves dtperf's [DEC] SGP cells (-5.5, +0.7, +2.5 % at 8, 16 and 32 GPUs as
+// charged here) by about +1.4, +1.6 and +1.6 % per ms, so the 10-23 ms the reference's
+// launches cost would put them 9-40 % too slow. [DEC]'s SGP issues far fewer launches
+// than the reference, or hides them.
 //
 // Non-overlapped SGP ("sgp-sync" among the schemes) is the same with `overlap = false`:
 // the push is awaited in the iteration that sent it, so there is no staleness and no

@@ -16,8 +16,13 @@ namespace {
 // Decent-DP's mixing per bucket: param.mul_ (2 passes) and add_ (3), then the send
 // buffer's copy_ (2) and mul_ (2).
 constexpr double kDecentMixPasses = 9.0;
-// SGP's push-sum mixing: x = (x + x_in) / 2 (3 passes) and the weight update.
-constexpr double kSgpMixPasses = 3.0;
+// SGP between the wait and the next send, as its reference implementation does it (over
+// one buffer): add the received residual (3 passes), mix (2), copy into the send buffer
+// (2) and from there on the gossip stream (2).
+constexpr double kSgpMixPasses = 9.0;
+// SGP's push-sum weight on the compute chain only: de-bias before forward (2 passes) and
+// back to numerators after backward (2). Charged with the optimizer step.
+constexpr double kSgpWeightPasses = 4.0;
 // D-PSGD's ring average x = (x_left + x + x_right) / 3: read three models, write one.
 constexpr double kDpsgdMixPasses = 4.0;
 
@@ -234,6 +239,7 @@ void GossipPredictor::State::make_buckets(const GossipScenario& s, const Compute
                               : algorithm == GossipAlgorithm::dpsgd ? kDpsgdMixPasses
                                                                     : kDecentMixPasses;
     bucket_step_s[buckets] = optimizer_step_s(c, s.request.optimizer, bytes / bytes_per_param, model.param_bytes);
+    if (algorithm == GossipAlgorithm::sgp) bucket_step_s[buckets] += kSgpWeightPasses * bytes / c.memory_bytes_per_s;
     bucket_mix_s[buckets] = c.kernel_overhead_s + mix_passes * bytes / c.memory_bytes_per_s;
     ++buckets;
   };
