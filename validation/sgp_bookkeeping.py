@@ -8,9 +8,9 @@ into the send buffer (copy_) and from there on the gossip stream (copy_), and de
 (div_ by the push-sum weight); after backward it turns the parameters back into push-sum
 numerators (mul_). Thirteen passes over the model's bytes in all, in 6 x tensors kernel
 launches. dtperf's SGP charges these passes once each over the whole model
-(include/dtperf/gossip.hpp); this script measures the per-tensor form, and the main stream's five ops (eleven passes)
-over one flat buffer, on transformer-base's 253 fp32 tensors (the fairseq WMT model of
-dtperf's zoo, 60.9 M parameters):
+(include/dtperf/gossip.hpp); this script measures the per-tensor form, and the main
+stream's five ops (eleven passes) over one flat buffer, on transformer-base's 253 fp32
+tensors (the fairseq WMT model of dtperf's zoo, 60.9 M parameters):
 
   python3 validation/sgp_bookkeeping.py cuda     # or cpu
 
