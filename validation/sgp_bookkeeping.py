@@ -27,18 +27,7 @@ import time
 
 import torch
 
-
-def transformer_base_shapes():
-    """fairseq transformer_wmt_en_de with shared embeddings: 253 tensors."""
-    attention = [(512, 512), (512,)] * 4          # q, k, v, out projections
-    norm = [(512,), (512,)]
-    ffn = [(2048, 512), (2048,), (512, 2048), (512,)]
-    shapes = [(32768, 512)]                       # the joined embedding
-    for _ in range(6):
-        shapes += attention + norm * 2 + ffn
-    for _ in range(6):
-        shapes += attention * 2 + norm * 3 + ffn
-    return shapes
+from sgp_timeline import TransformerBase
 
 
 def timed_ms(fn, sync, reps=30, warmup=5):
@@ -61,7 +50,7 @@ def main():
     device = torch.device(sys.argv[1] if len(sys.argv) > 1 else "cpu")
     cuda = device.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    params = [torch.randn(s, device=device) for s in transformer_base_shapes()]
+    params = [torch.randn(p.shape, device=device) for p in TransformerBase().parameters()]
     received = [p.clone() for p in params]
     send = [p.clone() for p in params]
     gossip = [p.clone() for p in params]

@@ -36,6 +36,7 @@ reference - delay is what sits between the wait and the next send.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -138,7 +139,7 @@ class Device:
         return torch.cuda.Stream() if self.cuda else None
 
     def on(self, stream):
-        return torch.cuda.stream(stream) if self.cuda else _Nothing()
+        return torch.cuda.stream(stream) if self.cuda else contextlib.nullcontext()
 
     def _sleep_rate(self):
         cycles = 200_000_000
@@ -160,14 +161,6 @@ class Device:
                 torch.cuda._sleep(int(seconds * self.cycles_per_s))
         else:
             time.sleep(seconds)
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *unused):
-        return False
 
 
 class Gossip:
