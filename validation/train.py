@@ -19,7 +19,8 @@ exchanges alone (the CPU time gloo takes per byte sent, for the reader), then co
 the run's exchanges (what the transport takes from compute per byte sent: the figure dtperf
 is given), then `--train-warmup` (default `--warmup`) + `--iters` training iterations. Rank 0
 writes every rank's figures (compute median and samples, iteration mean and the means of the
-timed window's two halves, CPU times, loss per byte) to `--out` as JSON; `--trace` keeps every rank's iteration starts and exchange launches and waits.
+timed window's two halves, CPU times, loss per byte) to `--out` as JSON; `--trace` keeps
+every rank's iteration starts and exchange launches and waits.
 """
 
 import argparse

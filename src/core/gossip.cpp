@@ -298,15 +298,14 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
   const std::size_t placements = schedule->placements.size();
   for (std::size_t p = 0; p < placements; ++p) {
     const GroupShape shape = schedule->placements[p].shape();
+    // The shared link's latency: the part no other exchange slows, the group's cost for one byte.
+    const double one_byte_s = lanes > 0 ? allreduce_cost(net, shape, 1.0, s.options.algorithm).time_s : 0.0;
     for (std::size_t b = 0; b < buckets; ++b) {
       const CollectiveCost cost = schedule->directed ? pair_send_cost(net, shape, bucket_bytes[b])
                                                      : allreduce_cost(net, shape, bucket_bytes[b], s.options.algorithm);
       const std::size_t cell = p * buckets + b;
       cost_s[cell] = cost.time_s + bucket_gather_s[b];
-      if (lanes > 0) {  // the shared link's: the part no other exchange slows, its cost for one byte
-        const double least = allreduce_cost(net, shape, 1.0, s.options.algorithm).time_s;
-        latency_cell_s[cell] = std::min(cost_s[cell], least + bucket_gather_s[b]);
-      }
+      if (lanes > 0) latency_cell_s[cell] = std::min(cost_s[cell], one_byte_s + bucket_gather_s[b]);
       host_share[cell] = contention.host_share(cost, shape.ranks_per_node, cost_s[cell]);
       intra_bytes_per_rank[cell] = cost.intra_bytes_per_rank;
       inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
