@@ -68,7 +68,10 @@ BUCKET_MIB = 1.0
 # meet at every bucket, so it settles at once. Decentralized ranks drift in phase against
 # one another for tens of iterations before the run settles (alternating-exp-ring on 4x1 at
 # 100 Mbit/s ran 228 ms per iteration over iterations 25-48, then 250-265 ms from there on):
-# dtperf predicts the settled run, so the harness times that.
+# dtperf predicts the settled run, so the harness times that. Some never settle: the same
+# AER run wanders between 190 and 310 ms per period of 4 iterations for as long as it runs,
+# so 48 timed iterations catch a stretch of it and 400 its long-run mean
+# (--decentralized-iters).
 TRAIN_ITERATIONS = {"all-reduce": (3, 24), "decentralized": (60, 48)}
 # Timed-window halves further apart than this: the run had not settled; the report says so.
 UNSETTLED_HALVES = 0.05
@@ -258,7 +261,8 @@ def unsettled_note(halves_ms):
     return f"  not settled: halves {first:.1f} / {second:.1f} ms"
 
 
-def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, trace=None):
+def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, trace=None, gloo_threads=2,
+          decentralized_iters=TRAIN_ITERATIONS["decentralized"][1]):
     world = cluster.nodes * per_node
     out = os.path.join(work, f"result-{scheme}-{port}.json")
     ranks = []
@@ -266,12 +270,14 @@ def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, tra
         node = rank // per_node
         args = ["ip", "netns", "exec", cluster.names[node], PYTHON, os.path.join(HERE, "train.py"), "--rank", str(rank),
                 "--world", str(world), "--master", f"{cluster.address(0)}:{port}", "--scheme", scheme, "--batch",
-                str(BATCH), "--bucket-mib", str(BUCKET_MIB), "--out", out]
+                str(BATCH), "--bucket-mib", str(BUCKET_MIB), "--gloo-threads", str(gloo_threads), "--out", out]
         if schedule:
             args += ["--schedule", schedule]
         if trace:
             args += ["--trace", trace]
         warmup, iters = TRAIN_ITERATIONS["all-reduce" if scheme == "all-reduce" else "decentralized"]
+        if scheme != "all-reduce":
+            iters = decentralized_iters
         args += ["--train-warmup", str(warmup), "--iters", str(iters)]
         log = open(os.path.join(work, f"rank{rank}-{scheme}-{port}.log"), "w")
         ranks.append(procs.start(args, stdout=log, stderr=subprocess.STDOUT))
@@ -429,9 +435,19 @@ def main():
                         help="keep, per run, every rank's iteration starts and exchange launches and waits "
                              "(DIR/CELL-SCHEME-rankN.json), each node's TCP counters over the run and the link "
                              "emulator's drops (DIR/CELL-tcp.json, DIR/CELL-linkemu.log)")
+    parser.add_argument("--decentralized-iters", type=int, default=TRAIN_ITERATIONS["decentralized"][1],
+                        help="timed training iterations of a decentralized run (a multiple of 12: whole "
+                             "periods); default %(default)s")
+    parser.add_argument("--gloo-threads", type=int, default=2,
+                        help="collectives each gloo process group runs at once (default: gloo's 2; 1 runs them in "
+                             "launch order, as a NCCL communicator's stream does)")
     parser.add_argument("--check-picks", action="store_true",
                         help="fail unless the faster scheme is picked wherever the measured gap is over 5 %%")
     args = parser.parse_args()
+    if args.decentralized_iters <= 0 or args.decentralized_iters % 12:
+        parser.error(f"--decentralized-iters: {args.decentralized_iters} is not a positive multiple of 12")
+    if args.gloo_threads <= 0:
+        parser.error(f"--gloo-threads: {args.gloo_threads} must be at least 1")
     grid = GRIDS[args.grid]
     if args.cell:
         wanted = set(args.cell)
@@ -511,7 +527,7 @@ def main():
             trace = os.path.join(args.trace, f"{cell_name}-{scheme}") if args.trace else None
             before = tcp_counters(cluster) if trace else None
             results[scheme] = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s,
-                                    trace)
+                                    trace, args.gloo_threads, args.decentralized_iters)
             if trace:
                 tcp[scheme] = [{k: after[k] - was[k] for k in TCP_COUNTERS}
                                for was, after in zip(before, tcp_counters(cluster))]
@@ -594,7 +610,8 @@ def main():
     # validation/repredict.py can predict the same runs again with another dtperf.
     with open(model_path) as f, open(reduction_log) as g:
         inputs = {"model": json.load(f), "reduction_log": g.read(), "copy_gb_per_s": copy_gb_per_s}
-    report = {"grid": args.grid, "compute_from": args.compute_from, "inputs": inputs, "cells": cells,
+    report = {"grid": args.grid, "compute_from": args.compute_from, "gloo_threads": args.gloo_threads,
+              "decentralized_iters": args.decentralized_iters, "inputs": inputs, "cells": cells,
               "median_abs_error": median_error,
               "max_abs_error": errors[-1], "scheme_picks": picks,
               "other_compute": {"from": "cell" if args.compute_from == "run" else "run",

@@ -24,6 +24,7 @@ every rank's iteration starts and exchange launches and waits.
 """
 
 import argparse
+import datetime
 import json
 import math
 import os
@@ -46,6 +47,59 @@ def summary_ms(times_s):
     return {"median": statistics.median(ms), "p10": quantile(ms, 0.1), "p90": quantile(ms, 0.9)}
 
 
+GLOO_DEFAULT_THREADS = 2  # collectives a gloo process group runs at once unless told otherwise
+
+
+def in_order_group(members, rank, threads):
+    """A gloo process group on `members` (global ranks) that runs at most `threads` of its
+    collectives at once, built by a rank in it.
+
+    gloo's default runs two of a group's collectives at once, each on its own thread; a
+    NCCL communicator runs its collectives one after another on one stream, which
+    `threads` = 1 gives: DDP's buckets in launch order on the world's group, and each
+    gossip group's exchanges in launch order (the groups of different steps still run
+    beside each other, as separate communicators do). Built from gloo's own options, which
+    torch.distributed.new_group does not take; only the members build it (gloo's
+    rendezvous is among them, through the default store)."""
+    members = sorted(members)
+    options = dist.ProcessGroupGloo._Options()
+    options._threads = threads
+    options._timeout = datetime.timedelta(minutes=30)
+    options._devices = [dist.ProcessGroupGloo.create_device(interface=os.environ["GLOO_SOCKET_IFNAME"])]
+    store = dist.PrefixStore("in-order-" + "-".join(map(str, members)), dist.distributed_c10d._get_default_store())
+    return dist.ProcessGroupGloo(store, members.index(rank), len(members), options)
+
+
+def world_group(world, rank, threads):
+    """The group DDP and All-Reduce's exchanges run on: the default one (None) with gloo's
+    default threads."""
+    return None if threads == GLOO_DEFAULT_THREADS else in_order_group(range(world), rank, threads)
+
+
+def step_groups(schedule, rank, threads):
+    """Per step of the period, this rank's (group, group size). With gloo's default threads
+    every rank creates every group, in the same order (torch.distributed.new_group requires
+    it); otherwise each rank builds only its own groups, in their order of first appearance
+    in the schedule, which every member follows, so no two ranks wait on each other's
+    rendezvous."""
+    steps, cache = [], {}
+    for step in schedule:
+        if step["mixing"] != "group_average" or len(step["rounds"]) != 1:
+            raise SystemExit("the harness runs one-round group-average topologies only")
+        mine = None
+        for members in step["rounds"][0]:
+            key = tuple(members)
+            if key not in cache:
+                if threads == GLOO_DEFAULT_THREADS:
+                    cache[key] = dist.new_group(list(members))
+                elif rank in members:
+                    cache[key] = in_order_group(members, rank, threads)
+            if rank in members:
+                mine = (cache[key], len(members))
+        steps.append(mine)
+    return steps
+
+
 def buckets_in_ready_order(model, cap_bytes):
     """Parameters in gradient-ready order (the reverse of definition order for the
     harness's sequential models), split where a bucket reaches the cap."""
@@ -66,25 +120,12 @@ class DecentDP:
     """Decent-DP's exchange per bucket, in the accumulate-grad hook of the bucket's last
     parameter (the hook fires once its gradient is in .grad)."""
 
-    def __init__(self, model, schedule, rank, cap_bytes, lr, momentum):
+    def __init__(self, model, steps, rank, cap_bytes, lr, momentum):
         self.rank = rank
         self.buckets = buckets_in_ready_order(model, cap_bytes)
         self.lr, self.momentum = lr, momentum
         self.velocity = {id(p): torch.zeros_like(p) for b in self.buckets for p in b}
-        # Every rank creates every group of the period, in the same order (gloo requires it).
-        self.steps = []
-        cache = {}
-        for step in schedule:
-            if step["mixing"] != "group_average" or len(step["rounds"]) != 1:
-                raise SystemExit("the harness runs one-round group-average topologies only")
-            mine = None
-            for members in step["rounds"][0]:
-                key = tuple(members)
-                if key not in cache:
-                    cache[key] = dist.new_group(list(members))
-                if rank in members:
-                    mine = (cache[key], len(members))
-            self.steps.append(mine)
+        self.steps = steps  # per step of the period: (group, group size), step_groups()
         self.pending = [None] * len(self.buckets)  # (work, flat buffer, group size)
         self.wait_s = 0.0  # time spent waiting for exchanges, for the reader
         # With --trace: (event, step, bucket, t0, t1) per launch ("launch", t1 = t0) and
@@ -165,25 +206,14 @@ def machine_busy_s():
 
 
 def exchanges(model, args):
-    """The scheme's exchanges without training: a buffer per bucket and, per step of the
-    period, this rank's (group, group size) (the world for All-Reduce)."""
+    """The scheme's exchanges: a buffer per bucket and, per step of the period, this rank's
+    (group, group size) (the world's for All-Reduce, which DDP then uses)."""
     cap = args.bucket_mib * 1024 * 1024
     buckets = [torch.zeros(sum(p.numel() for p in b)) for b in buckets_in_ready_order(model, cap)]
     if args.scheme == "all-reduce":
-        return buckets, [(None, args.world)]
+        return buckets, [(world_group(args.world, args.rank, args.gloo_threads), args.world)]
     with open(args.schedule) as f:
-        schedule = json.load(f)
-    steps, cache = [], {}
-    for step in schedule:
-        mine = None
-        for members in step["rounds"][0]:
-            key = tuple(members)
-            if key not in cache:
-                cache[key] = dist.new_group(list(members))
-            if args.rank in members:
-                mine = (cache[key], len(members))
-        steps.append(mine)
-    return buckets, steps
+        return buckets, step_groups(json.load(f), args.rank, args.gloo_threads)
 
 
 def bytes_sent(buckets, size):
@@ -251,7 +281,7 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
         done = []
         t0 = time.perf_counter()
         works = [dist.all_reduce(b, group=group, async_op=True) for _ in range(repeats) for b in buckets]
-        for w in works:  # gloo runs two of a group's collectives at once: any may end last
+        for w in works:  # gloo may run several of a group's collectives at once: any may end last
             w.get_future().add_done_callback(lambda _: done.append(time.perf_counter()))
         beside = []
         # A rank alone at this step computes about as long as the others' round lasts, so
@@ -288,6 +318,8 @@ def main():
     parser.add_argument("--train-warmup", type=int, help="untimed training iterations (default: --warmup)")
     parser.add_argument("--iters", type=int, default=24)  # whole periods of 2, 3 and 4 steps
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--gloo-threads", type=int, default=GLOO_DEFAULT_THREADS,
+                        help="collectives each process group runs at once (1: in launch order, as on a NCCL stream)")
     parser.add_argument("--out")
     parser.add_argument("--trace", help="write PREFIX-rankN.json: every timed iteration's start and, for "
                         "decentralized training, every exchange's launch and wait")
@@ -337,7 +369,8 @@ def main():
 
     # Phase 3: training.
     if args.scheme == "all-reduce":
-        net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mib)
+        net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mib,
+                                                        process_group=steps[0][0])
         opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
 
         def step(x, y):
@@ -346,9 +379,7 @@ def main():
             opt.step()
         gossip = None
     else:
-        with open(args.schedule) as f:
-            schedule = json.load(f)
-        gossip = DecentDP(model, schedule, args.rank, args.bucket_mib * 1024 * 1024, lr, momentum)
+        gossip = DecentDP(model, steps, args.rank, args.bucket_mib * 1024 * 1024, lr, momentum)
 
         def step(x, y):
             loss_fn(model(x), y).backward()
