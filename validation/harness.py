@@ -261,10 +261,14 @@ def unsettled_note(halves_ms):
     return f"  not settled: halves {first:.1f} / {second:.1f} ms"
 
 
-def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, trace=None, gloo_threads=2,
-          decentralized_iters=TRAIN_ITERATIONS["decentralized"][1]):
+def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, trace, gloo_threads,
+          decentralized_iters):
     world = cluster.nodes * per_node
     out = os.path.join(work, f"result-{scheme}-{port}.json")
+    if scheme == "all-reduce":
+        warmup, iters = TRAIN_ITERATIONS["all-reduce"]
+    else:
+        warmup, iters = TRAIN_ITERATIONS["decentralized"][0], decentralized_iters
     ranks = []
     for rank in range(world):
         node = rank // per_node
@@ -275,9 +279,6 @@ def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, tra
             args += ["--schedule", schedule]
         if trace:
             args += ["--trace", trace]
-        warmup, iters = TRAIN_ITERATIONS["all-reduce" if scheme == "all-reduce" else "decentralized"]
-        if scheme != "all-reduce":
-            iters = decentralized_iters
         args += ["--train-warmup", str(warmup), "--iters", str(iters)]
         log = open(os.path.join(work, f"rank{rank}-{scheme}-{port}.log"), "w")
         ranks.append(procs.start(args, stdout=log, stderr=subprocess.STDOUT))

@@ -168,7 +168,7 @@ class Gossip:
 
     def __init__(self, model, dev, fused, transfer_s):
         self.dev, self.fused, self.transfer_s = dev, fused, transfer_s
-        self.params = [p for p in model.parameters()]
+        self.params = list(model.parameters())
         if fused:  # the parameters become views of one flat buffer
             self.flat = torch.cat([p.detach().reshape(-1) for p in self.params])
             offset = 0
@@ -242,16 +242,11 @@ class Gossip:
             if self.stop:
                 return
             with self.dev.on(self.stream):
-                if self.fused:
-                    message = self.flat_buffer
-                    message.mul_(self.factor)
-                    self.dev.transfer(self.transfer_s, self.stream)
-                    message.add_(message)
-                else:
-                    message = torch.cat([b.reshape(-1) for b in self.buffers])
-                    message.mul_(self.factor)
-                    self.dev.transfer(self.transfer_s, self.stream)
-                    message.add_(message)
+                message = self.flat_buffer if self.fused else torch.cat([b.reshape(-1) for b in self.buffers])
+                message.mul_(self.factor)
+                self.dev.transfer(self.transfer_s, self.stream)
+                message.add_(message)
+                if not self.fused:
                     offset = 0
                     for b in self.buffers:
                         b.copy_(message[offset:offset + b.numel()].view_as(b))
@@ -274,7 +269,7 @@ def timed_iterations(dev, tokens, variant, transfer_s, warmup, iterations):
     torch.manual_seed(0)
     model = TransformerBase().to(dev.device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    scaler = (torch.amp.GradScaler("cuda") if dev.cuda else None)
+    scaler = torch.amp.GradScaler("cuda") if dev.cuda else None
     gossip = None if variant == "plain" else Gossip(model, dev, variant == "fused", transfer_s)
     sentences = max(1, tokens // 125)
     length = tokens // sentences
