@@ -65,14 +65,21 @@ MTU = 9000
 BATCH = 32
 BUCKET_MIB = 1.0
 # Training iterations: untimed, then timed (whole periods of 2, 3 and 4 steps). DDP's ranks
-# meet at every bucket, so it settles at once. Decentralized ranks drift in phase against
-# one another for tens of iterations before the run settles (alternating-exp-ring on 4x1 at
-# 100 Mbit/s ran 228 ms per iteration over iterations 25-48, then 250-265 ms from there on):
-# dtperf predicts the settled run, so the harness times that. Some never settle: the same
-# AER run wanders between 190 and 310 ms per period of 4 iterations for as long as it runs,
-# so 48 timed iterations catch a stretch of it and 400 its long-run mean
-# (--decentralized-iters).
+# meet at every bucket, so it settles at once. Decentralized ranks can drift in phase against
+# one another for tens of iterations before a run settles (under BBR, CONGESTION_CONTROL
+# below, AER on 4x1 at 100 Mbit/s ran 228 ms per iteration over iterations 25-48, then
+# 250-265 ms, and some runs never settled): dtperf predicts the settled run, so the harness
+# times that. --decentralized-iters lengthens the timed window.
 TRAIN_ITERATIONS = {"all-reduce": (3, 24), "decentralized": (60, 48)}
+# The emulated nodes' TCP congestion control, whatever the host's is (a new namespace takes
+# the host's). dtperf's link is one stream: a node's exchanges cross its uplink in launch
+# order. A loss-based control such as cubic (Linux's default) behind a deep FIFO queue comes
+# close to that: the connection in flight has its window queued ahead of one that joins it,
+# which starts again from slow start after idling. BBR paces every connection at its
+# estimate of its share, so overlapping exchanges share the link: AER on 4x1 at 100 Mbit/s
+# and 2 ms ran 247 ms per iteration over 400 iterations under BBR (the measuring host's
+# default), wandering between 190 and 310 ms per period; under cubic 183 ms (dtperf: 188).
+CONGESTION_CONTROL = "cubic"
 # Timed-window halves further apart than this: the run had not settled; the report says so.
 UNSETTLED_HALVES = 0.05
 
@@ -86,10 +93,21 @@ def sh(*args, check=True, **kw):
     return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
 
 
-class Cluster:
-    """Namespaces for `nodes` nodes behind a router; node i is 198.18.i.2."""
+def available_congestion_controls():
+    """The TCP congestion controls this kernel offers (built in or loaded)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+            return f.read().split()
+    except OSError:
+        return []
 
-    def __init__(self, nodes, tag):
+
+class Cluster:
+    """Namespaces for `nodes` nodes behind a router; node i is 198.18.i.2. Every node's TCP
+    runs `congestion_control` (a new namespace would take the host's, which may be anything;
+    see CONGESTION_CONTROL)."""
+
+    def __init__(self, nodes, tag, congestion_control=CONGESTION_CONTROL):
         self.nodes = nodes
         self.tag = tag
         self.router = f"{tag}sw"
@@ -101,6 +119,7 @@ class Cluster:
         for i, ns in enumerate(self.names):
             sh("ip", "netns", "add", ns)
             self.created.append(ns)
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv4.tcp_congestion_control={congestion_control}")
             veth = f"{tag}s{i}"
             sh("ip", "link", "add", veth, "netns", self.router, "mtu", str(MTU), "type", "veth", "peer", "name",
                "eth0", "netns", ns, "mtu", str(MTU))
@@ -442,6 +461,9 @@ def main():
     parser.add_argument("--gloo-threads", type=int, default=2,
                         help="collectives each gloo process group runs at once (default: gloo's 2; 1 runs them in "
                              "launch order, as a NCCL communicator's stream does)")
+    parser.add_argument("--congestion-control", default=CONGESTION_CONTROL,
+                        help="TCP congestion control of the emulated nodes (default: %(default)s, Linux's default; "
+                             "the host's own setting is not used)")
     parser.add_argument("--check-picks", action="store_true",
                         help="fail unless the faster scheme is picked wherever the measured gap is over 5 %%")
     args = parser.parse_args()
@@ -471,6 +493,11 @@ def main():
             skip(f"{binary} was not built")
     if sh(PYTHON, "-c", "import torch", check=False).returncode != 0:
         skip(f"PyTorch is not installed for {PYTHON} (Debian: python3-torch)")
+    if args.congestion_control not in available_congestion_controls() and shutil.which("modprobe"):
+        sh("modprobe", f"tcp_{args.congestion_control}", check=False)
+    if args.congestion_control not in available_congestion_controls():
+        skip(f"TCP congestion control '{args.congestion_control}' is not available in this kernel "
+             f"(it offers: {' '.join(available_congestion_controls())})")
 
     work = tempfile.mkdtemp(prefix="dtperf-validation.")
     procs = Processes()
@@ -510,7 +537,7 @@ def main():
     cells = []
     port = 29600
     for (nodes, per_node), (rate_gbps, delay_us) in grid:
-        cluster = Cluster(nodes, tag)
+        cluster = Cluster(nodes, tag, args.congestion_control)
         clusters.append(cluster)
         cell_name = f"{nodes}x{per_node}-{rate_gbps}-{delay_us}"
         emulator_log = open(os.path.join(args.trace, f"{cell_name}-linkemu.log"), "w") if args.trace else None
@@ -612,7 +639,8 @@ def main():
     with open(model_path) as f, open(reduction_log) as g:
         inputs = {"model": json.load(f), "reduction_log": g.read(), "copy_gb_per_s": copy_gb_per_s}
     report = {"grid": args.grid, "compute_from": args.compute_from, "gloo_threads": args.gloo_threads,
-              "decentralized_iters": args.decentralized_iters, "inputs": inputs, "cells": cells,
+              "decentralized_iters": args.decentralized_iters, "congestion_control": args.congestion_control,
+              "inputs": inputs, "cells": cells,
               "median_abs_error": median_error,
               "max_abs_error": errors[-1], "scheme_picks": picks,
               "other_compute": {"from": "cell" if args.compute_from == "run" else "run",
