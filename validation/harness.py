@@ -496,8 +496,11 @@ def main():
     if args.congestion_control not in available_congestion_controls() and shutil.which("modprobe"):
         sh("modprobe", f"tcp_{args.congestion_control}", check=False)
     if args.congestion_control not in available_congestion_controls():
-        skip(f"TCP congestion control '{args.congestion_control}' is not available in this kernel "
-             f"(it offers: {' '.join(available_congestion_controls())})")
+        missing = (f"TCP congestion control '{args.congestion_control}' is not available in this kernel "
+                   f"(it offers: {' '.join(available_congestion_controls()) or 'none that it lists'})")
+        if args.congestion_control == CONGESTION_CONTROL:
+            skip(missing)  # the machine lacks the default: nothing to validate on
+        parser.error(f"--congestion-control: {missing}")
 
     work = tempfile.mkdtemp(prefix="dtperf-validation.")
     procs = Processes()
