@@ -372,7 +372,8 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
                                                    else link["inter_cpu_ns_per_byte"], 1e-3)},
         # gloo's ring moves in lockstep (its sends wait for the receiver's ready notice).
         # (gloo also runs two collectives per group at once; the shared-link model that
-        # says so, "collectives_in_flight": 2, is not used here: include/dtperf/gossip.hpp.)
+        # says so, "collectives_in_flight": 2, is not used here: with the nodes on cubic a
+        # node's exchanges cross its link as one stream. include/dtperf/gossip.hpp.)
         "transport": {"library": "gloo", "lockstep_ring": True},
         "compute": {"dtype": "fp32", "memory_efficiency": 1.0, "kernel_overhead_us": 0, "runs_on_host": True},
         "provenance": {"source": "calibrated", "notes": "linkprobe TCP stream and ping-pong; torch copy rate"},
