@@ -77,9 +77,9 @@ TRAIN_ITERATIONS = {"all-reduce": (3, 24), "decentralized": (60, 48)}
 # close to that (measured, not traced: presumably the connection in flight has its window
 # queued ahead of one that joins it, which starts again from slow start after idling). BBR
 # paces every connection at its estimate of its share, so overlapping exchanges share the
-# link: AER on 4x1 at 100 Mbit/s
-# and 2 ms ran 247 ms per iteration over 400 iterations under BBR (the measuring host's
-# default), wandering between 190 and 310 ms per period; under cubic 183 ms (dtperf: 188).
+# link: AER on 4x1 at 100 Mbit/s and 2 ms ran 247 ms per iteration over 400 iterations
+# under BBR (the measuring host's default), wandering between 190 and 310 ms per period;
+# under cubic 183 ms (dtperf: 188).
 CONGESTION_CONTROL = "cubic"
 # Timed-window halves further apart than this: the run had not settled; the report says so.
 UNSETTLED_HALVES = 0.05
