@@ -455,6 +455,7 @@ def main():
                         help="run only this scheme in each cell (repeatable; default: all that the layout allows)")
     parser.add_argument("--trace", metavar="DIR",
                         help="keep, per run, every rank's iteration starts and exchange launches and waits "
+                             "(DDP: its phases and every bucket's all-reduce) "
                              "(DIR/CELL-SCHEME-rankN.json), each node's TCP counters over the run and the link "
                              "emulator's drops (DIR/CELL-tcp.json, DIR/CELL-linkemu.log)")
     parser.add_argument("--decentralized-iters", type=int, default=TRAIN_ITERATIONS["decentralized"][1],

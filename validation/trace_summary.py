@@ -2,7 +2,9 @@
 timed iteration's duration with the step of the period it ran, the mean per whole period,
 and for decentralized training how long the rank waited for each step's exchanges: enough
 to tell a steady run from one that changes regime part-way, and which exchange a slow
-iteration waited for. The node's TCP counters over the run follow (retransmissions and
+iteration waited for. For DDP it prints where an iteration's time goes: forward, backward
+until the first bucket's all-reduce is launched, the buckets in flight from that launch to
+the last one's end, the rest of backward and the optimizer step. The node's TCP counters over the run follow (retransmissions and
 timeouts: a lossy transport, not the model, would explain a stall).
 
   python3 validation/trace_summary.py DIR [NAME ...]
@@ -45,6 +47,39 @@ def rank_summary(trace):
     return iterations_ms, waited_ms, periods
 
 
+def ddp_phases(trace):
+    """A DDP rank's mean phases over its traced iterations (ms): `forward`, `to_first_launch`
+    (backward until the first bucket's all-reduce is launched), `buckets_in_flight` (from
+    that launch to the end of the last bucket's), `after_last_bucket` (the rest of
+    backward), `optimizer`, and `bucket_ms`, each bucket's mean all-reduce from launch to
+    end. None for a trace without DDP's phases."""
+    of = {name: [e for e in trace["events"] if e["event"] == name]
+          for name in ("forward", "backward", "optimizer", "allreduce")}
+    if not of["forward"]:
+        return None
+    phases = {"forward": [], "to_first_launch": [], "buckets_in_flight": [], "after_last_bucket": [],
+              "optimizer": []}
+    per_bucket = {}
+    for forward, backward, optimizer in zip(of["forward"], of["backward"], of["optimizer"]):
+        mine = [e for e in of["allreduce"] if backward["t0_s"] <= e["t0_s"] <= backward["t1_s"]]
+        if not mine:
+            continue
+        first = min(e["t0_s"] for e in mine)
+        last = max(e["t1_s"] for e in mine)
+        phases["forward"].append(forward["t1_s"] - forward["t0_s"])
+        phases["to_first_launch"].append(first - backward["t0_s"])
+        phases["buckets_in_flight"].append(last - first)
+        phases["after_last_bucket"].append(backward["t1_s"] - last)
+        phases["optimizer"].append(optimizer["t1_s"] - optimizer["t0_s"])
+        for e in mine:
+            per_bucket.setdefault(e["bucket"], []).append(e["t1_s"] - e["t0_s"])
+    if not phases["forward"]:
+        return None
+    summary = {name: statistics.mean(values) * 1e3 for name, values in phases.items()}
+    summary["bucket_ms"] = [statistics.mean(per_bucket[b]) * 1e3 for b in sorted(per_bucket)]
+    return summary
+
+
 def summarize(prefix, ranks, tcp):
     print(f"{prefix}")
     for rank in sorted(ranks):
@@ -53,7 +88,13 @@ def summarize(prefix, ranks, tcp):
         print(f"  rank {rank}: mean {statistics.mean(iterations_ms):7.1f} ms; per period "
               + " ".join(f"{p:5.0f}" for p in periods))
         print("    iteration ms " + " ".join(f"{t:4.0f}" for t in iterations_ms))
-        if trace["events"]:
+        ddp = ddp_phases(trace)
+        if ddp:
+            print(f"    DDP means: forward {ddp['forward']:.1f} ms, backward to the first bucket's launch "
+                  f"{ddp['to_first_launch']:.1f}, buckets in flight {ddp['buckets_in_flight']:.1f}, backward after "
+                  f"the last bucket {ddp['after_last_bucket']:.1f}, optimizer {ddp['optimizer']:.1f}; each bucket "
+                  + " ".join(f"{b:.1f}" for b in ddp["bucket_ms"]))
+        elif trace["events"]:
             print("    waited ms    " + " ".join(f"{w:4.0f}" for w in waited_ms))
     if tcp:
         for node, counters in enumerate(tcp):

@@ -20,7 +20,8 @@ the run's exchanges (what the transport takes from compute per byte sent: the fi
 is given), then `--train-warmup` (default `--warmup`) + `--iters` training iterations. Rank 0
 writes every rank's figures (compute median and samples, iteration mean and the means of the
 timed window's two halves, CPU times, loss per byte) to `--out` as JSON; `--trace` keeps
-every rank's iteration starts and exchange launches and waits.
+every rank's iteration starts and exchange launches and waits (DDP: each iteration's
+forward, backward and optimizer step, and each bucket's all-reduce from launch to end).
 """
 
 import argparse
@@ -183,6 +184,24 @@ class DecentDP:
                 pending[0].wait()
 
 
+def traced_average_hook(group, events):
+    """A DDP communication hook that does what DDP does by default (average each bucket: divide
+    by the group's size, all-reduce on `group`) and records in `events` each bucket's
+    ("allreduce", 0, bucket index, launch, completion) on the machine's monotonic clock. With
+    --trace only: it runs in Python where DDP's own runs in C++."""
+    size = dist.get_world_size(group)
+
+    def hook(_state, bucket):
+        launched = time.perf_counter()
+        future = dist.all_reduce(bucket.buffer().div_(size), group=group, async_op=True).get_future()
+
+        def done(f):
+            events.append(("allreduce", 0, bucket.index(), launched, time.perf_counter()))
+            return f.value()[0]
+        return future.then(done)
+    return hook
+
+
 def compute_until_every_rank_is_here(step):
     """Untimed iterations of `step` until every rank has reached this call too (an
     asynchronous 4-byte all-reduce completes once all have launched it): around the timed
@@ -322,7 +341,8 @@ def main():
                         help="collectives each process group runs at once (1: in launch order, as on a NCCL stream)")
     parser.add_argument("--out")
     parser.add_argument("--trace", help="write PREFIX-rankN.json: every timed iteration's start and, for "
-                        "decentralized training, every exchange's launch and wait")
+                        "decentralized training, every exchange's launch and wait; for DDP every forward, "
+                        "backward and optimizer step and every bucket's all-reduce")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -372,11 +392,21 @@ def main():
         net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mib,
                                                         process_group=steps[0][0])
         opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
+        ddp_events = []
+        if args.trace:
+            net.register_comm_hook(None, traced_average_hook(steps[0][0], ddp_events))
 
         def step(x, y):
+            t0 = time.perf_counter()
             opt.zero_grad(set_to_none=True)
-            loss_fn(net(x), y).backward()
+            out = net(x)
+            t1 = time.perf_counter()
+            loss_fn(out, y).backward()
+            t2 = time.perf_counter()
             opt.step()
+            if args.trace:
+                ddp_events.extend([("forward", 0, -1, t0, t1), ("backward", 0, -1, t1, t2),
+                                   ("optimizer", 0, -1, t2, time.perf_counter())])
         gossip = None
     else:
         gossip = DecentDP(model, steps, args.rank, args.bucket_mib * 1024 * 1024, lr, momentum)
@@ -400,6 +430,8 @@ def main():
             if gossip:
                 gossip.wait_s = 0.0
                 gossip.events = [] if args.trace else None
+            else:
+                ddp_events.clear()
     train_cpu_s = (time.process_time() - cpu0) / args.iters
     train_machine_s = (machine_busy_s() - busy0) / args.iters
     wait_s = gossip.wait_s / args.iters if gossip else 0.0
@@ -410,7 +442,7 @@ def main():
             json.dump({"rank": args.rank, "scheme": args.scheme, "iteration_starts_s": starts,
                        "iteration_s": times, "steps_per_period": len(gossip.steps) if gossip else 1,
                        "events": [dict(zip(("event", "step", "bucket", "t0_s", "t1_s"), e))
-                                  for e in (gossip.events or [])] if gossip else []}, f)
+                                  for e in (gossip.events or [] if gossip else ddp_events)]}, f)
     dist.barrier()
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a

@@ -38,6 +38,30 @@ class TraceSummaryTest(unittest.TestCase):
         self.assertEqual(list(found), ["4x1-0.1-100-ring"])
         self.assertEqual(sorted(found["4x1-0.1-100-ring"]), [0, 1])
 
+    def test_ddp_phases_split_each_iteration_at_its_buckets(self):
+        # Two DDP iterations, times in ms. The first: forward 0-10, backward 10-40 with
+        # buckets 0 (launched 15, ended 25) and 1 (20-38), optimizer 40-41. The second:
+        # forward 50-62, backward 62-90 with buckets 0 (64-80) and 1 (70-86), optimizer
+        # 90-92. Forward (10 + 12) / 2 = 11; to the first launch (5 + 2) / 2 = 3.5; in
+        # flight (38 - 15 + 86 - 64) / 2 = 22.5; after the last bucket (2 + 4) / 2 = 3;
+        # optimizer (1 + 2) / 2 = 1.5; bucket 0 (10 + 16) / 2 = 13, bucket 1 (18 + 16) / 2 = 17.
+        def event(name, bucket, t0_ms, t1_ms):
+            return {"event": name, "step": 0, "bucket": bucket, "t0_s": t0_ms / 1e3, "t1_s": t1_ms / 1e3}
+        trace = dict(TRACE, scheme="all-reduce", steps_per_period=1, events=[
+            event("allreduce", 0, 15, 25), event("allreduce", 1, 20, 38),
+            event("forward", -1, 0, 10), event("backward", -1, 10, 40), event("optimizer", -1, 40, 41),
+            event("allreduce", 0, 64, 80), event("allreduce", 1, 70, 86),
+            event("forward", -1, 50, 62), event("backward", -1, 62, 90), event("optimizer", -1, 90, 92)])
+        phases = trace_summary.ddp_phases(trace)
+        bucket_ms = phases.pop("bucket_ms")
+        self.assertEqual({k: round(v, 6) for k, v in phases.items()},
+                         {"forward": 11, "to_first_launch": 3.5, "buckets_in_flight": 22.5,
+                          "after_last_bucket": 3, "optimizer": 1.5})
+        self.assertEqual([round(b, 6) for b in bucket_ms], [13, 17])
+
+    def test_a_decentralized_trace_has_no_ddp_phases(self):
+        self.assertIsNone(trace_summary.ddp_phases(TRACE))
+
 
 if __name__ == "__main__":
     unittest.main()
