@@ -496,11 +496,13 @@ def main():
             skip(f"{binary} was not built")
     if sh(PYTHON, "-c", "import torch", check=False).returncode != 0:
         skip(f"PyTorch is not installed for {PYTHON} (Debian: python3-torch)")
-    if args.congestion_control not in available_congestion_controls() and shutil.which("modprobe"):
+    offered = available_congestion_controls()
+    if args.congestion_control not in offered and shutil.which("modprobe"):
         sh("modprobe", f"tcp_{args.congestion_control}", check=False)
-    if args.congestion_control not in available_congestion_controls():
+        offered = available_congestion_controls()
+    if args.congestion_control not in offered:
         missing = (f"TCP congestion control '{args.congestion_control}' is not available in this kernel "
-                   f"(it offers: {' '.join(available_congestion_controls()) or 'none that it lists'})")
+                   f"(it offers: {' '.join(offered) or 'none that it lists'})")
         if args.congestion_control == CONGESTION_CONTROL:
             skip(missing)  # the machine lacks the default: nothing to validate on
         parser.error(f"--congestion-control: {missing}")

@@ -4,8 +4,9 @@ and for decentralized training how long the rank waited for each step's exchange
 to tell a steady run from one that changes regime part-way, and which exchange a slow
 iteration waited for. For DDP it prints where an iteration's time goes: forward, backward
 until the first bucket's all-reduce is launched, the buckets in flight from that launch to
-the last one's end, the rest of backward and the optimizer step. The node's TCP counters over the run follow (retransmissions and
-timeouts: a lossy transport, not the model, would explain a stall).
+the last one's end, the rest of backward and the optimizer step. The node's TCP counters
+over the run follow (retransmissions and timeouts: a lossy transport, not the model, would
+explain a stall).
 
   python3 validation/trace_summary.py DIR [NAME ...]
 
@@ -55,8 +56,6 @@ def ddp_phases(trace):
     end. None for a trace without DDP's phases."""
     of = {name: [e for e in trace["events"] if e["event"] == name]
           for name in ("forward", "backward", "optimizer", "allreduce")}
-    if not of["forward"]:
-        return None
     phases = {"forward": [], "to_first_launch": [], "buckets_in_flight": [], "after_last_bucket": [],
               "optimizer": []}
     per_bucket = {}

@@ -442,7 +442,7 @@ def main():
             json.dump({"rank": args.rank, "scheme": args.scheme, "iteration_starts_s": starts,
                        "iteration_s": times, "steps_per_period": len(gossip.steps) if gossip else 1,
                        "events": [dict(zip(("event", "step", "bucket", "t0_s", "t1_s"), e))
-                                  for e in (gossip.events or [] if gossip else ddp_events)]}, f)
+                                  for e in ((gossip.events or []) if gossip else ddp_events)]}, f)
     dist.barrier()
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a
