@@ -1,6 +1,7 @@
 """How long gloo's all-reduce takes on emulated nodes, alone and with 2 or 5 launched back
 to back on one process group, over sizes: what the transport adds beyond the link's rate and
-one-way delay, which linkprobe's TCP stream and ping-pong do not show.
+one-way delay, which linkprobe's TCP stream and ping-pong do not show. The validation
+harness's --collective-table measures its back-to-back figures through `measure` below.
 
   sudo python3 validation/gloo_collectives.py --rate-gbps 1 --delay-us 2000 [--layout 2x1] [--build build]
 
@@ -22,9 +23,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZES = [4096, 65536, 262144, 1 << 20, 4 << 20]
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # Debian's torch
 
 
-def rank_main(rank, world, master, out):
+def rank_main(rank, world, master, out, sizes, counts):
     import torch
     import torch.distributed as dist
 
@@ -32,18 +34,20 @@ def rank_main(rank, world, master, out):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=world)
     result = {}
-    for size in SIZES:
+    for size in sizes:
         tensor = torch.ones(size // 4)
         for _ in range(2):
             dist.all_reduce(tensor)
-        times = []
-        for _ in range(8):
-            dist.barrier()
-            start = time.perf_counter()
-            dist.all_reduce(tensor)
-            times.append(time.perf_counter() - start)
-        row = {"alone": statistics.median(times) * 1e3}
-        for k in (2, 5):
+        row = {}
+        if 1 in counts:
+            times = []
+            for _ in range(8):
+                dist.barrier()
+                start = time.perf_counter()
+                dist.all_reduce(tensor)
+                times.append(time.perf_counter() - start)
+            row["alone"] = statistics.median(times) * 1e3
+        for k in (k for k in counts if k > 1):
             tensors = [torch.ones(size // 4) for _ in range(k)]
             times = []
             for _ in range(4):
@@ -62,6 +66,27 @@ def rank_main(rank, world, master, out):
     os._exit(0)  # gloo's teardown can spin at interpreter exit
 
 
+def measure(cluster, procs, per_node, sizes=SIZES, counts=(1, 2, 5), port=29777):
+    """Runs the ranks on `cluster` (rank r on node r // per_node) and returns, per size in
+    bytes, the median milliseconds of a lone all-reduce (`alone`, count 1) and of k launched
+    at once (`back_to_back_k`)."""
+    work = tempfile.mkdtemp(prefix="dtperf-gloo.")
+    try:
+        out = os.path.join(work, "result.json")
+        world = cluster.nodes * per_node
+        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r // per_node], PYTHON,
+                              os.path.abspath(__file__), "--layout", f"{cluster.nodes}x{per_node}", "--rank", str(r),
+                              "--master", f"{cluster.address(0)}:{port}", "--out", out,
+                              "--sizes", ",".join(str(s) for s in sizes), "--counts", ",".join(str(k) for k in counts)])
+                 for r in range(world)]
+        for p in ranks:
+            p.wait(600)
+        with open(out) as f:
+            return json.load(f)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate-gbps", type=float, default=1.0)
@@ -71,10 +96,13 @@ def main():
     parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)  # one rank, inside its namespace
     parser.add_argument("--master", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES), help=argparse.SUPPRESS)
+    parser.add_argument("--counts", default="1,2,5", help=argparse.SUPPRESS)
     args = parser.parse_args()
     nodes, per_node = (int(x) for x in args.layout.split("x"))
     if args.rank is not None:
-        return rank_main(args.rank, nodes * per_node, args.master, args.out)
+        return rank_main(args.rank, nodes * per_node, args.master, args.out,
+                         [int(s) for s in args.sizes.split(",")], [int(k) for k in args.counts.split(",")])
 
     sys.path.insert(0, HERE)
     import harness  # noqa: E402
@@ -86,15 +114,8 @@ def main():
         harness.start_link_emulator(procs, cluster, os.path.join(args.build, "calibrate", "linkemu"), args.rate_gbps,
                                     args.delay_us, work)
         link = harness.probe(cluster, os.path.join(args.build, "calibrate", "linkprobe"), procs, work)
-        out = os.path.join(work, "result.json")
-        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r // per_node], harness.PYTHON,
-                              os.path.abspath(__file__), "--layout", args.layout, "--rank", str(r), "--master",
-                              f"{cluster.address(0)}:29777", "--out", out])
-                 for r in range(nodes * per_node)]
-        for p in ranks:
-            p.wait(600)
-        with open(out) as f:
-            print(json.dumps({"layout": args.layout, "link": link, "all_reduce_ms": json.load(f)}, indent=1))
+        print(json.dumps({"layout": args.layout, "link": link, "all_reduce_ms": measure(cluster, procs, per_node)},
+                         indent=1))
     finally:
         procs.stop_all()
         cluster.close()

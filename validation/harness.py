@@ -24,6 +24,12 @@ dtperf predicts it blind from:
 
 All these phases run before training (train.py), so the prediction stays blind.
 
+With --collective-table the profile also carries gloo's all-reduce as measured on the
+cell's nodes before training (calibration.collectives: 64 KiB to 4 MiB, five launched at
+once, as DDP launches its buckets), which dtperf takes over the link's formula for groups
+of that shape and scales to others (include/dtperf/network.hpp), as a user's calibration
+would give it.
+
 Only the comparison step reads the training times. The report lists every cell's measured
 and predicted time, the median and max |error|, and whether the faster scheme is picked.
 
@@ -81,6 +87,10 @@ TRAIN_ITERATIONS = {"all-reduce": (3, 24), "decentralized": (60, 48)}
 # under BBR (the measuring host's default), wandering between 190 and 310 ms per period;
 # under cubic 183 ms (dtperf: 188).
 CONGESTION_CONTROL = "cubic"
+# --collective-table: gloo's all-reduce measured per cell at these sizes, this many launched
+# at once (a DDP step launches its buckets back to back; gloo runs two of a group's at once).
+TABLE_SIZES = [1 << 16, 1 << 18, 1 << 20, 1 << 22]
+TABLE_BACK_TO_BACK = 5
 # Timed-window halves further apart than this: the run had not settled; the report says so.
 UNSETTLED_HALVES = 0.05
 
@@ -352,10 +362,21 @@ def comm_only_cpu_ns_per_byte(result, world):
     return machine_s * min(1.0, world / cores) / cores / bytes_per_rank * 1e9
 
 
+def collective_table(cluster, per_node, procs, port):
+    """gloo's all-reduce on the cell's nodes and ranks, as a calibration measures it:
+    [[bytes, us], ...], each the median time of TABLE_BACK_TO_BACK launched at once over
+    that many (validation/gloo_collectives.py)."""
+    import gloo_collectives  # noqa: E402 (torch only where asked for)
+
+    measured = gloo_collectives.measure(cluster, procs, per_node, TABLE_SIZES, (TABLE_BACK_TO_BACK,), port)
+    return [[size, measured[str(size)][f"back_to_back_{TABLE_BACK_TO_BACK}"] * 1e3 / TABLE_BACK_TO_BACK]
+            for size in TABLE_SIZES]
+
+
 def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=None):
     """The cluster as the harness measured it (with the transport's CPU time per byte of
     the run to predict, when known)."""
-    return {
+    profile = {
         "schema": "dtperf.profile/1",
         "name": name,
         "description": "emulated cluster of network namespaces, as measured by the validation harness",
@@ -379,6 +400,10 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
         "compute": {"dtype": "fp32", "memory_efficiency": 1.0, "kernel_overhead_us": 0, "runs_on_host": True},
         "provenance": {"source": "calibrated", "notes": "linkprobe TCP stream and ping-pong; torch copy rate"},
     }
+    if "all_reduce_points_bytes_us" in link:  # --collective-table
+        profile["calibration"] = {"collectives": [{"collective": "all_reduce", "ranks": nodes * per_node,
+                                                   "nodes": nodes, "points_bytes_us": link["all_reduce_points_bytes_us"]}]}
+    return profile
 
 
 def scheme_picks(cells):
@@ -467,6 +492,10 @@ def main():
     parser.add_argument("--congestion-control", default=CONGESTION_CONTROL,
                         help="TCP congestion control of the emulated nodes (default: %(default)s, Linux's default; "
                              "the host's own setting is not used)")
+    parser.add_argument("--collective-table", action="store_true",
+                        help="also calibrate gloo's all-reduce on each cell's nodes (sizes 64 KiB to 4 MiB, "
+                             f"{TABLE_BACK_TO_BACK} launched at once, as DDP launches its buckets) and give dtperf "
+                             "the table (the profile's calibration.collectives), not the link's formula alone")
     parser.add_argument("--check-picks", action="store_true",
                         help="fail unless the faster scheme is picked wherever the measured gap is over 5 %%")
     args = parser.parse_args()
@@ -551,6 +580,9 @@ def main():
         emulator_log = open(os.path.join(args.trace, f"{cell_name}-linkemu.log"), "w") if args.trace else None
         emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, emulator_log)
         link = probe(cluster, linkprobe, procs, work)
+        if args.collective_table:
+            port += 1
+            link["all_reduce_points_bytes_us"] = collective_table(cluster, per_node, procs, port)
         files = schedules(dtperf, nodes * per_node, per_node, work)
         results = {}
         tcp = {}
@@ -648,7 +680,7 @@ def main():
         inputs = {"model": json.load(f), "reduction_log": g.read(), "copy_gb_per_s": copy_gb_per_s}
     report = {"grid": args.grid, "compute_from": args.compute_from, "gloo_threads": args.gloo_threads,
               "decentralized_iters": args.decentralized_iters, "congestion_control": args.congestion_control,
-              "inputs": inputs, "cells": cells,
+              "collective_table": args.collective_table, "inputs": inputs, "cells": cells,
               "median_abs_error": median_error,
               "max_abs_error": errors[-1], "scheme_picks": picks,
               "other_compute": {"from": "cell" if args.compute_from == "run" else "run",

@@ -53,6 +53,21 @@ class RepredictTest(unittest.TestCase):
         [pick] = repredict.harness.scheme_picks(cells)
         self.assertEqual((pick["picked"], pick["fastest"], pick["right"]), ("alternating-exp-ring",) * 2 + (True,))
 
+    def test_a_measured_all_reduce_table_replaces_the_formula(self):
+        # The harness's --collective-table: gloo's all-reduce measured on the cell, twice
+        # what the link's formula gives (2 lockstep steps of 100 us + bytes at 12.5 MB/s).
+        # All-Reduce's 2 MB per iteration then take 2 x 160 ms: 181 + 160 = 341 ms.
+        link = dict(LINK, all_reduce_points_bytes_us=[[b, 2 * (200.0 + b / 12.5)] for b in (1 << 16, 1 << 20, 1 << 22)])
+        self.report["cells"][0]["link"] = link
+        profile = repredict.harness.profile_json(2, 1, link, 40.0, "x")
+        self.assertEqual(profile["calibration"]["collectives"],
+                         [{"collective": "all_reduce", "ranks": 2, "nodes": 2,
+                           "points_bytes_us": link["all_reduce_points_bytes_us"]}])
+        self.assertNotIn("calibration", repredict.harness.profile_json(2, 1, LINK, 40.0, "x"))
+        with tempfile.TemporaryDirectory() as work:
+            cells = repredict.repredict(self.report, DTPERF, work)
+        self.assertAlmostEqual(cells[0]["predicted_ms"], 341.0, delta=10.0)
+
     def test_a_report_without_inputs_is_refused(self):
         del self.report["inputs"]
         with tempfile.TemporaryDirectory() as work, self.assertRaises(ValueError):
