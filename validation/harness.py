@@ -27,8 +27,8 @@ All these phases run before training (train.py), so the prediction stays blind.
 With --collective-table the profile also carries gloo's all-reduce as measured on the
 cell's nodes before training (calibration.collectives: 64 KiB to 4 MiB, five launched at
 once, as DDP launches its buckets), which dtperf takes over the link's formula for groups
-of that shape and scales to others (include/dtperf/network.hpp), as a user's calibration
-would give it.
+of that shape and scales to other node counts with the same ranks per node
+(include/dtperf/network.hpp), as a user's calibration would give it.
 
 Only the comparison step reads the training times. The report lists every cell's measured
 and predicted time, the median and max |error|, and whether the faster scheme is picked.
@@ -366,7 +366,7 @@ def collective_table(cluster, per_node, procs, port):
     """gloo's all-reduce on the cell's nodes and ranks, as a calibration measures it:
     [[bytes, us], ...], each the median time of TABLE_BACK_TO_BACK launched at once over
     that many (validation/gloo_collectives.py)."""
-    import gloo_collectives  # noqa: E402 (torch only where asked for)
+    import gloo_collectives  # here: the table is optional
 
     measured = gloo_collectives.measure(cluster, procs, per_node, TABLE_SIZES, (TABLE_BACK_TO_BACK,), port)
     return [[size, measured[str(size)][f"back_to_back_{TABLE_BACK_TO_BACK}"] * 1e3 / TABLE_BACK_TO_BACK]
