@@ -22,8 +22,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402 (the emulated cluster, and the Python with Debian's torch)
+
 SIZES = [4096, 65536, 262144, 1 << 20, 4 << 20]
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # Debian's torch
 
 
 def rank_main(rank, world, master, out, sizes, counts):
@@ -74,7 +76,7 @@ def measure(cluster, procs, per_node, sizes=SIZES, counts=(1, 2, 5), port=29777)
     try:
         out = os.path.join(work, "result.json")
         world = cluster.nodes * per_node
-        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r // per_node], PYTHON,
+        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r // per_node], harness.PYTHON,
                               os.path.abspath(__file__), "--layout", f"{cluster.nodes}x{per_node}", "--rank", str(r),
                               "--master", f"{cluster.address(0)}:{port}", "--out", out,
                               "--sizes", ",".join(str(s) for s in sizes), "--counts", ",".join(str(k) for k in counts)])
@@ -103,9 +105,6 @@ def main():
     if args.rank is not None:
         return rank_main(args.rank, nodes * per_node, args.master, args.out,
                          [int(s) for s in args.sizes.split(",")], [int(k) for k in args.counts.split(",")])
-
-    sys.path.insert(0, HERE)
-    import harness  # noqa: E402
 
     work = tempfile.mkdtemp(prefix="dtperf-gloo.")
     procs = harness.Processes()
