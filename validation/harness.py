@@ -77,6 +77,10 @@ BUCKET_MIB = 1.0
 # 250-265 ms, and some runs never settled): dtperf predicts the settled run, so the harness
 # times that. --decentralized-iters lengthens the timed window.
 TRAIN_ITERATIONS = {"all-reduce": (3, 24), "decentralized": (60, 48)}
+# ... and whole multiples of the timed count until the window lasts this long (train.py's
+# timed_iterations, from the run's phases before training): at 1 Gbit/s 24 of DDP's 58 ms
+# iterations last 1.4 s, and one slow stretch of the shared machine moved such a run 7 %.
+MIN_TIMED_S = 8.0
 # The emulated nodes' TCP congestion control, whatever the host's is (a new namespace takes
 # the host's). dtperf's link is one stream: a node's exchanges cross its uplink in launch
 # order. A loss-based control such as cubic (Linux's default) behind a deep FIFO queue comes
@@ -309,7 +313,7 @@ def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, tra
             args += ["--schedule", schedule]
         if trace:
             args += ["--trace", trace]
-        args += ["--train-warmup", str(warmup), "--iters", str(iters)]
+        args += ["--train-warmup", str(warmup), "--iters", str(iters), "--min-timed-s", str(MIN_TIMED_S)]
         log = open(os.path.join(work, f"rank{rank}-{scheme}-{port}.log"), "w")
         ranks.append(procs.start(args, stdout=log, stderr=subprocess.STDOUT))
     deadline = time.time() + timeout_s
@@ -485,7 +489,8 @@ def main():
                              "emulator's drops (DIR/CELL-tcp.json, DIR/CELL-linkemu.log)")
     parser.add_argument("--decentralized-iters", type=int, default=TRAIN_ITERATIONS["decentralized"][1],
                         help="timed training iterations of a decentralized run (a multiple of 12: whole "
-                             "periods); default %(default)s")
+                             f"periods; twice, thrice... as many where they would last under {MIN_TIMED_S:g} s); "
+                             "default %(default)s")
     parser.add_argument("--gloo-threads", type=int, default=2,
                         help="collectives each gloo process group runs at once (default: gloo's 2; 1 runs them in "
                              "launch order, as a NCCL communicator's stream does)")
@@ -656,6 +661,7 @@ def main():
                 cell["wait_ms"] = {"measured": statistics.mean(result["train_wait_ms_per_rank"]),
                                    "predicted_exposed": predicted["exposed_comm_ms"]}
             cell["halves_ms"] = result["iteration_halves_ms"]
+            cell["timed_iterations"] = result["timed_iterations"]
             cell["compute_samples_ms_per_rank"] = result["compute_samples_ms_per_rank"]
             cell["other_compute"] = {"from": "cell" if args.compute_from == "run" else "run", "compute_ms": other_ms,
                                      "predicted_ms": other["iteration_ms"],

@@ -17,7 +17,8 @@ compute time dtperf is given, and how much it varies; untimed iterations before 
 keep every rank computing until all have finished theirs), then as many with the run's
 exchanges alone (the CPU time gloo takes per byte sent, for the reader), then compute beside
 the run's exchanges (what the transport takes from compute per byte sent: the figure dtperf
-is given), then `--train-warmup` (default `--warmup`) + `--iters` training iterations. Rank 0
+is given), then `--train-warmup` (default `--warmup`) + `--iters` training iterations (or
+whole multiples of `--iters`, to last `--min-timed-s`: timed_iterations below). Rank 0
 writes every rank's figures (compute median and samples, iteration mean and the means of the
 timed window's two halves, CPU times, loss per byte) to `--out` as JSON; `--trace` keeps
 every rank's iteration starts and exchange launches and waits (DDP: each iteration's
@@ -245,13 +246,14 @@ def communication_only(buckets, steps, args):
     """`--warmup` + `--compute-iters` iterations of the scheme's exchanges alone: every
     bucket's all-reduce launched asynchronously (on the world for All-Reduce, on the step's
     group for a topology), then all awaited. Returns per iteration the process's CPU
-    seconds, the whole machine's busy CPU seconds, and the bytes this rank sends."""
+    seconds, the whole machine's busy CPU seconds, the bytes this rank sends and the wall
+    seconds."""
     sent = 0.0
-    cpu0, busy0 = time.process_time(), machine_busy_s()
+    cpu0, busy0, wall0 = time.process_time(), machine_busy_s(), time.perf_counter()
     for i in range(args.warmup + args.compute_iters):
         if i == args.warmup:
             dist.barrier()  # every rank measures the same stretch of time
-            cpu0, busy0, sent = time.process_time(), machine_busy_s(), 0.0
+            cpu0, busy0, wall0, sent = time.process_time(), machine_busy_s(), time.perf_counter(), 0.0
         group, size = steps[i % len(steps)]
         works = [dist.all_reduce(b, group=group, async_op=True) for b in buckets]
         for w in works:
@@ -259,7 +261,8 @@ def communication_only(buckets, steps, args):
         sent += bytes_sent(buckets, size)
     dist.barrier()
     iters = args.compute_iters
-    return (time.process_time() - cpu0) / iters, (machine_busy_s() - busy0) / iters, sent / iters
+    return ((time.process_time() - cpu0) / iters, (machine_busy_s() - busy0) / iters, sent / iters,
+            (time.perf_counter() - wall0) / iters)
 
 
 def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
@@ -321,6 +324,20 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
     return statistics.median(costs) if costs else None
 
 
+def timed_iterations(estimate_s, args):
+    """How many training iterations to time: `--iters`, or more, in whole multiples of it,
+    until the window lasts `--min-timed-s` at `estimate_s` per iteration (the compute-only
+    median plus the exchanges alone: no overlap, so never shorter than training's), the
+    same on every rank (the largest estimate). A short window is at the mercy of one slow
+    stretch of a shared machine: 24 of DDP's 58 ms iterations last 1.4 s, and one such run
+    read 62 ms where its repeats read 57.5-58.3. Decided before training (its times do not
+    enter), with a collective that none of training's is queued behind."""
+    longest = torch.tensor([estimate_s], dtype=torch.float64)
+    dist.all_reduce(longest, op=dist.ReduceOp.MAX)
+    wanted = args.min_timed_s / max(longest.item(), 1e-6)
+    return args.iters * max(1, math.ceil(wanted / args.iters))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
@@ -336,6 +353,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--train-warmup", type=int, help="untimed training iterations (default: --warmup)")
     parser.add_argument("--iters", type=int, default=24)  # whole periods of 2, 3 and 4 steps
+    parser.add_argument("--min-timed-s", type=float, default=0.0,
+                        help="time more iterations (whole multiples of --iters) until the window lasts this long")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--gloo-threads", type=int, default=GLOO_DEFAULT_THREADS,
                         help="collectives each process group runs at once (1: in launch order, as on a NCCL stream)")
@@ -381,13 +400,14 @@ def main():
     # gloo transport costs the host's CPU per byte sent (its threads, copies, sums and
     # waiting), measured before training so that the prediction stays blind.
     buckets, steps = exchanges(model, args)
-    comm_cpu_s, comm_machine_cpu_s, comm_bytes = communication_only(buckets, steps, args)
+    comm_cpu_s, comm_machine_cpu_s, comm_bytes, comm_wall_s = communication_only(buckets, steps, args)
     dist.barrier()
     # Phase 2b: compute beside those exchanges: what the transport takes from compute per
     # byte sent, as dtperf charges it.
     beside_s_per_byte = compute_beside_exchanges(compute_step, buckets, steps, statistics.median(compute), args)
 
-    # Phase 3: training.
+    # Phase 3: training, timed over at least --iters iterations and --min-timed-s seconds.
+    iters = timed_iterations(statistics.median(compute) + comm_wall_s, args)
     if args.scheme == "all-reduce":
         net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mib,
                                                         process_group=steps[0][0])
@@ -418,7 +438,7 @@ def main():
     starts = []  # the timed iterations' starts, for --trace
     cpu0, busy0 = time.process_time(), machine_busy_s()
     warmup = args.warmup if args.train_warmup is None else args.train_warmup
-    for i in range(warmup + args.iters):
+    for i in range(warmup + iters):
         x, y = batch_fn(args.batch)
         t0 = time.perf_counter()
         step(x, y)
@@ -432,9 +452,9 @@ def main():
                 gossip.events = [] if args.trace else None
             else:
                 ddp_events.clear()
-    train_cpu_s = (time.process_time() - cpu0) / args.iters
-    train_machine_s = (machine_busy_s() - busy0) / args.iters
-    wait_s = gossip.wait_s / args.iters if gossip else 0.0
+    train_cpu_s = (time.process_time() - cpu0) / iters
+    train_machine_s = (machine_busy_s() - busy0) / iters
+    wait_s = gossip.wait_s / iters if gossip else 0.0
     if gossip:
         gossip.drain()
     if args.trace:
@@ -467,6 +487,7 @@ def main():
             "world": args.world,
             "compute_ms": summary_ms(samples_per_rank[0]),
             "iteration_ms": summary_ms(times),
+            "timed_iterations": iters,
             "compute_ms_per_rank": [statistics.median(k) * 1e3 for k in samples_per_rank],
             # Every timed compute-only iteration of every rank: how much it varies.
             "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in samples_per_rank],
