@@ -1,7 +1,7 @@
 """How long gloo's all-reduce takes on emulated nodes, alone and with 2 or 5 launched back
 to back on one process group, over sizes: what the transport adds beyond the link's rate and
 one-way delay, which linkprobe's TCP stream and ping-pong do not show. The validation
-harness's --collective-table measures its back-to-back figures through `measure` below.
+harness's collective table (its default) measures its back-to-back figures through `measure` below.
 
   sudo python3 validation/gloo_collectives.py --rate-gbps 1 --delay-us 2000 [--layout 2x1] [--build build]
 

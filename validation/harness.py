@@ -24,11 +24,11 @@ dtperf predicts it blind from:
 
 All these phases run before training (train.py), so the prediction stays blind.
 
-With --collective-table the profile also carries gloo's all-reduce as measured on the
-cell's nodes before training (calibration.collectives: 64 KiB to 4 MiB, five launched at
-once, as DDP launches its buckets), which dtperf takes over the link's formula for groups
-of that shape and scales to other node counts with the same ranks per node
-(include/dtperf/network.hpp), as a user's calibration would give it.
+The profile also carries gloo's all-reduce as measured on the cell's nodes before training
+(calibration.collectives: 64 KiB to 4 MiB, five launched at once, as DDP launches its
+buckets), which dtperf takes over the link's formula for groups of that shape and scales
+to other node counts with the same ranks per node (include/dtperf/network.hpp), as a
+user's calibration would give it; --no-collective-table leaves the formula alone.
 
 Only the comparison step reads the training times. The report lists every cell's measured
 and predicted time, the median and max |error|, and whether the faster scheme is picked.
@@ -91,7 +91,7 @@ MIN_TIMED_S = 8.0
 # under BBR (the measuring host's default), wandering between 190 and 310 ms per period;
 # under cubic 183 ms (dtperf: 188).
 CONGESTION_CONTROL = "cubic"
-# --collective-table: gloo's all-reduce measured per cell at these sizes, this many launched
+# The collective table: gloo's all-reduce measured per cell at these sizes, this many launched
 # at once (a DDP step launches its buckets back to back; gloo runs two of a group's at once).
 TABLE_SIZES = [1 << 16, 1 << 18, 1 << 20, 1 << 22]
 TABLE_BACK_TO_BACK = 5
@@ -404,7 +404,7 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
         "compute": {"dtype": "fp32", "memory_efficiency": 1.0, "kernel_overhead_us": 0, "runs_on_host": True},
         "provenance": {"source": "calibrated", "notes": "linkprobe TCP stream and ping-pong; torch copy rate"},
     }
-    if "all_reduce_points_bytes_us" in link:  # --collective-table
+    if "all_reduce_points_bytes_us" in link:  # measured (not with --no-collective-table)
         profile["calibration"] = {"collectives": [{"collective": "all_reduce", "ranks": nodes * per_node,
                                                    "nodes": nodes, "points_bytes_us": link["all_reduce_points_bytes_us"]}]}
     return profile
@@ -497,10 +497,11 @@ def main():
     parser.add_argument("--congestion-control", default=CONGESTION_CONTROL,
                         help="TCP congestion control of the emulated nodes (default: %(default)s, Linux's default; "
                              "the host's own setting is not used)")
-    parser.add_argument("--collective-table", action="store_true",
-                        help="also calibrate gloo's all-reduce on each cell's nodes (sizes 64 KiB to 4 MiB, "
+    parser.add_argument("--collective-table", action=argparse.BooleanOptionalAction, default=True,
+                        help="calibrate gloo's all-reduce on each cell's nodes (sizes 64 KiB to 4 MiB, "
                              f"{TABLE_BACK_TO_BACK} launched at once, as DDP launches its buckets) and give dtperf "
-                             "the table (the profile's calibration.collectives), not the link's formula alone")
+                             "the table (the profile's calibration.collectives); --no-collective-table: the "
+                             "link's formula alone (default: the table)")
     parser.add_argument("--check-picks", action="store_true",
                         help="fail unless the faster scheme is picked wherever the measured gap is over 5 %%")
     args = parser.parse_args()
