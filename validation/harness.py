@@ -370,7 +370,7 @@ def collective_table(cluster, per_node, procs, port):
     """gloo's all-reduce on the cell's nodes and ranks, as a calibration measures it:
     [[bytes, us], ...], each the median time of TABLE_BACK_TO_BACK launched at once over
     that many (validation/gloo_collectives.py)."""
-    import gloo_collectives  # here: the table is optional
+    import gloo_collectives  # here, not at the top: it imports this module
 
     measured = gloo_collectives.measure(cluster, procs, per_node, TABLE_SIZES, (TABLE_BACK_TO_BACK,), port)
     return [[size, measured[str(size)][f"back_to_back_{TABLE_BACK_TO_BACK}"] * 1e3 / TABLE_BACK_TO_BACK]

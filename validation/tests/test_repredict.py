@@ -54,7 +54,7 @@ class RepredictTest(unittest.TestCase):
         self.assertEqual((pick["picked"], pick["fastest"], pick["right"]), ("alternating-exp-ring",) * 2 + (True,))
 
     def test_a_measured_all_reduce_table_replaces_the_formula(self):
-        # The harness's --collective-table: gloo's all-reduce measured on the cell, twice
+        # The harness's collective table: gloo's all-reduce measured on the cell, twice
         # what the link's formula gives (2 lockstep steps of 100 us + bytes at 12.5 MB/s).
         # All-Reduce's 2 MB per iteration then take 2 x 160 ms: 181 + 160 = 341 ms.
         link = dict(LINK, all_reduce_points_bytes_us=[[b, 2 * (200.0 + b / 12.5)] for b in (1 << 16, 1 << 20, 1 << 22)])
