@@ -427,10 +427,26 @@ def scheme_picks(cells):
     return picks
 
 
+# Fewest wholly-beside iterations per rank for their spread to stand for the rank's.
+MIN_BESIDE_SAMPLES = 5
+
+
 def compute_factors(result):
-    """Every compute-only iteration of every rank over its rank's mean: the factors dtperf
-    resamples for every rank and iteration (--iteration-times). Their standard deviation is
-    the phase's coefficient of variation."""
+    """The factors dtperf resamples for every rank and iteration (--iteration-times): how
+    much a compute iteration varies in training, where it runs beside the exchanges.
+
+    Those of the compute-beside-exchanges phase (train.py): every iteration that ran wholly
+    beside the run's exchanges over the mean of its round. Beside the transport's threads a
+    compute iteration varies two to five times as much as alone (4 ranks on 2 cores at
+    1 Gbit/s: coefficients of variation 0.12-0.33 against 0.03-0.06), and the ranks of
+    decentralized training wait on each other's slowest iterations. Each round is its own
+    mean so that only the scatter is taken: how much a step's exchanges slow compute on
+    average is dtperf's contention model's to say. Falls back to the compute-only phase
+    (every compute-only iteration over its rank's mean) where a rank has fewer than
+    MIN_BESIDE_SAMPLES beside iterations, or where the run has none (an older report)."""
+    beside = result.get("beside_factors_per_rank")
+    if beside and all(len(k) >= MIN_BESIDE_SAMPLES for k in beside):
+        return [x for k in beside for x in k]
     return [x / statistics.mean(samples) for samples in result["compute_samples_ms_per_rank"] for x in samples]
 
 
@@ -664,6 +680,7 @@ def main():
             cell["halves_ms"] = result["iteration_halves_ms"]
             cell["timed_iterations"] = result["timed_iterations"]
             cell["compute_samples_ms_per_rank"] = result["compute_samples_ms_per_rank"]
+            cell["beside_factors_per_rank"] = result.get("beside_factors_per_rank")
             cell["other_compute"] = {"from": "cell" if args.compute_from == "run" else "run", "compute_ms": other_ms,
                                      "predicted_ms": other["iteration_ms"],
                                      "error": other["iteration_ms"] / measured_ms - 1}

@@ -280,8 +280,10 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
     per second, so the cost per byte is (1 - alone_s / t) x duration / sent. `repeats`
     makes a round last about eight compute iterations on the slowest rank. Returns the
     median over the rounds in which this rank sent, in seconds per byte (None if it never
-    sent). Four passes over the period; the first warms up."""
+    sent), and how those iterations scatter: each over its round's mean (the compute
+    factors the harness gives dtperf). Four passes over the period; the first warms up."""
     rounds = 4 * len(steps)
+    factors = []  # each wholly-beside iteration over its round's mean
     alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
     dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
     costs = []
@@ -320,8 +322,10 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
         sent = repeats * bytes_sent(buckets, size)
         if sent > 0 and whole and r >= len(steps):  # the first pass over the period warms up
             costs.append((1.0 - alone_s / statistics.mean(whole)) * (end - t0) / sent)
+        if whole and r >= len(steps):
+            factors.extend(x / statistics.mean(whole) for x in whole)
     dist.barrier()
-    return statistics.median(costs) if costs else None
+    return (statistics.median(costs) if costs else None), factors
 
 
 def timed_iterations(estimate_s, args):
@@ -404,7 +408,7 @@ def main():
     dist.barrier()
     # Phase 2b: compute beside those exchanges: what the transport takes from compute per
     # byte sent, as dtperf charges it.
-    beside_s_per_byte = compute_beside_exchanges(compute_step, buckets, steps, statistics.median(compute), args)
+    beside_s_per_byte, beside_factors = compute_beside_exchanges(compute_step, buckets, steps, statistics.median(compute), args)
 
     # Phase 3: training, timed over at least --iters iterations and --min-timed-s seconds.
     iters = timed_iterations(statistics.median(compute) + comm_wall_s, args)
@@ -480,6 +484,8 @@ def main():
     every_sample = [torch.zeros_like(samples) for _ in range(args.world)]
     dist.all_gather(every_sample, samples)
     samples_per_rank = [t.tolist() for t in every_sample]
+    every_beside = [None] * args.world
+    dist.all_gather_object(every_beside, beside_factors)
     if args.rank == 0 and args.out:
         first = everyone[0]  # the machine-wide figures: rank 0's window (every rank shares the machine)
         result = {
@@ -489,8 +495,11 @@ def main():
             "iteration_ms": summary_ms(times),
             "timed_iterations": iters,
             "compute_ms_per_rank": [statistics.median(k) * 1e3 for k in samples_per_rank],
-            # Every timed compute-only iteration of every rank: how much it varies.
+            # Every timed compute-only iteration of every rank: how much it varies alone; and
+            # every iteration wholly beside the exchanges over its round's mean: how much it
+            # varies as training loads the machine.
             "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in samples_per_rank],
+            "beside_factors_per_rank": every_beside,
             "iteration_ms_per_rank": [r["iteration_s"] * 1e3 for r in everyone],  # means
             # The means over ranks of the timed window's first and second halves: apart, the
             # run had not settled (decentralized training's ranks drift in phase for a while).
