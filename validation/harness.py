@@ -19,8 +19,9 @@ dtperf predicts it blind from:
   * the model: dtperf_collect's layer file of the same model (one process);
   * compute: the compute-only phases (every rank computing at once, no communication),
     given as --single-gpu-iteration-ms (the median over the cell's runs), and how much it
-    varies from iteration to iteration, as --iteration-times (the cell's run of median
-    variation; 4 ranks time-sharing 2 cores are stragglers in turn).
+    varies from iteration to iteration beside the exchanges, as --iteration-times (the
+    compute-beside-exchanges phase of the cell's run of median variation, compute_factors
+    below; 4 ranks time-sharing 2 cores with gloo's threads are stragglers in turn).
 
 All these phases run before training (train.py), so the prediction stays blind.
 
@@ -451,9 +452,9 @@ def compute_factors(result):
 
 
 def median_variation_run(results):
-    """The run whose compute-only phase varied as the cell's median run did (the lower
-    median for an even count): the cell's variation, as the median over its runs is the
-    cell's compute time."""
+    """The run whose compute varied as the cell's median run did (compute_factors' spread;
+    the lower median for an even count): the cell's variation, as the median over its runs
+    is the cell's compute time."""
     ranked = sorted(results, key=lambda scheme: statistics.pstdev(compute_factors(results[scheme])))
     return ranked[(len(ranked) - 1) // 2]
 
