@@ -4,9 +4,9 @@ The harness's report (validation/harness.py -o REPORT) keeps everything each pre
 made from: per run the links it measured, the compute time, the transport's CPU per byte
 and the compute samples whose variation it used (beside the exchanges, or alone in an
 older report); for the grid the collector's layer file, the CPU vector-add log and the
-memory copy rate. This re-runs every prediction with
-the dtperf given (a changed model) and prints each run's measured time, the report's
-prediction and the new one, then the new median and max |error| and the scheme picks.
+memory copy rate. This re-runs every prediction with the dtperf given (a changed model) and
+prints each run's measured time, the report's prediction and the new one, then the new
+median and max |error| and the scheme picks.
 Only the measured times come from training, as in the harness.
 
   python3 validation/repredict.py REPORT [--build build] [-o NEW_REPORT]
