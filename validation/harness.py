@@ -681,7 +681,7 @@ def main():
             cell["halves_ms"] = result["iteration_halves_ms"]
             cell["timed_iterations"] = result["timed_iterations"]
             cell["compute_samples_ms_per_rank"] = result["compute_samples_ms_per_rank"]
-            cell["beside_factors_per_rank"] = result.get("beside_factors_per_rank")
+            cell["beside_factors_per_rank"] = result["beside_factors_per_rank"]
             cell["other_compute"] = {"from": "cell" if args.compute_from == "run" else "run", "compute_ms": other_ms,
                                      "predicted_ms": other["iteration_ms"],
                                      "error": other["iteration_ms"] / measured_ms - 1}

@@ -13,16 +13,17 @@ are what dtperf models (include/dtperf/gossip.hpp):
 The groups of every step come from `dtperf topologies --schedule --json`, so the harness
 runs exactly the schedule dtperf simulates. Four phases: first `--warmup` + `--compute-iters`
 iterations with no communication at all (every rank computing at once, as in training: the
-compute time dtperf is given, and how much it varies; untimed iterations before and after
-keep every rank computing until all have finished theirs), then as many with the run's
-exchanges alone (the CPU time gloo takes per byte sent, for the reader), then compute beside
-the run's exchanges (what the transport takes from compute per byte sent: the figure dtperf
-is given), then `--train-warmup` (default `--warmup`) + `--iters` training iterations (or
-whole multiples of `--iters`, to last `--min-timed-s`: timed_iterations below). Rank 0
-writes every rank's figures (compute median and samples, iteration mean and the means of the
-timed window's two halves, CPU times, loss per byte) to `--out` as JSON; `--trace` keeps
-every rank's iteration starts and exchange launches and waits (DDP: each iteration's
-forward, backward and optimizer step, and each bucket's all-reduce from launch to end).
+compute time dtperf is given; untimed iterations before and after keep every rank computing
+until all have finished theirs), then as many with the run's exchanges alone (the CPU time
+gloo takes per byte sent, for the reader), then compute beside the run's exchanges (what the
+transport takes from compute per byte sent, and how much compute varies beside it: the
+figures dtperf is given), then `--train-warmup` (default `--warmup`) + `--iters` training
+iterations (or whole multiples of `--iters`, to last `--min-timed-s`: timed_iterations
+below). Rank 0 writes every rank's figures (compute median and samples, iteration mean and
+the means of the timed window's two halves, CPU times, loss per byte and the scatter of
+compute beside the exchanges) to `--out` as JSON; `--trace` keeps every rank's iteration
+starts and exchange launches and waits (DDP: each iteration's forward, backward and
+optimizer step, and each bucket's all-reduce from launch to end).
 """
 
 import argparse
@@ -320,10 +321,11 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
         end = max(done) if len(done) == len(works) else time.perf_counter()
         whole = [b - a for a, b in beside if b <= end]
         sent = repeats * bytes_sent(buckets, size)
-        if sent > 0 and whole and r >= len(steps):  # the first pass over the period warms up
-            costs.append((1.0 - alone_s / statistics.mean(whole)) * (end - t0) / sent)
-        if whole and r >= len(steps):
-            factors.extend(x / statistics.mean(whole) for x in whole)
+        if whole and r >= len(steps):  # the first pass over the period warms up
+            mean_s = statistics.mean(whole)
+            factors.extend(x / mean_s for x in whole)
+            if sent > 0:
+                costs.append((1.0 - alone_s / mean_s) * (end - t0) / sent)
     dist.barrier()
     return (statistics.median(costs) if costs else None), factors
 
@@ -407,8 +409,9 @@ def main():
     comm_cpu_s, comm_machine_cpu_s, comm_bytes, comm_wall_s = communication_only(buckets, steps, args)
     dist.barrier()
     # Phase 2b: compute beside those exchanges: what the transport takes from compute per
-    # byte sent, as dtperf charges it.
-    beside_s_per_byte, beside_factors = compute_beside_exchanges(compute_step, buckets, steps, statistics.median(compute), args)
+    # byte sent, as dtperf charges it, and how compute scatters beside them.
+    beside_s_per_byte, beside_factors = compute_beside_exchanges(compute_step, buckets, steps,
+                                                                 statistics.median(compute), args)
 
     # Phase 3: training, timed over at least --iters iterations and --min-timed-s seconds.
     iters = timed_iterations(statistics.median(compute) + comm_wall_s, args)
