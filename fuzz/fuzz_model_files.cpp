@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "dtperf/error.hpp"
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "fuzz_input.hpp"

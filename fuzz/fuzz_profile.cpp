@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "dtperf/error.hpp"
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/io/json_reader.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"

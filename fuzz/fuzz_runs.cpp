@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "dtperf/error.hpp"
-#include "dtperf/fit_runs.hpp"
+#include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/runs_file.hpp"
 #include "dtperf/zoo.hpp"

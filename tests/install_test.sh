@@ -14,11 +14,11 @@ meson install -C "$build" --no-rebuild --quiet --destdir "$work/root" >"$work/in
   || fail "meson install: $(tail -5 "$work/install.log")"
 prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
 root="$work/root$prefix"
-[ -f "$root/include/dtperf/evaluator.hpp" ] || fail "the engine's headers are not installed under $root/include/dtperf"
+[ -f "$root/include/dtperf/analysis/evaluator.hpp" ] || fail "the engine's headers are not installed under $root/include/dtperf"
 [ -f "$root/include/dtperf/io/profile_json.hpp" ] || fail "the io headers are not installed"
 pc_dir=$(dirname "$(find "$root" -name dtperf-engine.pc | head -1)")
 [ -f "$pc_dir/dtperf-engine.pc" ] && [ -f "$pc_dir/dtperf-io.pc" ] || fail "no pkg-config files under $root"
-ls "$pc_dir/.."/libdtperf_engine.a "$pc_dir/.."/libdtperf_io.a >/dev/null || fail "the libraries are not installed"
+ls "$pc_dir/.."/libdtperf_engine.a "$pc_dir/.."/libdtperf_analysis.a "$pc_dir/.."/libdtperf_io.a >/dev/null || fail "the libraries are not installed"
 # The files name the configured prefix; point them at the scratch copy.
 mkdir -p "$work/pc"
 for pc in "$pc_dir"/dtperf-*.pc; do

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dtperf/allreduce.hpp"
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/gossip.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/scenario.hpp"

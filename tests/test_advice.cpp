@@ -2,7 +2,7 @@
 // break-even points separate the two regimes, and the verdict follows the network.
 #include <catch2/catch.hpp>
 
-#include "dtperf/advice.hpp"
+#include "dtperf/analysis/advice.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/report_schemes.hpp"

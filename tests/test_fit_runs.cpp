@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "dtperf/fit_runs.hpp"
+#include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"

@@ -4,8 +4,8 @@
 // number one can check on paper: 1 M elements x 12 bytes at 1e12 B/s = 12 us.
 #include <catch2/catch.hpp>
 
-#include "dtperf/advice.hpp"
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/advice.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/local_sgd.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"

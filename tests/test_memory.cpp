@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "dtperf/advice.hpp"
+#include "dtperf/analysis/advice.hpp"
 #include "dtperf/compute.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/report_schemes.hpp"

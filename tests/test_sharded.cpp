@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dtperf/advice.hpp"
+#include "dtperf/analysis/advice.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/sharded.hpp"
 #include "dtperf/zoo.hpp"

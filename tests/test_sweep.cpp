@@ -13,7 +13,7 @@
 #include "dtperf/io/json_reader.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/sweep_rows.hpp"
-#include "dtperf/sweep.hpp"
+#include "dtperf/analysis/sweep.hpp"
 #include "dtperf/zoo.hpp"
 
 using namespace dtperf;

@@ -20,8 +20,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dtperf/advice.hpp"
-#include "dtperf/fit_runs.hpp"
+#include "dtperf/analysis/advice.hpp"
+#include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"
 

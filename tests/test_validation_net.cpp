@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "dtperf/allreduce.hpp"
-#include "dtperf/fit_runs.hpp"
+#include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/scenario.hpp"

@@ -7,7 +7,7 @@
 
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"
-#include "dtperf/whatif.hpp"
+#include "dtperf/analysis/whatif.hpp"
 #include "dtperf/zoo.hpp"
 
 using namespace dtperf;

@@ -7,7 +7,7 @@
 // or by hand:  g++ -std=c++20 main.cpp $(pkg-config --cflags --libs --static dtperf-engine)
 #include <cstdio>
 
-#include <dtperf/evaluator.hpp>
+#include <dtperf/analysis/evaluator.hpp>
 #include <dtperf/zoo.hpp>
 
 int main() {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "options.hpp"
 #include "variability_options.hpp"
 

@@ -2,7 +2,7 @@
 // the share of each of [DEC]'s three factors, the break-even points and the caveats.
 #include "analysis_options.hpp"
 #include "commands.hpp"
-#include "dtperf/advice.hpp"
+#include "dtperf/analysis/advice.hpp"
 #include "dtperf/io/report_schemes.hpp"
 #include "options.hpp"
 #include "progress.hpp"

@@ -3,7 +3,7 @@
 
 #include "analysis_options.hpp"
 #include "commands.hpp"
-#include "dtperf/advice.hpp"
+#include "dtperf/analysis/advice.hpp"
 #include "dtperf/io/report_schemes.hpp"
 #include "dtperf/io/svg_chart.hpp"
 #include "options.hpp"

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "dtperf/error.hpp"
-#include "dtperf/fit_runs.hpp"
+#include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"

@@ -17,7 +17,7 @@
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/svg_chart.hpp"
 #include "dtperf/io/sweep_rows.hpp"
-#include "dtperf/sweep.hpp"
+#include "dtperf/analysis/sweep.hpp"
 #include "invocation.hpp"
 #include "options.hpp"
 #include "progress.hpp"

@@ -14,7 +14,7 @@
 #include "dtperf/io/report.hpp"
 #include "dtperf/io/svg_chart.hpp"
 #include "dtperf/io/table.hpp"
-#include "dtperf/whatif.hpp"
+#include "dtperf/analysis/whatif.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "summary.hpp"

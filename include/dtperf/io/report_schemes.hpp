@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "dtperf/advice.hpp"
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/advice.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/io/json_reader.hpp"
 
 namespace dtperf::io {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dtperf/runs.hpp"
+#include "dtperf/analysis/runs.hpp"
 
 namespace dtperf::io {
 

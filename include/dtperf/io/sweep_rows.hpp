@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dtperf/sweep.hpp"
+#include "dtperf/analysis/sweep.hpp"
 
 namespace dtperf::io {
 

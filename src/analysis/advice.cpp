@@ -1,4 +1,4 @@
-#include "dtperf/advice.hpp"
+#include "dtperf/analysis/advice.hpp"
 
 #include <algorithm>
 #include <array>

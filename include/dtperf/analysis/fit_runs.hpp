@@ -50,9 +50,9 @@
 #include <string>
 #include <vector>
 
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/fit_note.hpp"
-#include "dtperf/runs.hpp"
+#include "dtperf/analysis/runs.hpp"
 
 namespace dtperf {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 
 namespace dtperf {
 

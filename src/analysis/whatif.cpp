@@ -1,4 +1,4 @@
-#include "dtperf/whatif.hpp"
+#include "dtperf/analysis/whatif.hpp"
 
 #include <cmath>
 

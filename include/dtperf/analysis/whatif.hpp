@@ -19,7 +19,7 @@
 #include <span>
 #include <vector>
 
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 
 namespace dtperf {
 

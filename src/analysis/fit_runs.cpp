@@ -1,4 +1,4 @@
-#include "dtperf/fit_runs.hpp"
+#include "dtperf/analysis/fit_runs.hpp"
 
 #include <algorithm>
 #include <cmath>

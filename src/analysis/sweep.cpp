@@ -1,4 +1,4 @@
-#include "dtperf/sweep.hpp"
+#include "dtperf/analysis/sweep.hpp"
 
 #include <fmt/format.h>
 

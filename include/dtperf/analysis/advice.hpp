@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 
 namespace dtperf {
 

@@ -1,4 +1,4 @@
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 
 #include <cmath>
 

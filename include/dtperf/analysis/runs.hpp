@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dtperf/allreduce.hpp"
-#include "dtperf/evaluator.hpp"
+#include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/gossip.hpp"
 #include "dtperf/scenario.hpp"
 

@@ -1,0 +1,346 @@
+// The gossip simulation's phases inside one iteration: compute per bucket, Decent-DP's
+// group exchanges (alone or on links shared by several collectives in flight), and the
+// directed whole-model pushes of SGP and D-PSGD.
+#include "gossip_state.hpp"
+
+namespace dtperf {
+
+using namespace gossip_internal;
+
+void GossipPredictor::State::compute_phase(int step, bool measure) {
+  // Beside exchanges over a host transport, compute also loses cores to them.
+  const std::size_t classes = compute_clock_s.size();
+  double* clock = compute_clock_s.data();
+  double* backward = backward_iteration_s.data();
+  double* wait = wait_iteration_s.data();
+  const double* f = factor.data();
+  for (std::size_t u = 0; u < classes; ++u) {
+    // Gradient accumulation: the K - 1 micro-steps before the last only compute, beside
+    // whatever exchange is still running (more time for it to hide behind).
+    if (accumulation_s > 0.0) {
+      const double accumulation = beside_s(u, f[u] * accumulation_s);
+      clock[u] += accumulation;
+      if (measure) accumulation_sum_s[u] += accumulation;
+    }
+    const double forward = beside_s(u, f[u] * forward_s);
+    clock[u] += forward;
+    if (measure) forward_sum_s[u] += forward;
+    backward[u] = 0.0;
+    wait[u] = 0.0;
+  }
+  // Decent-DP: wait, mix, step. SGP (one bucket, the whole model): step, wait, mix.
+  const bool step_first = algorithm == GossipAlgorithm::sgp;
+  std::size_t next_unit = 0;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const double work_s = bucket_backward_s[b];
+    const double step_s = bucket_step_s[b];
+    const double mix_s = bucket_mix_s[b];
+    const double* done = done_s.data() + b * classes;
+    double* launch = launch_s.data() + b * classes;
+    for (std::size_t u = 0; u < classes; ++u) {
+      const double segment = beside_s(u, f[u] * work_s);
+      double c = clock[u] + segment;
+      backward[u] += segment;
+      // Node-level: the node's gradient all-reduces of this bucket run on its own stream
+      // from their ready times (scaled as the segment was stretched); the hook waits.
+      for (std::size_t k = next_unit; k < local_units.size() && local_units[k].bucket == b; ++k) {
+        const double ready = clock[u] + (work_s > 0.0 ? local_units[k].ready_s * segment / work_s : 0.0);
+        local_free_s[u] = std::max(ready, local_free_s[u]) + local_units[k].cost_s;
+      }
+      if (!local_units.empty()) {
+        const double reduced = std::max(c, local_free_s[u]);
+        wait[u] += reduced - c;
+        c = reduced;
+      }
+      if (step_first) c += step_s;
+      // Branch-free (whether a rank waits is random under variable compute); the same
+      // values as `if (done > c) { wait += done - c; c = done; }`.
+      const double resumed = std::max(c, done[u]);
+      wait[u] += resumed - c;
+      c = resumed + mix_s;
+      if (!step_first) c += step_s;
+      clock[u] = launch[u] = c;
+    }
+    while (next_unit < local_units.size() && local_units[next_unit].bucket == b) ++next_unit;
+    if (!schedule->directed) {
+      // The compute an exchange overlaps ends, as estimated, after the unstretched rest of
+      // this iteration (stretched_compute_s's rule).
+      double* end = compute_end_s.data();
+      for (std::size_t u = 0; u < classes; ++u) end[u] = clock[u] + f[u] * remaining_after_s[b] + overhead_s;
+      exchange_bucket_groups(step, b, end);
+    }
+  }
+  if (overhead_s > 0.0) {
+    for (std::size_t u = 0; u < classes; ++u) clock[u] += overhead_s;
+  }
+  if (!measure) return;
+  for (std::size_t u = 0; u < classes; ++u) {
+    backward_sum_s[u] += backward[u];
+    wait_sum_s[u] += wait[u];
+  }
+}
+
+// Bucket b of step `step`: the rounds run one after the other; a group starts when every
+// member has got there (launched the bucket, or finished its previous round: its progress,
+// kept in `done`) and the stream of the link it uses is free. Groups of one round are
+// disjoint. `clock_end`: per class, when its compute of this iteration ends (estimated).
+void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, const double* clock_end) {
+  const CompiledSchedule& sc = *schedule;
+  const std::size_t classes = compute_clock_s.size();
+  const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
+  const ClassGroup* groups = sc.groups.data();
+  const std::uint32_t* group_classes = sc.group_classes.data();
+  const double* launch = launch_s.data() + b * classes;
+  double* progress = done_s.data() + b * classes;
+  std::copy(launch, launch + classes, progress);
+  for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
+    const CompiledRound& round = sc.rounds[r];
+    for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
+      const ClassGroup& group = groups[g];
+      double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
+      const std::size_t cell = group.placement * buckets + b;
+      const double share = host_share[cell];
+      const double slowdown = contention.exchange_beside_compute(share);
+      double* stream_share = group.crosses_nodes ? inter_share.data() : intra_share.data();
+      const std::uint32_t* members = group_classes + group.first;
+      const double cost = cost_s[cell];
+      if (lanes > 0) {
+        double start = 0.0;
+        double last_end = 0.0;
+        for (std::uint32_t m = 0; m < group.count; ++m) {
+          start = std::max(start, progress[members[m]]);
+          last_end = std::max(last_end, clock_end[members[m]]);
+        }
+        start = lane_free_s(group.process_group, start);
+        const double stretched = slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown);
+        exchange_on_shared_links(group, b, start, stretched);
+        for (std::uint32_t m = 0; m < group.count; ++m) stream_share[members[m]] = share;
+        continue;
+      }
+      if (group.count == 2) {  // pairs: most groups of most topologies
+        const std::uint32_t x = members[0];
+        const std::uint32_t y = members[1];
+        const double start = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y]));
+        const double end =
+            start + (slowdown == 1.0 ? cost : exchange_s(cost, start, std::max(clock_end[x], clock_end[y]), slowdown));
+        progress[x] = stream[x] = progress[y] = stream[y] = end;
+        stream_share[x] = stream_share[y] = share;
+        continue;
+      }
+      double start = 0.0;
+      double last_end = 0.0;
+      for (std::uint32_t m = 0; m < group.count; ++m) {
+        start = std::max({start, progress[members[m]], stream[members[m]]});
+        last_end = std::max(last_end, clock_end[members[m]]);
+      }
+      const double end = start + (slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown));
+      for (std::uint32_t m = 0; m < group.count; ++m) {
+        progress[members[m]] = stream[members[m]] = end;
+        stream_share[members[m]] = share;
+      }
+    }
+  }
+}
+
+namespace {
+
+// Serves a link's jobs fairly from its clock to `t` (each of n gets 1/n of the rate);
+// `finished(job)` for each job done on the way. A time before the clock leaves it (a
+// later exchange is then served from the clock).
+template <typename Job, typename Finished>
+void serve_until(std::vector<Job>& jobs, double& clock_s, double t, Finished&& finished) {
+  double elapsed = t - clock_s;
+  if (elapsed <= 0.0) return;
+  clock_s = t;
+  while (elapsed > 0.0 && !jobs.empty()) {
+    double least = jobs.front().left_s;
+    for (const Job& j : jobs) least = std::min(least, j.left_s);
+    const double n = static_cast<double>(jobs.size());
+    const double served = std::min(least, elapsed / n);
+    elapsed -= served * n;
+    for (Job& j : jobs) j.left_s -= served;
+    if (served < least) break;
+    std::erase_if(jobs, [&](const Job& j) {
+      if (j.left_s > least * 1e-12) return false;
+      finished(j);
+      return true;
+    });
+  }
+}
+
+// When each job ends if nothing else arrives: by then every job has been served as much
+// as it, or all it needed: finish = clock + sum over jobs of min(left, own left).
+template <typename Job>
+void project(std::vector<Job>& jobs, double clock_s) {
+  for (Job& j : jobs) {
+    double served = 0.0;
+    for (const Job& k : jobs) served += std::min(k.left_s, j.left_s);
+    j.finish_s = clock_s + served;
+  }
+}
+
+}  // namespace
+
+GossipPredictor::State::Flight& GossipPredictor::State::flight(std::uint64_t id) {
+  for (Flight& f : flights) {
+    if (f.id == id) return f;
+  }
+  throw std::logic_error("gossip: an exchange in flight was lost");
+}
+
+// A flight's end: its jobs' latest projected finish, plus its latency; written where
+// done_s still holds it (a member's later exchange of the bucket has replaced it there).
+void GossipPredictor::State::settle_flight(Flight& f) {
+  const std::uint64_t id = f.id;
+  const std::size_t classes = compute_clock_s.size();
+  double finish = f.settled_s;
+  for (std::uint32_t m = 0; m < f.count; ++m) {
+    for (const LinkJob& j : links[2 * f.members[m] + (f.crosses ? 1 : 0)].jobs) {
+      if (j.flight == id) finish = std::max(finish, j.finish_s);
+    }
+  }
+  const double end = finish + f.latency_s;
+  f.end_s = end;
+  double* stream = f.crosses ? inter_free_s.data() : intra_free_s.data();
+  for (std::uint32_t m = 0; m < f.count; ++m) {
+    const std::size_t cell = f.bucket * classes + f.members[m];
+    if (done_flight[cell] == id) done_s[cell] = end;
+    stream[f.members[m]] = std::max(stream[f.members[m]], end);
+  }
+}
+
+// The earliest time from `start` when a process group has a lane free: it runs at most
+// `lanes` collectives at once, in launch order (its earlier ones, of this step's buckets
+// or a previous step's, take lanes until their projected ends).
+double GossipPredictor::State::lane_free_s(std::uint32_t process_group, double start) const {
+  for (;;) {
+    int busy = 0;
+    double first_free = 0.0;
+    for (const Flight& f : flights) {
+      if (f.process_group == process_group && f.end_s > start) {
+        first_free = busy == 0 ? f.end_s : std::min(first_free, f.end_s);
+        ++busy;
+      }
+    }
+    if (busy < lanes) return start;
+    start = first_free;
+  }
+}
+
+// Puts one exchange on its members' links from `start`: its transfer (what it takes
+// alone, less its latency) joins the jobs on each member's link, every link's jobs are
+// projected again, and every exchange on those links gets its end again: a newcomer
+// slows the exchanges already in flight, which one-at-a-time streams never do.
+void GossipPredictor::State::exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start,
+                                                      double stretched_s) {
+  const std::size_t classes = compute_clock_s.size();
+  const std::size_t cell = group.placement * buckets + b;
+  const std::uint32_t* members = schedule->group_classes.data() + group.first;
+  const bool crosses = group.crosses_nodes != 0;
+  const double latency = latency_cell_s[cell];
+  const std::uint64_t id = next_flight++;
+  Flight f;
+  f.id = id;
+  f.bucket = b;
+  f.process_group = group.process_group;
+  f.members = members;
+  f.count = group.count;
+  f.crosses = crosses;
+  f.latency_s = latency;
+  f.settled_s = start;
+  const double transfer = std::max(0.0, stretched_s - latency);
+  for (std::uint32_t m = 0; m < group.count; ++m) done_flight[b * classes + members[m]] = id;
+  if (schedule->placements[group.placement].size < 2 || transfer <= 0.0) {
+    settle_flight(f);  // no transfer: its latency from the start
+    return;
+  }
+  std::vector<std::uint64_t>& touched = touched_flights;
+  touched.clear();
+  for (std::uint32_t m = 0; m < group.count; ++m) {  // the members' classes, each once
+    const std::uint32_t u = members[m];
+    Link& link = links[2 * u + (crosses ? 1 : 0)];
+    serve_until(link.jobs, link.clock_s, start, [&](const LinkJob& j) {
+      Flight& done = flight(j.flight);
+      done.settled_s = std::max(done.settled_s, j.finish_s);
+      --done.live;
+    });
+    link.jobs.push_back({id, transfer, 0.0});
+    ++f.live;
+    project(link.jobs, link.clock_s);
+    for (const LinkJob& j : link.jobs) touched.push_back(j.flight);
+  }
+  // Done exchanges leave once their latency has passed too (they no longer hold a lane).
+  std::erase_if(flights, [&](const Flight& x) { return x.live == 0 && x.end_s <= start; });
+  flights.push_back(f);
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (const std::uint64_t t : touched) settle_flight(flight(t));
+}
+
+void GossipPredictor::State::exchange_phase_directed(int step) {
+  const CompiledSchedule& sc = *schedule;
+  const std::size_t classes = compute_clock_s.size();
+  const auto peers = static_cast<std::size_t>(sc.peers);
+  const std::size_t row = static_cast<std::size_t>(step) * classes * peers;
+  for (std::size_t u = 0; u < classes; ++u) {
+    // A transfer starts once the sender has launched it and the receiver has posted its
+    // receive (at its own launch); sends and receives run at once (full duplex). A rank's
+    // sends over one link level (inside the node, across nodes) go one after another: its
+    // link carries them all, bucket after bucket; different levels run side by side. A
+    // bucket's receive from a peer follows that peer's previous bucket.
+    // The link levels carry on from the previous iteration's buckets.
+    double intra_free = std::max(launch_s[u], intra_free_s[u]);
+    double inter_free = std::max(launch_s[u], inter_free_s[u]);
+    double done = launch_s[u];
+    double* received = received_s.data() + u * peers;  // per peer, the last receive's end
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const double* launch = launch_s.data() + b * classes;
+      intra_free = std::max(intra_free, launch[u]);
+      inter_free = std::max(inter_free, launch[u]);
+      double bucket_done = launch[u];
+      for (std::size_t j = 0; j < peers; ++j) {
+        const std::size_t i = row + u * peers + j;
+        const auto to = static_cast<std::size_t>(sc.send_to[i]);
+        const auto from = static_cast<std::size_t>(sc.receive_from[i]);
+        const std::uint32_t out = sc.send_placement[i];
+        const bool send_crosses = sc.placements[out].nodes > 1;
+        double& level = send_crosses ? inter_free : intra_free;
+        const double send_start = std::max(level, launch[to]);
+        const double receive_start = std::max({launch[from], launch[u], received[j]});
+        const std::size_t send_cell = out * buckets + b;
+        const std::size_t receive_cell = sc.receive_placement[i] * buckets + b;
+        const double send_cost = cost_s[send_cell];
+        const double receive_cost = cost_s[receive_cell];
+        const double send_factor = contention.exchange_beside_compute(host_share[send_cell]);
+        const double receive_factor = contention.exchange_beside_compute(host_share[receive_cell]);
+        (send_crosses ? inter_share : intra_share)[u] = host_share[send_cell];
+        level = send_start +
+                exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]), send_factor);
+        received[j] = receive_start + exchange_s(receive_cost, receive_start,
+                                                 std::max(compute_clock_s[from], compute_clock_s[u]), receive_factor);
+        bucket_done = std::max({bucket_done, level, received[j]});
+      }
+      done_s[b * classes + u] = bucket_done;
+      done = std::max(done, bucket_done);
+    }
+    intra_free_s[u] = intra_free;
+    inter_free_s[u] = done;
+  }
+}
+
+// Without overlap across iterations, an iteration ends only when all of its exchanges
+// are done (what All-Reduce does).
+void GossipPredictor::State::finish_iteration(bool overlap) {
+  if (overlap) return;
+  const std::size_t classes = compute_clock_s.size();
+  for (std::size_t u = 0; u < classes; ++u) {
+    const double all_done = done_s[(buckets - 1) * classes + u];
+    if (all_done > compute_clock_s[u]) {
+      wait_sum_s[u] += all_done - compute_clock_s[u];
+      compute_clock_s[u] = all_done;
+    }
+  }
+}
+
+
+}  // namespace dtperf

@@ -1,0 +1,235 @@
+#pragma once
+// The gossip simulation's state (GossipPredictor::State), shared by its three parts:
+// gossip_buckets.cpp (buckets, prices and traffic of one configuration), gossip_exchange.cpp
+// (the compute phase and the exchanges: Decent-DP's groups, shared links, SGP and D-PSGD's
+// directed pushes) and gossip.cpp (iterations, steady state, results). Private to the engine.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+#include "dtperf/contention.hpp"
+#include "dtperf/gossip.hpp"
+#include "dtperf/stats.hpp"
+#include "gossip_schedule.hpp"
+
+namespace dtperf {
+
+namespace gossip_internal {
+
+// Decent-DP's mixing per bucket: param.mul_ (2 passes) and add_ (3), then the send
+// buffer's copy_ (2) and mul_ (2).
+constexpr double kDecentMixPasses = 9.0;
+// SGP between the wait and the next send, as its reference implementation does it (over
+// one buffer): add the received residual (3 passes), mix (2), copy into the send buffer
+// (2) and from there on the gossip stream (2).
+constexpr double kSgpMixPasses = 9.0;
+// SGP's push-sum weight on the compute chain only: de-bias before forward (2 passes) and
+// back to numerators after backward (2). Charged with the optimizer step.
+constexpr double kSgpWeightPasses = 4.0;
+// D-PSGD's ring average x = (x_left + x + x_right) / 3: read three models, write one.
+constexpr double kDpsgdMixPasses = 4.0;
+
+// Simulated iterations: a warm-up of whole periods (at least 8 iterations), then a
+// measuring window of two halves of whole periods (at least 4 iterations each); the
+// window doubles until its halves give the same mean (1e-9 relative), at most 6 times.
+constexpr int kMinWarmupIterations = 8;
+constexpr int kMinHalfWindowIterations = 4;
+constexpr int kMaxWindows = 7;
+constexpr double kSteadyTolerance = 1e-9;
+
+inline int whole_periods(int iterations, int period) { return std::max(1, (iterations + period - 1) / period); }
+
+}  // namespace gossip_internal
+
+struct GossipPredictor::State {
+  const ModelSpec& model;
+  std::shared_ptr<const CompiledSchedule> schedule;
+  GossipAlgorithm algorithm;
+
+  // Per tensor and per bucket (at most one bucket per tensor).
+  std::vector<double> backward_s;
+  std::vector<double> bucket_bytes;
+  std::vector<double> bucket_backward_s;
+  std::vector<double> bucket_step_s;  // bucket-local optimizer step
+  std::vector<double> bucket_mix_s;   // mixing the received parameters in
+  std::vector<std::size_t> bucket_last_tensor;
+  std::size_t buckets = 0;
+  // Node-level gossip: the node's gradient all-reduces (DDP buckets), each with the
+  // gossip bucket whose hook waits for it, its ready time into that bucket's backward
+  // segment (at compute factor 1) and its cost; and per gossip bucket the all-gather of
+  // the mixed shards. Empty / 0 for one GPU per replica.
+  struct LocalUnit {
+    std::size_t bucket = 0;
+    double ready_s = 0.0;
+    double cost_s = 0.0;
+  };
+  std::vector<LocalUnit> local_units;
+  std::vector<double> bucket_gather_s;
+  std::vector<double> local_free_s;  // per class: the node's own stream
+  double local_intra_bytes_per_gpu = 0.0;
+  // Per placement x bucket: exchange cost, traffic, and the share of the cores a host
+  // transport keeps busy while it runs (contention.hpp; 0 unless compute runs on the host).
+  std::vector<double> cost_s;
+  std::vector<double> host_share;
+  std::vector<double> intra_bytes_per_rank;
+  std::vector<double> inter_bytes_per_node;
+  // Per class: clocks (compute, and one communication stream per link level: PyTorch
+  // gives every process group its own NCCL stream, so exchanges inside a node do not
+  // queue behind exchanges across nodes, while those crossing nodes share the NICs);
+  // per class x bucket: exchange completion and launch times.
+  std::vector<double> compute_clock_s;
+  std::vector<double> intra_free_s;
+  std::vector<double> inter_free_s;
+  // Per class: the host share (contention.hpp) of the exchange each stream runs last.
+  std::vector<double> intra_share;
+  std::vector<double> inter_share;
+  std::vector<double> done_s;
+  std::vector<double> launch_s;
+  // The shared link (NetworkParams::collectives_in_flight > 0): every process group runs
+  // its exchanges on its own threads, up to `lanes` at once, so a rank's link carries
+  // every exchange in flight on it, served fairly (each of n gets 1/n of the rate). Per
+  // class and link level, the jobs on the link; per exchange in flight, its members and
+  // latency, so that its end moves when a later exchange slows its transfer.
+  struct LinkJob {
+    std::uint64_t flight = 0;
+    double left_s = 0.0;    // transfer left, at the link's whole rate
+    double finish_s = 0.0;  // projected: nothing else arrives
+  };
+  struct Link {
+    double clock_s = 0.0;
+    std::vector<LinkJob> jobs;
+  };
+  struct Flight {
+    std::uint64_t id = 0;
+    std::size_t bucket = 0;
+    std::uint32_t process_group = 0;         // ClassGroup's: whose threads it takes
+    const std::uint32_t* members = nullptr;  // classes (ClassGroup's)
+    std::uint32_t count = 0;
+    bool crosses = false;
+    double latency_s = 0.0;
+    double settled_s = 0.0;  // the latest finish of its jobs already off their links
+    double end_s = 0.0;      // projected
+    int live = 0;            // its jobs still on a link
+  };
+  int lanes = 0;
+  std::vector<Link> links;                 // per class x level (0: inside, 1: across nodes)
+  std::vector<Flight> flights;             // in flight
+  std::vector<std::uint64_t> done_flight;  // per bucket x class: the flight done_s holds
+  std::vector<double> latency_cell_s;      // per placement x bucket: an exchange's latency
+  std::uint64_t next_flight = 1;
+  std::vector<std::uint64_t> touched_flights;  // scratch
+  std::vector<double> window_start_s;
+  std::vector<double> accumulation_sum_s;  // gradient accumulation's compute-only micro-steps
+  std::vector<double> forward_sum_s;
+  std::vector<double> backward_sum_s;
+  std::vector<double> wait_sum_s;
+  std::vector<double> compute_end_s;         // per class, within compute_phase: estimated
+  std::vector<double> remaining_after_s;     // per bucket: unstretched work after it
+  std::vector<double> received_s;            // per class x peer: directed receives' ends
+  std::vector<double> backward_iteration_s;  // per class, within compute_phase
+  std::vector<double> wait_iteration_s;      // per class, within compute_phase
+  std::vector<double> factor;          // per class: this iteration's compute factor
+  std::vector<double> previous_clock_s;  // per class: end of the previous iteration
+  std::vector<StepTraffic> traffic;
+  // The last measured period, per step x class: how long each iteration took; then per
+  // step the mean over ranks, and (duration, ranks) pairs sorted for the quantiles.
+  std::vector<double> step_duration_s;
+  std::vector<double> step_mean_s;
+  std::vector<std::pair<double, double>> step_sorted;
+  CanonicalMean mean;
+  DurationHistogram durations;
+  std::vector<double> idle_per_rank_s;
+  GossipResult result;
+
+  State(const ModelSpec& m, std::shared_ptr<const CompiledSchedule> s, GossipAlgorithm a)
+      : model(m), schedule(std::move(s)), algorithm(a) {
+    const std::size_t tensors = model.tensors.size();
+    const auto classes = static_cast<std::size_t>(schedule->classes);
+    backward_s.resize(tensors);
+    bucket_bytes.resize(tensors);
+    bucket_backward_s.resize(tensors);
+    bucket_step_s.resize(tensors);
+    bucket_mix_s.resize(tensors);
+    bucket_last_tensor.resize(tensors);
+    bucket_gather_s.resize(tensors);
+    remaining_after_s.resize(tensors);
+    local_units.reserve(tensors);
+    const std::size_t cells = schedule->placements.size() * tensors;
+    cost_s.resize(cells);
+    latency_cell_s.resize(cells);
+    host_share.resize(cells);
+    intra_bytes_per_rank.resize(cells);
+    inter_bytes_per_node.resize(cells);
+    for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &window_start_s,
+                    &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s, &previous_clock_s,
+                    &compute_end_s, &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
+      v->resize(classes);
+    }
+    factor.assign(classes, 1.0);
+    received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
+    mean.reserve(classes);
+    // done_s and launch_s are per class x bucket: sized once the buckets are known.
+    traffic.resize(static_cast<std::size_t>(schedule->period));
+    step_duration_s.resize(static_cast<std::size_t>(schedule->period) * classes);
+    step_mean_s.resize(static_cast<std::size_t>(schedule->period));
+    step_sorted.resize(static_cast<std::size_t>(schedule->period) * classes);
+  }
+
+  void make_buckets(const GossipScenario& s, const ComputeTimes& times);
+  void make_local_units(const GossipScenario& s, const ComputeTimes& times);
+  void price_exchanges(const GossipScenario& s);
+  void account_traffic();
+  void reset_clocks();
+  void iterate(const GossipScenario& s, int iteration, bool measure);
+  void compute_phase(int step, bool measure);
+  void exchange_bucket_groups(int step, std::size_t b, const double* clock_end);
+  void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
+  double lane_free_s(std::uint32_t process_group, double start) const;
+  Flight& flight(std::uint64_t id);
+  void settle_flight(Flight& f);
+  void finish_iteration(bool overlap);
+  void exchange_phase_directed(int step);
+  double mean_clock_advance();
+  double mean_over_ranks(const std::vector<double>& per_class);
+  void prepare(const GossipScenario& s);
+  void fill_variability(int iterations);
+  void record_step(int step);
+  void fill_step_times();
+  double forward_s = 0.0;     // one forward pass at compute factor 1 (set by prepare)
+  double accumulation_s = 0.0;  // the K - 1 compute-only micro-steps before it
+  double compute_work_s = 0.0;  // one iteration's compute at factor 1 (set by prepare)
+  // How compute and exchanges slow each other while they overlap (set by prepare; a host
+  // transport's CPU time takes cores from compute: contention.hpp).
+  Contention contention;
+  double overhead_s = 0.0;      // fixed per-iteration overhead (distributed runs)
+  /// How long compute work `work_s` of class u takes from its clock beside the exchanges
+  /// its streams still run: each stream in flight adds its share (a host transport's CPU
+  /// time takes cores) until that stream's last exchange ends (contention.hpp).
+  double beside_s(std::size_t u, double work_s) const {
+    const double clock = compute_clock_s[u];
+    const double intra_until = intra_free_s[u];
+    const double inter_until = inter_free_s[u];
+    const bool intra_busy = intra_until > clock;
+    const bool inter_busy = inter_until > clock;
+    if (intra_busy && inter_busy) {
+      const bool intra_first = intra_until <= inter_until;
+      return stretched_compute_s(work_s, clock, intra_first ? intra_until : inter_until,
+                                 contention.compute_beside(intra_share[u] + inter_share[u]),
+                                 intra_first ? inter_until : intra_until,
+                                 contention.compute_beside(intra_first ? inter_share[u] : intra_share[u]));
+    }
+    if (intra_busy) return stretched_compute_s(work_s, clock, intra_until, contention.compute_beside(intra_share[u]));
+    if (inter_busy) return stretched_compute_s(work_s, clock, inter_until, contention.compute_beside(inter_share[u]));
+    return work_s;
+  }
+  /// How long an exchange of cost `cost` starting at `start` takes when the compute of
+  /// the members ends its current iteration at `clock_end` and then runs one more.
+  double exchange_s(double cost, double start, double clock_end, double slowdown) const {
+    return stretched_compute_s(cost, start, clock_end + compute_work_s, slowdown);
+  }
+  double single_gpu_s = 0.0;
+  void fill_result(const GossipScenario& s, int measured_iterations);
+};
+
+}  // namespace dtperf
