@@ -26,6 +26,10 @@ packages+=(iproute2)
 packages+=(iptables libnetfilter-queue-dev)
 # The PyTorch collector (collect/) and its tests: real training on the CPU.
 packages+=(python3-torch)
+# ... and its packaging test: pip installs it into a virtual environment.
+packages+=(python3-venv)
+# The Python parts' type check (meson test python-types, mypy.ini).
+packages+=(mypy)
 # The chart tests render --plot's SVG to PNG.
 packages+=(librsvg2-bin)
 # Multi-node GPU calibration, when asked: Meson finds Open MPI through its pkg-config files.

@@ -10,4 +10,5 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
   echo "skipped: PyTorch is not installed for $python (Debian: apt-get install python3-torch)"
   exit 77
 fi
+export PYTHONPATH="$2/collect${PYTHONPATH:+:$PYTHONPATH}"  # the collector in the tree
 exec "$python" "$2/validation/activation_memory.py" "$1"

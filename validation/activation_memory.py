@@ -17,12 +17,14 @@ Prints one JSON object per model (measured and predicted bytes per sample, error
 exits 1 when an error exceeds the bound, which was fixed before the first measurement:
 25 % of the measured bytes.
 
-usage: python3 validation/activation_memory.py PATH/TO/dtperf
+usage: PYTHONPATH=collect python3 validation/activation_memory.py PATH/TO/dtperf
+(PYTHONPATH for the collector in the tree; not needed where dtperf_collect is installed)
 """
+
+from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 
@@ -30,8 +32,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "collect"))
-from dtperf_collect.profiler import saved_bytes  # noqa: E402  (the collector's own count)
+from dtperf_collect.profiler import saved_bytes  # the collector's own count
 
 
 BOUND_PERCENT = 25.0
@@ -40,16 +41,16 @@ BOUND_PERCENT = 25.0
 class Dropout(nn.Module):
     """Dropout as CUDA runs it: torch.native_dropout, which keeps a bool mask."""
 
-    def __init__(self, p):
+    def __init__(self, p: float) -> None:
         super().__init__()
         self.p = p
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.native_dropout(x, self.p, self.training)[0]
 
 
 class Block(nn.Module):
-    def __init__(self, d, heads):
+    def __init__(self, d: int, heads: int) -> None:
         super().__init__()
         self.heads = heads
         self.ln_1 = nn.LayerNorm(d)
@@ -60,7 +61,7 @@ class Block(nn.Module):
         self.mlp_proj = nn.Linear(4 * d, d)
         self.drop = Dropout(0.1)
 
-    def forward(self, x, mask):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         b, s, d = x.shape
         q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)
         shape = (b, s, self.heads, d // self.heads)
@@ -73,7 +74,8 @@ class Block(nn.Module):
 
 
 class Gpt2(nn.Module):
-    def __init__(self, layers=12, d=768, heads=12, vocab=50257, context=1024):
+    def __init__(self, layers: int = 12, d: int = 768, heads: int = 12, vocab: int = 50257,
+                 context: int = 1024) -> None:
         super().__init__()
         self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Embedding(context, d)
@@ -81,7 +83,7 @@ class Gpt2(nn.Module):
         self.ln_f = nn.LayerNorm(d)
         self.drop = Dropout(0.1)
 
-    def forward(self, tokens):
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         s = tokens.shape[1]
         mask = torch.ones(s, s, dtype=torch.bool, device=tokens.device).triu(1)
         x = self.drop(self.wte(tokens) + self.wpe(torch.arange(s, device=tokens.device)))
@@ -92,7 +94,7 @@ class Gpt2(nn.Module):
 
 
 class Bottleneck(nn.Module):
-    def __init__(self, cin, width, stride):
+    def __init__(self, cin: int, width: int, stride: int) -> None:
         super().__init__()
         cout = 4 * width
         self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
@@ -105,7 +107,7 @@ class Bottleneck(nn.Module):
         if stride != 1 or cin != cout:
             self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.bn1(self.conv1(x)))
         y = F.relu(self.bn2(self.conv2(y)))
         y = self.bn3(self.conv3(y))
@@ -113,11 +115,12 @@ class Bottleneck(nn.Module):
 
 
 class ResNet50(nn.Module):
-    def __init__(self, classes=1000):
+    def __init__(self, classes: int = 1000) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
         self.bn1 = nn.BatchNorm2d(64)
-        blocks, cin = [], 64
+        blocks: list[nn.Module] = []
+        cin = 64
         for width, count, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
             for i in range(count):
                 blocks.append(Bottleneck(cin, width, stride if i == 0 else 1))
@@ -125,24 +128,24 @@ class ResNet50(nn.Module):
         self.blocks = nn.Sequential(*blocks)
         self.fc = nn.Linear(cin, classes)
 
-    def forward(self, images, labels):
+    def forward(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         x = F.max_pool2d(F.relu(self.bn1(self.conv1(images))), 3, 2, 1)
         x = self.blocks(x).mean(dim=(2, 3))
         return F.cross_entropy(self.fc(x), labels)
 
 
-def dtperf_activations_per_sample(dtperf, model, batch):
+def dtperf_activations_per_sample(dtperf: str, model: str, batch: int) -> float:
     out = subprocess.run([dtperf, "predict", "--json", "-m", model, "-b", str(batch), "--dtype", "fp32",
                           "--nodes", "1", "--gpus-per-node", "1"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)["memory"]["activations_GiB"] * 2**30 / batch
 
 
-def measure(name, model, inputs, batch):
+def measure(name: str, model: nn.Module, inputs: tuple[torch.Tensor, ...], batch: int) -> tuple[str, int, int]:
     model.train()
     return name, batch, saved_bytes(model, lambda: model(*inputs))
 
 
-def main():
+def main() -> int:
     dtperf = sys.argv[1]
     torch.manual_seed(0)
     meta = torch.device("meta")

@@ -5,12 +5,14 @@ harness's collective table (its default) measures its back-to-back figures throu
 
   sudo python3 validation/gloo_collectives.py --rate-gbps 1 --delay-us 2000 [--layout 2x1] [--build build]
 
-Builds the harness's emulated cluster (harness.py: namespaces, linkemu) of `--layout` nodes x
+Builds the harness's emulated cluster (netns.py: namespaces, linkemu) of `--layout` nodes x
 ranks per node, probes the link as the harness does, then runs the ranks (rank r on node
 r // ranks per node, as the harness places them). Prints the probe and, per size in bytes,
 the median milliseconds of 8 lone all-reduces (`alone`) and of 4 rounds of 2 and 5 launched
 at once (`back_to_back_2`, `back_to_back_5`), as JSON.
 """
+
+from __future__ import annotations
 
 import argparse
 import json
@@ -20,27 +22,29 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import netns  # the emulated cluster, and the Python with Debian's torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import harness  # noqa: E402 (the emulated cluster, and the Python with Debian's torch)
 
 SIZES = [4096, 65536, 262144, 1 << 20, 4 << 20]
 
 
-def rank_main(rank, world, master, out, sizes, counts):
+def rank_main(rank: int, world: int, master: str, out: str, sizes: Sequence[int], counts: Sequence[int]) -> NoReturn:
     import torch
     import torch.distributed as dist
 
     os.environ["GLOO_SOCKET_IFNAME"] = "eth0"
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=world)
-    result = {}
+    result: dict[str, dict[str, float]] = {}
     for size in sizes:
         tensor = torch.ones(size // 4)
         for _ in range(2):
             dist.all_reduce(tensor)
-        row = {}
+        row: dict[str, float] = {}
         if 1 in counts:
             times = []
             for _ in range(8):
@@ -68,7 +72,8 @@ def rank_main(rank, world, master, out, sizes, counts):
     os._exit(0)  # gloo's teardown can spin at interpreter exit
 
 
-def measure(cluster, procs, per_node, sizes=SIZES, counts=(1, 2, 5), port=29777):
+def measure(cluster: netns.Cluster, procs: netns.Processes, per_node: int, sizes: Sequence[int] = SIZES,
+            counts: Sequence[int] = (1, 2, 5), port: int = 29777) -> dict[str, Any]:
     """Runs the ranks on `cluster` (rank r on node r // per_node) and returns, per size in
     bytes, the median milliseconds of a lone all-reduce (`alone`, count 1) and of k launched
     at once (`back_to_back_k`)."""
@@ -76,7 +81,7 @@ def measure(cluster, procs, per_node, sizes=SIZES, counts=(1, 2, 5), port=29777)
     try:
         out = os.path.join(work, "result.json")
         world = cluster.nodes * per_node
-        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r // per_node], harness.PYTHON,
+        ranks = [procs.start(["ip", "netns", "exec", cluster.names[r // per_node], netns.PYTHON,
                               os.path.abspath(__file__), "--layout", f"{cluster.nodes}x{per_node}", "--rank", str(r),
                               "--master", f"{cluster.address(0)}:{port}", "--out", out,
                               "--sizes", ",".join(str(s) for s in sizes), "--counts", ",".join(str(k) for k in counts)])
@@ -89,7 +94,7 @@ def measure(cluster, procs, per_node, sizes=SIZES, counts=(1, 2, 5), port=29777)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def main():
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate-gbps", type=float, default=1.0)
     parser.add_argument("--delay-us", type=int, default=2000)
@@ -103,22 +108,23 @@ def main():
     args = parser.parse_args()
     nodes, per_node = (int(x) for x in args.layout.split("x"))
     if args.rank is not None:
-        return rank_main(args.rank, nodes * per_node, args.master, args.out,
+        rank_main(args.rank, nodes * per_node, args.master, args.out,
                          [int(s) for s in args.sizes.split(",")], [int(k) for k in args.counts.split(",")])
 
     work = tempfile.mkdtemp(prefix="dtperf-gloo.")
-    procs = harness.Processes()
-    cluster = harness.Cluster(nodes, f"dtg{os.getpid() % 100000}")
+    procs = netns.Processes()
+    cluster = netns.Cluster(nodes, f"dtg{os.getpid() % 100000}")
     try:
-        harness.start_link_emulator(procs, cluster, os.path.join(args.build, "calibrate", "linkemu"), args.rate_gbps,
-                                    args.delay_us, work)
-        link = harness.probe(cluster, os.path.join(args.build, "calibrate", "linkprobe"), procs, work)
+        netns.start_link_emulator(procs, cluster, os.path.join(args.build, "calibrate", "linkemu"), args.rate_gbps,
+                                  args.delay_us, work)
+        link = netns.probe(cluster, os.path.join(args.build, "calibrate", "linkprobe"), procs, work)
         print(json.dumps({"layout": args.layout, "link": link, "all_reduce_ms": measure(cluster, procs, per_node)},
                          indent=1))
     finally:
         procs.stop_all()
         cluster.close()
         shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """End-to-end validation: real PyTorch training on an emulated cluster, predicted blind.
 
-An emulated cluster is one network namespace per node behind a router namespace; every
-node's egress link is emulated by linkemu (user-space NFQUEUE: a serialization rate and a
-one-way delay; this kernel has no netem, and tbf loses rate when timers fire late). Ranks
+An emulated cluster (netns.py) is one network namespace per node behind a router
+namespace; every node's egress link is emulated by linkemu (user-space NFQUEUE: a
+serialization rate and a one-way delay; this kernel has no netem, and tbf loses rate when
+timers fire late). Ranks
 of one node talk over the node's own stack (its intra-node link); ranks of different nodes
 cross the emulated links. For every cell (layout nodes x ranks, link rate, delay, scheme)
 real training runs (validation/train.py: gloo, PyTorch DDP or Decent-DP's exchange), and
@@ -45,6 +46,8 @@ Exit 77 (skipped) without root, network namespaces, iptables NFQUEUE, linkemu or
 Everything it creates (namespaces, processes, files) is removed at exit.
 """
 
+from __future__ import annotations
+
 import argparse
 import atexit
 import json
@@ -56,10 +59,19 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from typing import IO, Any, NoReturn
+
+import gloo_collectives
+from netns import CONGESTION_CONTROL, PYTHON, Cluster, Processes, probe, sh, start_link_emulator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+# A run's result as train.py writes it, a report's cell, a measured link (JSON objects).
+Result = dict[str, Any]
+Cell = dict[str, Any]
+Link = dict[str, Any]
 
 # (nodes, ranks per node), (rate Gbit/s, one-way delay us), schemes.
 GRIDS = {
@@ -68,13 +80,12 @@ GRIDS = {
              for link in ((0.1, 100), (0.1, 2000), (1.0, 100), (1.0, 2000))],
 }
 SCHEMES = ["all-reduce", "one-peer-exp", "ring", "alternating-exp-ring"]
-MTU = 9000
 BATCH = 32
 BUCKET_MIB = 1.0
 # Training iterations: untimed, then timed (whole periods of 2, 3 and 4 steps). DDP's ranks
 # meet at every bucket, so it settles at once. Decentralized ranks can drift in phase against
 # one another for tens of iterations before a run settles (under BBR, CONGESTION_CONTROL
-# below, AER on 4x1 at 100 Mbit/s ran 228 ms per iteration over iterations 25-48, then
+# in netns.py, AER on 4x1 at 100 Mbit/s ran 228 ms per iteration over iterations 25-48, then
 # 250-265 ms, and some runs never settled): dtperf predicts the settled run, so the harness
 # times that. --decentralized-iters lengthens the timed window.
 TRAIN_ITERATIONS = {"all-reduce": (3, 24), "decentralized": (60, 48)}
@@ -82,16 +93,6 @@ TRAIN_ITERATIONS = {"all-reduce": (3, 24), "decentralized": (60, 48)}
 # timed_iterations, from the run's phases before training): at 1 Gbit/s 24 of DDP's 58 ms
 # iterations last 1.4 s, and one slow stretch of the shared machine moved such a run 7 %.
 MIN_TIMED_S = 8.0
-# The emulated nodes' TCP congestion control, whatever the host's is (a new namespace takes
-# the host's). dtperf's link is one stream: a node's exchanges cross its uplink in launch
-# order. A loss-based control such as cubic (Linux's default) behind a deep FIFO queue comes
-# close to that (measured, not traced: presumably the connection in flight has its window
-# queued ahead of one that joins it, which starts again from slow start after idling). BBR
-# paces every connection at its estimate of its share, so overlapping exchanges share the
-# link: AER on 4x1 at 100 Mbit/s and 2 ms ran 247 ms per iteration over 400 iterations
-# under BBR (the measuring host's default), wandering between 190 and 310 ms per period;
-# under cubic 183 ms (dtperf: 188).
-CONGESTION_CONTROL = "cubic"
 # The collective table: gloo's all-reduce measured per cell at these sizes, this many launched
 # at once (a DDP step launches its buckets back to back; gloo runs two of a group's at once).
 TABLE_SIZES = [1 << 16, 1 << 18, 1 << 20, 1 << 22]
@@ -100,16 +101,21 @@ TABLE_BACK_TO_BACK = 5
 UNSETTLED_HALVES = 0.05
 
 
-def skip(reason):
+def skip(reason: str) -> NoReturn:
     print(f"SKIP: {reason}")
     sys.exit(77)
 
 
-def sh(*args, check=True, **kw):
-    return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
+def python_env() -> dict[str, str]:
+    """The environment of the Python programs the harness starts (the collector, train.py):
+    the tree's collector (collect/dtperf_collect) and this folder's modules first."""
+    path = [os.path.join(ROOT, "collect"), HERE]
+    if os.environ.get("PYTHONPATH"):
+        path.append(os.environ["PYTHONPATH"])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path))
 
 
-def available_congestion_controls():
+def available_congestion_controls() -> list[str]:
     """The TCP congestion controls this kernel offers (built in or loaded)."""
     try:
         with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
@@ -118,126 +124,7 @@ def available_congestion_controls():
         return []
 
 
-class Cluster:
-    """Namespaces for `nodes` nodes behind a router; node i is 198.18.i.2. Every node's TCP
-    runs `congestion_control` (a new namespace would take the host's, which may be anything;
-    see CONGESTION_CONTROL)."""
-
-    def __init__(self, nodes, tag, congestion_control=CONGESTION_CONTROL):
-        self.nodes = nodes
-        self.tag = tag
-        self.router = f"{tag}sw"
-        self.names = [f"{tag}n{i}" for i in range(nodes)]
-        self.created = []
-        sh("ip", "netns", "add", self.router)
-        self.created.append(self.router)
-        sh("ip", "netns", "exec", self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-        for i, ns in enumerate(self.names):
-            sh("ip", "netns", "add", ns)
-            self.created.append(ns)
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv4.tcp_congestion_control={congestion_control}")
-            veth = f"{tag}s{i}"
-            sh("ip", "link", "add", veth, "netns", self.router, "mtu", str(MTU), "type", "veth", "peer", "name",
-               "eth0", "netns", ns, "mtu", str(MTU))
-            sh("ip", "-n", self.router, "addr", "add", f"198.18.{i}.1/24", "dev", veth)
-            sh("ip", "-n", self.router, "link", "set", veth, "up")
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
-            sh("ip", "-n", ns, "addr", "add", f"198.18.{i}.2/24", "dev", "eth0")
-            sh("ip", "-n", ns, "link", "set", "eth0", "up")
-            sh("ip", "-n", ns, "route", "add", "default", "via", f"198.18.{i}.1")
-            sh("ip", "netns", "exec", self.router, "iptables", "-A", "FORWARD", "-i", veth, "-j", "NFQUEUE",
-               "--queue-num", str(i))
-
-    def address(self, node):
-        return f"198.18.{node}.2"
-
-    def close(self):
-        for ns in reversed(self.created):
-            sh("ip", "netns", "del", ns, check=False)
-        self.created = []
-
-
-class Processes:
-    def __init__(self):
-        self.live = []
-
-    def start(self, args, **kw):
-        p = subprocess.Popen(args, **kw)
-        self.live.append(p)
-        return p
-
-    def stop(self, p):
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-    def stop_all(self):
-        for p in self.live:
-            self.stop(p)
-
-
-def cpu_busy_s():
-    """Seconds of CPU time the whole machine has spent busy (all cores, /proc/stat)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, log=None):
-    """linkemu in the router for every node's egress queue, returned once it is ready. Its
-    packet and drop counts per queue go to `log` at exit (an open file), if given."""
-    ready = os.path.join(work, "linkemu.ready")
-    if os.path.exists(ready):
-        os.remove(ready)
-    emulator = procs.start(["ip", "netns", "exec", cluster.router, linkemu, "--queues",
-                            ",".join(str(i) for i in range(cluster.nodes)), "--rate-gbps", str(rate_gbps),
-                            "--delay-us", str(delay_us), "--mtu", str(MTU), "--buffer-bytes", "16000000",
-                            "--ready-file", ready], stderr=log or subprocess.DEVNULL)
-    for _ in range(100):
-        if os.path.exists(ready):
-            break
-        time.sleep(0.05)
-    return emulator
-
-
-def probe(cluster, linkprobe, procs, work):
-    """What the links deliver: a TCP stream and a one-byte ping-pong, node 0 -> node 1 and
-    inside node 0 (loopback)."""
-    server = procs.start(["ip", "netns", "exec", cluster.names[1], linkprobe, "serve", "--port", "5201"])
-    local = procs.start(["ip", "netns", "exec", cluster.names[0], linkprobe, "serve", "--port", "5202"])
-    time.sleep(0.3)
-
-    def value(ns, *args):
-        out = sh("ip", "netns", "exec", ns, linkprobe, *args).stdout.strip()
-        return float(out.split("=")[-1])
-
-    n0 = cluster.names[0]
-    # The CPU the path costs per byte: the machine's busy time during the stream (sender,
-    # receiver, the router and the link emulator), less what it does when idle.
-    busy, wall = cpu_busy_s(), time.perf_counter()
-    time.sleep(1.0)
-    idle_load = (cpu_busy_s() - busy) / (time.perf_counter() - wall)
-    busy, wall = cpu_busy_s(), time.perf_counter()
-    inter_gbps = value(n0, "stream", "--host", cluster.address(1), "--port", "5201", "--seconds", "2")
-    stream_busy = cpu_busy_s() - busy - idle_load * (time.perf_counter() - wall)
-    measured = {
-        "inter_gbps": inter_gbps,
-        "inter_cpu_ns_per_byte": max(0.0, stream_busy) / (inter_gbps * 1e9 / 8 * 2.0) * 1e9,
-        "inter_one_way_us": value(n0, "pingpong", "--host", cluster.address(1), "--port", "5201", "--count", "50"),
-        "intra_gbps": value(n0, "stream", "--host", "127.0.0.1", "--port", "5202", "--seconds", "1"),
-        "intra_one_way_us": value(n0, "pingpong", "--host", "127.0.0.1", "--port", "5202", "--count", "200"),
-    }
-    procs.stop(server)
-    procs.stop(local)
-    return measured
-
-
-def write_reduction_log(path):
+def write_reduction_log(path: str) -> None:
     """gloo sums on the CPU: the time of one in-place add of `bytes` of fp32 on one thread,
     as `bytes,seconds` lines (the format of [NET]'s GPU vector-add log)."""
     code = ("import time, torch; torch.set_num_threads(1)\n"
@@ -250,7 +137,7 @@ def write_reduction_log(path):
         f.write(sh(PYTHON, "-c", code).stdout)
 
 
-def copy_rate_gb_per_s():
+def copy_rate_gb_per_s() -> float:
     """The host's memory traffic rate (bytes read + written per second) on one thread."""
     code = ("import time, torch; torch.set_num_threads(1); a = torch.ones(8 << 20); b = torch.empty_like(a)\n"
             "b.copy_(a); t = time.perf_counter()\n"
@@ -259,7 +146,7 @@ def copy_rate_gb_per_s():
     return float(sh(PYTHON, "-c", code).stdout.strip())
 
 
-def schedules(dtperf, world, per_node, work):
+def schedules(dtperf: str, world: int, per_node: int, work: str) -> dict[str, str]:
     out = json.loads(sh(dtperf, "topologies", "--gpus", str(world), "--gpus-per-node", str(per_node), "--schedule",
                         "--json").stdout)
     files = {}
@@ -275,7 +162,7 @@ def schedules(dtperf, world, per_node, work):
 TCP_COUNTERS = ("TcpRetransSegs", "TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPFastRetrans")
 
 
-def tcp_counters(cluster):
+def tcp_counters(cluster: Cluster) -> list[dict[str, int]]:
     """Per node namespace, the TCP counters that tell a lossy or stalled transport (absolute)."""
     counts = []
     for name in cluster.names:
@@ -289,15 +176,15 @@ def tcp_counters(cluster):
     return counts
 
 
-def unsettled_note(halves_ms):
+def unsettled_note(halves_ms: Sequence[float]) -> str:
     first, second = halves_ms
     if abs(second - first) <= UNSETTLED_HALVES * max(first, second):
         return ""
     return f"  not settled: halves {first:.1f} / {second:.1f} ms"
 
 
-def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, trace, gloo_threads,
-          decentralized_iters):
+def train(cluster: Cluster, per_node: int, scheme: str, schedule: str | None, procs: Processes, work: str, port: int,
+          timeout_s: float, trace: str | None, gloo_threads: int, decentralized_iters: int) -> Result:
     world = cluster.nodes * per_node
     out = os.path.join(work, f"result-{scheme}-{port}.json")
     if scheme == "all-reduce":
@@ -316,7 +203,7 @@ def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, tra
             args += ["--trace", trace]
         args += ["--train-warmup", str(warmup), "--iters", str(iters), "--min-timed-s", str(MIN_TIMED_S)]
         log = open(os.path.join(work, f"rank{rank}-{scheme}-{port}.log"), "w")
-        ranks.append(procs.start(args, stdout=log, stderr=subprocess.STDOUT))
+        ranks.append(procs.start(args, stdout=log, stderr=subprocess.STDOUT, env=python_env()))
     deadline = time.time() + timeout_s
     for p in ranks:
         try:
@@ -332,7 +219,7 @@ def train(cluster, per_node, scheme, schedule, procs, work, port, timeout_s, tra
         return json.load(f)
 
 
-def host_cpu_ns_per_byte(result):
+def host_cpu_ns_per_byte(result: Result) -> float | None:
     """What the transport costs compute, per byte a rank sends: the run's compute-beside-
     exchanges phase (train.py, before training), the median over the ranks that sent.
 
@@ -352,7 +239,7 @@ def host_cpu_ns_per_byte(result):
     return statistics.median(sent) if sent else None
 
 
-def comm_only_cpu_ns_per_byte(result, world):
+def comm_only_cpu_ns_per_byte(result: Result, world: int) -> float:
     """For the reader: the CPU time per byte sent that the communication-only phase
     accounts for. M, the machine's busy CPU seconds per iteration of exchanges alone, while
     each rank sent B bytes; with every core computing (ranks >= C cores) that work takes
@@ -367,18 +254,17 @@ def comm_only_cpu_ns_per_byte(result, world):
     return machine_s * min(1.0, world / cores) / cores / bytes_per_rank * 1e9
 
 
-def collective_table(cluster, per_node, procs, port):
+def collective_table(cluster: Cluster, per_node: int, procs: Processes, port: int) -> list[list[float]]:
     """gloo's all-reduce on the cell's nodes and ranks, as a calibration measures it:
     [[bytes, us], ...], each the median time of TABLE_BACK_TO_BACK launched at once over
     that many (validation/gloo_collectives.py)."""
-    import gloo_collectives  # here, not at the top: it imports this module
-
     measured = gloo_collectives.measure(cluster, procs, per_node, TABLE_SIZES, (TABLE_BACK_TO_BACK,), port)
     return [[size, measured[str(size)][f"back_to_back_{TABLE_BACK_TO_BACK}"] * 1e3 / TABLE_BACK_TO_BACK]
             for size in TABLE_SIZES]
 
 
-def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=None):
+def profile_json(nodes: int, per_node: int, link: Link, copy_gb_per_s: float, name: str,
+                 cpu_ns_per_byte: float | None = None) -> dict[str, Any]:
     """The cluster as the harness measured it (with the transport's CPU time per byte of
     the run to predict, when known)."""
     profile = {
@@ -411,7 +297,7 @@ def profile_json(nodes, per_node, link, copy_gb_per_s, name, cpu_ns_per_byte=Non
     return profile
 
 
-def scheme_picks(cells):
+def scheme_picks(cells: Sequence[Cell]) -> list[dict[str, Any]]:
     """Per cell of the grid with several schemes: the fastest measured, the one dtperf
     picks (the fastest predicted), and whether the pick is right: the fastest measured, or
     within 5 % of it (the measured gap between them is noise)."""
@@ -432,7 +318,7 @@ def scheme_picks(cells):
 MIN_BESIDE_SAMPLES = 5
 
 
-def compute_factors(result):
+def compute_factors(result: Result) -> list[float]:
     """The factors dtperf resamples for every rank and iteration (--iteration-times): how
     much a compute iteration varies in training, where it runs beside the exchanges.
 
@@ -451,7 +337,7 @@ def compute_factors(result):
     return [x / statistics.mean(samples) for samples in result["compute_samples_ms_per_rank"] for x in samples]
 
 
-def median_variation_run(results):
+def median_variation_run(results: dict[str, Result]) -> str:
     """The run whose compute varied as the cell's median run did (compute_factors' spread;
     the lower median for an even count): the cell's variation, as the median over its runs
     is the cell's compute time."""
@@ -459,7 +345,8 @@ def median_variation_run(results):
     return ranked[(len(ranked) - 1) // 2]
 
 
-def write_run_inputs(work, name, nodes, per_node, link, copy_gb_per_s, cpu_ns_per_byte, variation_result):
+def write_run_inputs(work: str, name: str, nodes: int, per_node: int, link: Link, copy_gb_per_s: float,
+                     cpu_ns_per_byte: float | None, variation_result: Result) -> tuple[str, str]:
     """The profile and the compute factors one run is predicted from, as files in `work`
     named after `name`: (profile path, factors path)."""
     profile = os.path.join(work, f"profile-{name}.json")
@@ -470,12 +357,13 @@ def write_run_inputs(work, name, nodes, per_node, link, copy_gb_per_s, cpu_ns_pe
     return profile, factors
 
 
-def write_compute_factors(path, factors):
+def write_compute_factors(path: str, factors: Sequence[float]) -> None:
     with open(path, "w") as f:
         f.writelines(f"{x:.6f}\n" for x in factors)
 
 
-def predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms, extra=()):
+def predict(dtperf: str, profile_path: str, model_path: str, reduction_log: str, scheme: str, compute_ms: float,
+            extra: Sequence[str] = ()) -> dict[str, Any]:
     args = [dtperf, "predict", "--profile", profile_path, "--model", model_path, "--scheme", scheme,
             "--reduction-log", reduction_log,
             "--single-gpu-iteration-ms", f"{compute_ms:.6f}", "--batch-per-gpu", str(BATCH),
@@ -487,7 +375,7 @@ def predict(dtperf, profile_path, model_path, reduction_log, scheme, compute_ms,
     return json.loads(out.stdout)["result"]
 
 
-def main():
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--grid", choices=sorted(GRIDS), default="small")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -561,9 +449,9 @@ def main():
 
     work = tempfile.mkdtemp(prefix="dtperf-validation.")
     procs = Processes()
-    clusters = []
+    clusters: list[Cluster] = []
 
-    def cleanup():
+    def cleanup() -> None:
         procs.stop_all()
         for c in clusters:
             c.close()
@@ -580,14 +468,13 @@ def main():
 
     # The model, measured by the collector in one process.
     model_path = os.path.join(work, "model.json")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "collect"), HERE]))
     sh(PYTHON, "-m", "dtperf_collect", "--model", "models:mlp", "--batch", str(BATCH), "--iters", "20",
-       "--name", "harness-mlp", "-o", model_path, env=env, cwd=HERE)
+       "--name", "harness-mlp", "-o", model_path, env=python_env(), cwd=HERE)
     copy_gb_per_s = copy_rate_gb_per_s()
     reduction_log = os.path.join(work, "cpu_vec_add.log")
     write_reduction_log(reduction_log)
 
-    def close_cell(emulator, emulator_log, cluster):
+    def close_cell(emulator: subprocess.Popen[bytes], emulator_log: IO[str] | None, cluster: Cluster) -> None:
         procs.stop(emulator)
         if emulator_log:
             emulator_log.close()
@@ -602,7 +489,7 @@ def main():
         cell_name = f"{nodes}x{per_node}-{rate_gbps}-{delay_us}"
         emulator_log = open(os.path.join(args.trace, f"{cell_name}-linkemu.log"), "w") if args.trace else None
         emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, emulator_log)
-        link = probe(cluster, linkprobe, procs, work)
+        link: Link = probe(cluster, linkprobe, procs, work)
         if args.collective_table:
             port += 1
             link["all_reduce_points_bytes_us"] = collective_table(cluster, per_node, procs, port)
@@ -619,7 +506,7 @@ def main():
             before = tcp_counters(cluster) if trace else None
             results[scheme] = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s,
                                     trace, args.gloo_threads, args.decentralized_iters)
-            if trace:
+            if before is not None:  # traced
                 tcp[scheme] = [{k: after[k] - was[k] for k in TCP_COUNTERS}
                                for was, after in zip(before, tcp_counters(cluster))]
         if args.trace:

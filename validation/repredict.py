@@ -12,19 +12,22 @@ Only the measured times come from training, as in the harness.
   python3 validation/repredict.py REPORT [--build build] [-o NEW_REPORT]
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import statistics
 import sys
 import tempfile
+from typing import Any
+
+import harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import harness  # noqa: E402
 
 
-def repredict(report, dtperf, work):
+def repredict(report: dict[str, Any], dtperf: str, work: str) -> list[harness.Cell]:
     """The report's cells with `predicted_ms` and `error` from `dtperf` (and the report's
     own under `report_predicted_ms`)."""
     inputs = report.get("inputs")
@@ -51,7 +54,7 @@ def repredict(report, dtperf, work):
     return out
 
 
-def main():
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("report")
     parser.add_argument("--build", default=os.path.join(os.path.dirname(HERE), "build"))

@@ -20,21 +20,25 @@ one in-place op on a one-element tensor (the host's cost per launch) and the dev
 rate (bytes read + written per second).
 """
 
+from __future__ import annotations
+
 import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 import torch
 
 from sgp_timeline import TransformerBase
 
 
-def timed_ms(fn, sync, reps=30, warmup=5):
+def timed_ms(fn: Callable[[], object], sync: Callable[[], object], reps: int = 30, warmup: int = 5) -> dict[str, float]:
     for _ in range(warmup):
         fn()
     sync()
-    wall, issue = [], []
+    wall: list[float] = []
+    issue: list[float] = []
     for _ in range(reps):
         sync()
         start = time.perf_counter()
@@ -46,7 +50,7 @@ def timed_ms(fn, sync, reps=30, warmup=5):
     return {"wall_ms": statistics.median(wall), "issue_ms": statistics.median(issue)}
 
 
-def main():
+def main() -> None:
     device = torch.device(sys.argv[1] if len(sys.argv) > 1 else "cpu")
     cuda = device.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -58,7 +62,7 @@ def main():
     factor = torch.full((1,), 0.5, device=device)
     gossip_stream = torch.cuda.Stream() if cuda else None
 
-    def per_tensor():
+    def per_tensor() -> None:
         for p, r in zip(params, received):
             p.add_(r)
         for p, b in zip(params, send):
@@ -80,7 +84,7 @@ def main():
     n = sum(p.numel() for p in params)
     flat, flat_received, flat_send = (torch.randn(n, device=device) for _ in range(3))
 
-    def fused():  # the main stream's five ops (eleven passes), each over one flat buffer
+    def fused() -> None:  # the main stream's five ops (eleven passes), each over one flat buffer
         flat.add_(flat_received)
         flat.mul_(factor)
         flat_send.copy_(flat)
@@ -89,7 +93,7 @@ def main():
 
     one = torch.zeros(1, device=device)
 
-    def launches():
+    def launches() -> None:
         for _ in range(1000):
             one.mul_(weight)
 

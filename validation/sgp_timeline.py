@@ -35,6 +35,8 @@ reference - delay is what sits between the wait and the next send.
   python3 validation/sgp_timeline.py cuda -o sgp-timeline.json   # or cpu (a smoke test)
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import json
@@ -42,6 +44,8 @@ import math
 import statistics
 import threading
 import time
+from contextlib import AbstractContextManager
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -55,15 +59,15 @@ LAYERS = 6
 
 
 class Attention(nn.Module):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.q, self.k, self.v, self.out = (nn.Linear(MODEL_DIM, MODEL_DIM) for _ in range(4))
 
-    def forward(self, x, memory, causal):
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, causal: bool) -> torch.Tensor:
         b, t, _ = x.shape
         s = memory.shape[1]
 
-        def heads(y, n):
+        def heads(y: torch.Tensor, n: int) -> torch.Tensor:
             return y.view(b, n, HEADS, MODEL_DIM // HEADS).transpose(1, 2)
 
         q, k, v = heads(self.q(x), t), heads(self.k(memory), s), heads(self.v(memory), s)
@@ -78,7 +82,7 @@ class Attention(nn.Module):
 class Layer(nn.Module):
     """Post-norm transformer layer; a decoder layer adds attention over the encoder."""
 
-    def __init__(self, decoder):
+    def __init__(self, decoder: bool) -> None:
         super().__init__()
         self.self_attention = Attention()
         self.self_norm = nn.LayerNorm(MODEL_DIM)
@@ -88,10 +92,11 @@ class Layer(nn.Module):
         self.fc2 = nn.Linear(FFN_DIM, MODEL_DIM)
         self.ffn_norm = nn.LayerNorm(MODEL_DIM)
 
-    def forward(self, x, memory=None):
+    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
         drop = lambda y: F.dropout(y, 0.1, self.training)  # noqa: E731
         x = self.self_norm(x + drop(self.self_attention(x, x, causal=memory is not None)))
         if memory is not None:
+            assert self.cross_attention is not None and self.cross_norm is not None  # a decoder layer
             x = self.cross_norm(x + drop(self.cross_attention(x, memory, causal=False)))
         return self.ffn_norm(x + drop(self.fc2(drop(F.relu(self.fc1(x))))))
 
@@ -99,20 +104,20 @@ class Layer(nn.Module):
 class TransformerBase(nn.Module):
     """fairseq's transformer_wmt_en_de with a joined, shared embedding: 253 tensors."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.embedding = nn.Embedding(VOCAB, MODEL_DIM)
         self.encoder = nn.ModuleList(Layer(False) for _ in range(LAYERS))
         self.decoder = nn.ModuleList(Layer(True) for _ in range(LAYERS))
 
-    def embed(self, tokens):
+    def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         t = tokens.shape[1]
         position = torch.arange(t, device=tokens.device, dtype=torch.float32)[:, None]
         rate = torch.exp(torch.arange(0, MODEL_DIM, 2, device=tokens.device) * (-math.log(1e4) / MODEL_DIM))
         sinusoid = torch.cat([torch.sin(position * rate), torch.cos(position * rate)], dim=1)
         return F.dropout(self.embedding(tokens) * math.sqrt(MODEL_DIM) + sinusoid, 0.1, self.training)
 
-    def forward(self, source, target):
+    def forward(self, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         memory = self.embed(source)
         for layer in self.encoder:
             memory = layer(memory)
@@ -126,22 +131,22 @@ class TransformerBase(nn.Module):
 class Device:
     """The few device calls that differ between CUDA and the CPU smoke test."""
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self.device = torch.device(name)
         self.cuda = self.device.type == "cuda"
         self.cycles_per_s = self._sleep_rate() if self.cuda else 0.0
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         if self.cuda:
             torch.cuda.synchronize()
 
-    def stream(self):
+    def stream(self) -> torch.cuda.Stream | None:
         return torch.cuda.Stream() if self.cuda else None
 
-    def on(self, stream):
+    def on(self, stream: torch.cuda.Stream | None) -> AbstractContextManager[Any]:
         return torch.cuda.stream(stream) if self.cuda else contextlib.nullcontext()
 
-    def _sleep_rate(self):
+    def _sleep_rate(self) -> float:
         cycles = 200_000_000
         torch.cuda._sleep(1000)
         torch.cuda.synchronize()
@@ -152,7 +157,7 @@ class Device:
         end.synchronize()
         return cycles / (start.elapsed_time(end) * 1e-3)
 
-    def transfer(self, seconds, stream):
+    def transfer(self, seconds: float, stream: torch.cuda.Stream | None) -> None:
         """The network: occupies `stream` for `seconds`, as a transport's kernel would."""
         if seconds <= 0.0:
             return
@@ -166,7 +171,7 @@ class Device:
 class Gossip:
     """SGP's overlap mode around `model`: per-tensor (the reference) or over one flat buffer."""
 
-    def __init__(self, model, dev, fused, transfer_s):
+    def __init__(self, model: nn.Module, dev: Device, fused: bool, transfer_s: float) -> None:
         self.dev, self.fused, self.transfer_s = dev, fused, transfer_s
         self.params = list(model.parameters())
         if fused:  # the parameters become views of one flat buffer
@@ -181,7 +186,7 @@ class Gossip:
         self.ps_weight = torch.ones(1, device=dev.device)
         self.gossip_ps_weight = self.ps_weight.clone()
         self.factor = torch.full((1,), 0.5, device=dev.device)
-        self.stream = dev.stream()
+        self.stream: Any = dev.stream()  # None on the CPU, where only self.dev.on takes it
         self.gossip_flag, self.train_flag = threading.Event(), threading.Event()
         self.gossiping = False
         self.stop = False
@@ -189,7 +194,7 @@ class Gossip:
         self.thread.start()
 
     # -- the main thread's part (the reference's forward pre-hook and backward hook)
-    def before_forward(self):
+    def before_forward(self) -> None:
         if self.gossiping:
             self.gossip_flag.wait()
             if bool(self.gossip_ps_weight[0] == -1):  # reads a device value: a synchronisation
@@ -228,7 +233,7 @@ class Gossip:
             for p in self.params:
                 p.data.div_(self.ps_weight)
 
-    def after_backward(self):  # back to push-sum numerators
+    def after_backward(self) -> None:  # back to push-sum numerators
         if self.fused:
             self.flat.mul_(self.ps_weight)
         else:
@@ -236,7 +241,7 @@ class Gossip:
                 p.data.mul_(self.ps_weight)
 
     # -- the gossip thread: flatten, exchange, unflatten, synchronise
-    def _loop(self):
+    def _loop(self) -> None:
         while True:
             self.train_flag.wait()
             if self.stop:
@@ -257,7 +262,7 @@ class Gossip:
             self.train_flag.clear()
             self.gossip_flag.set()
 
-    def close(self):
+    def close(self) -> None:
         if self.gossiping:
             self.gossip_flag.wait()
         self.stop = True
@@ -265,7 +270,8 @@ class Gossip:
         self.thread.join()
 
 
-def timed_iterations(dev, tokens, variant, transfer_s, warmup, iterations):
+def timed_iterations(dev: Device, tokens: int, variant: str, transfer_s: float, warmup: int,
+                     iterations: int) -> dict[str, float]:
     torch.manual_seed(0)
     model = TransformerBase().to(dev.device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -276,9 +282,9 @@ def timed_iterations(dev, tokens, variant, transfer_s, warmup, iterations):
     source = torch.randint(0, VOCAB, (sentences, length), device=dev.device)
     target = torch.randint(0, VOCAB, (sentences, length), device=dev.device)
 
-    hook_ms = []
+    hook_ms: list[float] = []
 
-    def iteration():
+    def iteration() -> None:
         if gossip:
             start = time.perf_counter()
             gossip.before_forward()
@@ -313,7 +319,7 @@ def timed_iterations(dev, tokens, variant, transfer_s, warmup, iterations):
     return result
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("device", nargs="?", default="cpu")
     parser.add_argument("--tokens", default="3125,1563,781", help="tokens per device, comma-separated")

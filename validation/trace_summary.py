@@ -13,6 +13,8 @@ explain a stall).
 NAME is a run's prefix, e.g. 4x1-0.1-100-alternating-exp-ring (default: every run in DIR).
 """
 
+from __future__ import annotations
+
 import bisect
 import glob
 import json
@@ -20,19 +22,27 @@ import os
 import re
 import statistics
 import sys
+from collections.abc import Collection
+from typing import Any
+
+# One rank's trace as train.py writes it (JSON).
+Trace = dict[str, Any]
 
 
-def runs(directory, names):
-    found = {}
+def runs(directory: str, names: Collection[str]) -> dict[str, dict[int, Trace]]:
+    found: dict[str, dict[int, Trace]] = {}
     for path in sorted(glob.glob(os.path.join(directory, "*-rank*.json"))):
-        prefix, rank = re.match(r"(.*)-rank(\d+)\.json$", os.path.basename(path)).groups()
+        match = re.match(r"(.*)-rank(\d+)\.json$", os.path.basename(path))
+        if match is None:
+            continue  # not a rank's trace
+        prefix, rank = match.groups()
         if not names or prefix in names:
             with open(path) as f:
                 found.setdefault(prefix, {})[int(rank)] = json.load(f)
     return found
 
 
-def rank_summary(trace):
+def rank_summary(trace: Trace) -> tuple[list[float], list[float], list[float]]:
     """One rank's trace: its iterations (ms), how long it waited in each (ms, charged to the
     iteration in which the wait began) and the mean iteration of each whole period (ms)."""
     period = trace["steps_per_period"]
@@ -48,7 +58,7 @@ def rank_summary(trace):
     return iterations_ms, waited_ms, periods
 
 
-def ddp_phases(trace):
+def ddp_phases(trace: Trace) -> dict[str, Any] | None:
     """A DDP rank's mean phases over its traced iterations (ms): `forward`, `to_first_launch`
     (backward until the first bucket's all-reduce is launched), `buckets_in_flight` (from
     that launch to the end of the last bucket's), `after_last_bucket` (the rest of
@@ -56,9 +66,9 @@ def ddp_phases(trace):
     end. None for a trace without DDP's phases."""
     of = {name: [e for e in trace["events"] if e["event"] == name]
           for name in ("forward", "backward", "optimizer", "allreduce")}
-    phases = {"forward": [], "to_first_launch": [], "buckets_in_flight": [], "after_last_bucket": [],
-              "optimizer": []}
-    per_bucket = {}
+    phases: dict[str, list[float]] = {"forward": [], "to_first_launch": [], "buckets_in_flight": [],
+                                      "after_last_bucket": [], "optimizer": []}
+    per_bucket: dict[int, list[float]] = {}
     for forward, backward, optimizer in zip(of["forward"], of["backward"], of["optimizer"]):
         mine = [e for e in of["allreduce"] if backward["t0_s"] <= e["t0_s"] <= backward["t1_s"]]
         if not mine:
@@ -74,12 +84,12 @@ def ddp_phases(trace):
             per_bucket.setdefault(e["bucket"], []).append(e["t1_s"] - e["t0_s"])
     if not phases["forward"]:
         return None
-    summary = {name: statistics.mean(values) * 1e3 for name, values in phases.items()}
+    summary: dict[str, Any] = {name: statistics.mean(values) * 1e3 for name, values in phases.items()}
     summary["bucket_ms"] = [statistics.mean(per_bucket[b]) * 1e3 for b in sorted(per_bucket)]
     return summary
 
 
-def summarize(prefix, ranks, tcp):
+def summarize(prefix: str, ranks: dict[int, Trace], tcp: list[dict[str, int]] | None) -> None:
     print(f"{prefix}")
     for rank in sorted(ranks):
         trace = ranks[rank]
@@ -100,7 +110,7 @@ def summarize(prefix, ranks, tcp):
             print(f"  node {node} TCP: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
 
 
-def main():
+def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     directory, names = sys.argv[1], set(sys.argv[2:])

@@ -24,6 +24,8 @@ the means of the timed window's two halves, CPU times, loss per byte and the sca
 compute beside the exchanges) to `--out` as JSON; `--trace` keeps every rank's iteration
 starts and exchange launches and waits (DDP: each iteration's forward, backward and
 optimizer step, and each bucket's all-reduce from launch to end).
+
+The harness starts it with the tree's collector on PYTHONPATH (harness.python_env).
 """
 
 import argparse
@@ -34,18 +36,23 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "collect"))
-import models  # noqa: E402
-from dtperf_collect.stats import quantile  # noqa: E402
+import models
+from dtperf_collect.stats import quantile
+
+# Per step of a topology's period, this rank's (process group, group size); the group None
+# is the default (world) one.
+Step = Tuple[Optional[dist.ProcessGroup], int]
+# A traced event: (event, step, bucket, t0, t1), times on the machine's monotonic clock.
+Event = Tuple[str, int, int, float, float]
 
 
-def summary_ms(times_s):
+def summary_ms(times_s: Sequence[float]) -> dict[str, float]:
     ms = [t * 1e3 for t in times_s]
     return {"median": statistics.median(ms), "p10": quantile(ms, 0.1), "p90": quantile(ms, 0.9)}
 
@@ -53,7 +60,7 @@ def summary_ms(times_s):
 GLOO_DEFAULT_THREADS = 2  # collectives a gloo process group runs at once unless told otherwise
 
 
-def in_order_group(members, rank, threads):
+def in_order_group(members: Iterable[int], rank: int, threads: int) -> dist.ProcessGroup:
     """A gloo process group on `members` (global ranks) that runs at most `threads` of its
     collectives at once, built by a rank in it.
 
@@ -73,23 +80,24 @@ def in_order_group(members, rank, threads):
     return dist.ProcessGroupGloo(store, members.index(rank), len(members), options)
 
 
-def world_group(world, rank, threads):
+def world_group(world: int, rank: int, threads: int) -> Optional[dist.ProcessGroup]:
     """The group DDP and All-Reduce's exchanges run on: the default one (None) with gloo's
     default threads."""
     return None if threads == GLOO_DEFAULT_THREADS else in_order_group(range(world), rank, threads)
 
 
-def step_groups(schedule, rank, threads):
+def step_groups(schedule: list[dict[str, Any]], rank: int, threads: int) -> list[Step]:
     """Per step of the period, this rank's (group, group size). With gloo's default threads
     every rank creates every group, in the same order (torch.distributed.new_group requires
     it); otherwise each rank builds only its own groups, in their order of first appearance
     in the schedule, which every member follows, so no two ranks wait on each other's
     rendezvous."""
-    steps, cache = [], {}
+    steps: list[Step] = []
+    cache: dict[tuple[int, ...], dist.ProcessGroup] = {}
     for step in schedule:
         if step["mixing"] != "group_average" or len(step["rounds"]) != 1:
             raise SystemExit("the harness runs one-round group-average topologies only")
-        mine = None
+        mine: Optional[Step] = None
         for members in step["rounds"][0]:
             key = tuple(members)
             if key not in cache:
@@ -99,15 +107,19 @@ def step_groups(schedule, rank, threads):
                     cache[key] = in_order_group(members, rank, threads)
             if rank in members:
                 mine = (cache[key], len(members))
+        if mine is None:
+            raise SystemExit(f"rank {rank} is in no group of a step of the schedule")
         steps.append(mine)
     return steps
 
 
-def buckets_in_ready_order(model, cap_bytes):
+def buckets_in_ready_order(model: torch.nn.Module, cap_bytes: float) -> list[list[torch.Tensor]]:
     """Parameters in gradient-ready order (the reverse of definition order for the
     harness's sequential models), split where a bucket reaches the cap."""
     params = [p for p in model.parameters() if p.requires_grad][::-1]
-    buckets, current, size = [], [], 0
+    buckets: list[list[torch.Tensor]] = []
+    current: list[torch.Tensor] = []
+    size = 0
     for p in params:
         current.append(p)
         size += p.numel() * p.element_size()
@@ -123,31 +135,33 @@ class DecentDP:
     """Decent-DP's exchange per bucket, in the accumulate-grad hook of the bucket's last
     parameter (the hook fires once its gradient is in .grad)."""
 
-    def __init__(self, model, steps, rank, cap_bytes, lr, momentum):
+    def __init__(self, model: torch.nn.Module, steps: list[Step], rank: int, cap_bytes: float, lr: float,
+                 momentum: float) -> None:
         self.rank = rank
         self.buckets = buckets_in_ready_order(model, cap_bytes)
         self.lr, self.momentum = lr, momentum
         self.velocity = {id(p): torch.zeros_like(p) for b in self.buckets for p in b}
         self.steps = steps  # per step of the period: (group, group size), step_groups()
-        self.pending = [None] * len(self.buckets)  # (work, flat buffer, group size)
+        # Per bucket, its exchange in flight: (work, flat buffer, group size).
+        self.pending: list[Optional[tuple[Any, torch.Tensor, int]]] = [None] * len(self.buckets)
         self.wait_s = 0.0  # time spent waiting for exchanges, for the reader
         # With --trace: (event, step, bucket, t0, t1) per launch ("launch", t1 = t0) and
         # per wait for an exchange ("wait", from t0 to t1), on the machine's monotonic clock.
-        self.events = None
+        self.events: Optional[list[Event]] = None
         self.step_index = 0
-        self._hooks = []
+        self._hooks: list[Any] = []
         for b, params in enumerate(self.buckets):
             last = params[-1]
             accumulate = last.expand_as(last).grad_fn.next_functions[0][0]
             self._hooks.append(accumulate)
             accumulate.register_hook(self._hook_for(b))
 
-    def _hook_for(self, b):
-        def hook(*_):
+    def _hook_for(self, b: int) -> Callable[..., None]:
+        def hook(*_: Any) -> None:
             self.on_bucket_ready(b)
         return hook
 
-    def on_bucket_ready(self, b):
+    def on_bucket_ready(self, b: int) -> None:
         params = self.buckets[b]
         with torch.no_grad():
             pending = self.pending[b]
@@ -177,34 +191,37 @@ class DecentDP:
                 t = time.perf_counter()
                 self.events.append(("launch", self.step_index, b, t, t))
 
-    def end_iteration(self):
+    def end_iteration(self) -> None:
         self.step_index = (self.step_index + 1) % len(self.steps)
 
-    def drain(self):
+    def drain(self) -> None:
         for pending in self.pending:
             if pending is not None:
                 pending[0].wait()
 
 
-def traced_average_hook(group, events):
+def traced_average_hook(group: Optional[dist.ProcessGroup],
+                        events: list[Event]) -> Callable[[Any, dist.GradBucket], torch.futures.Future]:
     """A DDP communication hook that does what DDP does by default (average each bucket: divide
     by the group's size, all-reduce on `group`) and records in `events` each bucket's
     ("allreduce", 0, bucket index, launch, completion) on the machine's monotonic clock. With
     --trace only: it runs in Python where DDP's own runs in C++."""
     size = dist.get_world_size(group)
 
-    def hook(_state, bucket):
+    # DDP checks these two annotations at run time against its own types (this module does
+    # not postpone the evaluation of annotations for that).
+    def hook(_state: Any, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
         launched = time.perf_counter()
         future = dist.all_reduce(bucket.buffer().div_(size), group=group, async_op=True).get_future()
 
-        def done(f):
+        def done(f: torch.futures.Future) -> torch.Tensor:
             events.append(("allreduce", 0, bucket.index(), launched, time.perf_counter()))
             return f.value()[0]
         return future.then(done)
     return hook
 
 
-def compute_until_every_rank_is_here(step):
+def compute_until_every_rank_is_here(step: Callable[[], None]) -> None:
     """Untimed iterations of `step` until every rank has reached this call too (an
     asynchronous 4-byte all-reduce completes once all have launched it): around the timed
     compute-only iterations, so that none of them runs beside fewer computing ranks than
@@ -217,7 +234,7 @@ def compute_until_every_rank_is_here(step):
     arrived.wait()
 
 
-def machine_busy_s():
+def machine_busy_s() -> float:
     """CPU seconds the whole machine has been busy (all cores; /proc/stat), which counts
     what the ranks' processes do and what the kernel and the link emulator do for them."""
     with open("/proc/stat") as f:
@@ -226,7 +243,7 @@ def machine_busy_s():
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def exchanges(model, args):
+def exchanges(model: torch.nn.Module, args: argparse.Namespace) -> tuple[list[torch.Tensor], list[Step]]:
     """The scheme's exchanges: a buffer per bucket and, per step of the period, this rank's
     (group, group size) (the world's for All-Reduce, which DDP then uses)."""
     cap = args.bucket_mib * 1024 * 1024
@@ -237,13 +254,14 @@ def exchanges(model, args):
         return buckets, step_groups(json.load(f), args.rank, args.gloo_threads)
 
 
-def bytes_sent(buckets, size):
+def bytes_sent(buckets: Sequence[torch.Tensor], size: int) -> float:
     """What this rank sends in one ring all-reduce of every bucket on `size` ranks (a ring
     all-reduce of S bytes on n ranks sends 2 (n - 1) / n S)."""
     return sum(2.0 * (size - 1) / size * b.numel() * b.element_size() for b in buckets)
 
 
-def communication_only(buckets, steps, args):
+def communication_only(buckets: Sequence[torch.Tensor], steps: Sequence[Step],
+                       args: argparse.Namespace) -> tuple[float, float, float, float]:
     """`--warmup` + `--compute-iters` iterations of the scheme's exchanges alone: every
     bucket's all-reduce launched asynchronously (on the world for All-Reduce, on the step's
     group for a topology), then all awaited. Returns per iteration the process's CPU
@@ -266,7 +284,8 @@ def communication_only(buckets, steps, args):
             (time.perf_counter() - wall0) / iters)
 
 
-def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
+def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence[torch.Tensor], steps: Sequence[Step],
+                             alone_s: float, args: argparse.Namespace) -> tuple[Optional[float], list[float]]:
     """What compute loses per byte this rank sends while the exchanges run beside it: the
     figure dtperf's host contention charges (compute loses the CPU time per byte x the
     bytes sent while they overlap), measured on the machine as training will load it
@@ -284,11 +303,11 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
     sent), and how those iterations scatter: each over its round's mean (the compute
     factors the harness gives dtperf). Four passes over the period; the first warms up."""
     rounds = 4 * len(steps)
-    factors = []  # each wholly-beside iteration over its round's mean
+    factors: list[float] = []  # each wholly-beside iteration over its round's mean
     alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
     dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
-    costs = []
-    repeats_per_step = {}
+    costs: list[float] = []
+    repeats_per_step: dict[int, int] = {}
     for r in range(rounds):
         group, size = steps[r % len(steps)]
         if r < len(steps):
@@ -303,12 +322,12 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
             repeats_per_step[r] = max(1, math.ceil(8 * alone_ms.item() / max(once_ms.item(), 1e-3)))
         repeats = repeats_per_step[r % len(steps)]
         dist.barrier()
-        done = []
+        done: list[float] = []
         t0 = time.perf_counter()
         works = [dist.all_reduce(b, group=group, async_op=True) for _ in range(repeats) for b in buckets]
         for w in works:  # gloo may run several of a group's collectives at once: any may end last
             w.get_future().add_done_callback(lambda _: done.append(time.perf_counter()))
-        beside = []
+        beside: list[tuple[float, float]] = []
         # A rank alone at this step computes about as long as the others' round lasts, so
         # that as many ranks compute as in training.
         alone_rounds = 8 if size == 1 else 0
@@ -330,7 +349,7 @@ def compute_beside_exchanges(compute_step, buckets, steps, alone_s, args):
     return (statistics.median(costs) if costs else None), factors
 
 
-def timed_iterations(estimate_s, args):
+def timed_iterations(estimate_s: float, args: argparse.Namespace) -> int:
     """How many training iterations to time: `--iters`, or more, in whole multiples of it,
     until the window lasts `--min-timed-s` at `estimate_s` per iteration (the compute-only
     median plus the exchanges alone: no overlap, so never shorter than training's), the
@@ -344,7 +363,7 @@ def timed_iterations(estimate_s, args):
     return args.iters * max(1, math.ceil(wanted / args.iters))
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--world", type=int, required=True)
@@ -380,9 +399,9 @@ def main():
 
     # Phase 1: compute only, every rank at once.
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-    compute = []  # seconds per timed iteration
+    compute: list[float] = []  # seconds per timed iteration
 
-    def compute_step():
+    def compute_step() -> None:
         x, y = batch_fn(args.batch)
         opt.zero_grad(set_to_none=True)
         loss_fn(model(x), y).backward()
@@ -415,15 +434,16 @@ def main():
 
     # Phase 3: training, timed over at least --iters iterations and --min-timed-s seconds.
     iters = timed_iterations(statistics.median(compute) + comm_wall_s, args)
+    gossip: Optional[DecentDP] = None
+    ddp_events: list[Event] = []
     if args.scheme == "all-reduce":
         net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mib,
                                                         process_group=steps[0][0])
         opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
-        ddp_events = []
         if args.trace:
             net.register_comm_hook(None, traced_average_hook(steps[0][0], ddp_events))
 
-        def step(x, y):
+        def step(x: torch.Tensor, y: torch.Tensor) -> None:
             t0 = time.perf_counter()
             opt.zero_grad(set_to_none=True)
             out = net(x)
@@ -434,15 +454,15 @@ def main():
             if args.trace:
                 ddp_events.extend([("forward", 0, -1, t0, t1), ("backward", 0, -1, t1, t2),
                                    ("optimizer", 0, -1, t2, time.perf_counter())])
-        gossip = None
     else:
-        gossip = DecentDP(model, steps, args.rank, args.bucket_mib * 1024 * 1024, lr, momentum)
+        decent = DecentDP(model, steps, args.rank, args.bucket_mib * 1024 * 1024, lr, momentum)
+        gossip = decent
 
-        def step(x, y):
+        def step(x: torch.Tensor, y: torch.Tensor) -> None:
             loss_fn(model(x), y).backward()
-            gossip.end_iteration()
-    times = []
-    starts = []  # the timed iterations' starts, for --trace
+            decent.end_iteration()
+    times: list[float] = []
+    starts: list[float] = []  # the timed iterations' starts, for --trace
     cpu0, busy0 = time.process_time(), machine_busy_s()
     warmup = args.warmup if args.train_warmup is None else args.train_warmup
     for i in range(warmup + iters):

@@ -1,26 +1,53 @@
 """python3 -m dtperf_collect --model my_module:build --batch 32 --iters 30 -o my-model.json
 
-`my_module:build` names a function (the module is imported from the current folder or
-PYTHONPATH) that returns (model, batch_fn) or (model, batch_fn, loss_fn), where
-batch_fn(batch) returns (inputs, target); the loss defaults to cross-entropy for integer
-targets and mean squared error otherwise.
+`my_module:build` names a function that returns (model, batch_fn) or (model, batch_fn,
+loss_fn), where batch_fn(batch) returns (inputs, target); the loss defaults to cross-entropy
+for integer targets and mean squared error otherwise. The module is imported from the
+current folder (`python3 -m` puts it first on the module search path) or PYTHONPATH; a
+path to a Python file instead (`path/to/my_module.py:build`) loads that file.
 """
+
+from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
+from types import ModuleType
+from typing import Any
 
 from .profiler import profile, write_model
 
 
-def _load(spec):
+def _import(module_name: str) -> ModuleType:
+    """MODULE by the import system; FILE.py loaded from that file, under its base name."""
+    if not module_name.endswith(".py"):
+        return importlib.import_module(module_name)
+    if not os.path.isfile(module_name):
+        raise ImportError(f"no such file: {module_name}")
+    name = os.path.splitext(os.path.basename(module_name))[0]
+    if name in sys.modules:
+        raise ImportError(f"a module named '{name}' is already loaded")
+    spec = importlib.util.spec_from_file_location(name, os.path.abspath(module_name))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"not a Python file: {module_name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would (pickle and dataclasses look it up)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _load(spec: str) -> tuple[Any, ...]:
     if ":" not in spec:
         raise SystemExit(f"dtperf_collect: error: --model: expected MODULE:FUNCTION, got '{spec}'")
     module_name, function_name = spec.split(":", 1)
-    sys.path.insert(0, os.getcwd())
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ImportError as e:
         raise SystemExit(f"dtperf_collect: error: --model: cannot import '{module_name}': {e}")
     build = getattr(module, function_name, None)
@@ -33,10 +60,11 @@ def _load(spec):
     return built
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m dtperf_collect",
                                      description="Measure a PyTorch model for dtperf (a dtperf.model/1 layer file).")
-    parser.add_argument("--model", required=True, help="MODULE:FUNCTION returning (model, batch_fn[, loss_fn])")
+    parser.add_argument("--model", required=True,
+                        help="MODULE:FUNCTION or FILE.py:FUNCTION returning (model, batch_fn[, loss_fn])")
     parser.add_argument("--batch", type=int, default=32, help="samples per iteration (default 32)")
     parser.add_argument("--iters", type=int, default=30, help="timed iterations (default 30)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed iterations first (default 5)")

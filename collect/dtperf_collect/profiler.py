@@ -1,10 +1,14 @@
 """Per-tensor backward timing of a PyTorch model, as a dtperf.model/1 layer file."""
 
+from __future__ import annotations
+
 import json
 import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -15,39 +19,44 @@ SCHEMA = "dtperf.model/1"
 # bucket_cap_mb (25 MiB by default).
 FIRST_BUCKET_BYTES = 1024 * 1024
 
+# batch_fn(batch) -> (inputs, target); inputs one tensor or a tuple of them.
+BatchFn = Callable[[int], tuple[Any, Any]]
+# loss_fn(output, target) -> the loss tensor.
+LossFn = Callable[[Any, Any], Any]
+
 
 class _Clock:
     """Timestamps in milliseconds that mean the same on CPU and CUDA: on CUDA an event is
     recorded on the current stream (when the work queued so far is done), on CPU the
     wall clock is read (the work is done when the call returns)."""
 
-    def __init__(self, device):
+    def __init__(self, device: torch.device) -> None:
         self.cuda = device.type == "cuda"
 
-    def mark(self):
+    def mark(self) -> Any:
         if self.cuda:
             event = torch.cuda.Event(enable_timing=True)
             event.record()
             return event
         return time.perf_counter()
 
-    def elapsed_ms(self, start, end):
+    def elapsed_ms(self, start: Any, end: Any) -> float:
         if self.cuda:
             return start.elapsed_time(end)
         return (end - start) * 1e3
 
-    def sync(self):
+    def sync(self) -> None:
         if self.cuda:
             torch.cuda.synchronize()
 
 
-def _default_loss(output, target):
+def _default_loss(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     if target.dtype in (torch.int64, torch.int32):
         return torch.nn.functional.cross_entropy(output, target)
     return torch.nn.functional.mse_loss(output, target)
 
 
-def _make_optimizer(name, params, lr):
+def _make_optimizer(name: str, params: list[torch.Tensor], lr: float) -> torch.optim.Optimizer:
     if name == "sgd":
         return torch.optim.SGD(params, lr=lr)
     if name == "sgd-momentum":
@@ -57,7 +66,8 @@ def _make_optimizer(name, params, lr):
     raise ValueError(f"unknown optimizer '{name}': expected sgd, sgd-momentum or adam")
 
 
-def ddp_buckets(named_params, bucket_cap_mb=25.0):
+def ddp_buckets(named_params: Sequence[tuple[str, torch.Tensor]],
+                bucket_cap_mb: float = 25.0) -> dict[str, int] | None:
     """The bucket index PyTorch DDP gives each parameter (0: the first all-reduced), by
     PyTorch's own assignment function with DDP's caps; None where torch.distributed is not
     built in."""
@@ -70,18 +80,18 @@ def ddp_buckets(named_params, bucket_cap_mb=25.0):
     indices, _ = dist._compute_bucket_assignment_by_size(tensors, caps, [False] * len(tensors))
     # DDP hands the reducer the buckets reversed: the last parameters' bucket goes first.
     buckets = list(reversed(indices))
-    owner = {}
+    owner: dict[str, int] = {}
     for b, members in enumerate(buckets):
         for i in members:
             owner[named_params[i][0]] = b
     return owner
 
 
-def _median(values):
+def _median(values: Iterable[float]) -> float:
     return statistics.median(values)
 
 
-def _untyped_storage(tensor):
+def _untyped_storage(tensor: torch.Tensor) -> Any:
     """The storage a tensor and its views share: Tensor.untyped_storage() from PyTorch 2.0 on
     (where TypedStorage no longer wraps one), the typed storage's own before."""
     if hasattr(tensor, "untyped_storage"):
@@ -89,17 +99,17 @@ def _untyped_storage(tensor):
     return tensor.storage()._storage
 
 
-def _storage_id(tensor):
+def _storage_id(tensor: torch.Tensor) -> int:
     return _untyped_storage(tensor)._cdata
 
 
-def saved_bytes(model, run):
+def saved_bytes(model: torch.nn.Module, run: Callable[[], Any]) -> int:
     """Bytes of the distinct storages autograd saves for backward while `run()` builds the
     graph, parameters excluded: the activation memory a training step holds after forward."""
     parameters = {_storage_id(p) for p in model.parameters()}
-    storages = {}
+    storages: dict[int, int] = {}
 
-    def pack(tensor):
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
         key = _storage_id(tensor)
         if key not in parameters:
             storages[key] = _untyped_storage(tensor).nbytes()
@@ -111,8 +121,10 @@ def saved_bytes(model, run):
     return sum(storages.values())
 
 
-def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", optimizer="sgd-momentum",
-            lr=1e-3, loss_fn=None, name=None, sample_unit="sample", bucket_cap_mb=25.0):
+def profile(model: torch.nn.Module, batch_fn: BatchFn, *, batch: int = 32, iters: int = 30, warmup: int = 5,
+            device: str | torch.device = "cpu", optimizer: str = "sgd-momentum", lr: float = 1e-3,
+            loss_fn: LossFn | None = None, name: str | None = None, sample_unit: str = "sample",
+            bucket_cap_mb: float = 25.0) -> dict[str, Any]:
     """Measures `model` training on batches from `batch_fn(batch) -> (inputs, target)`.
 
     Returns the dtperf.model/1 document: layers in gradient-ready order with their measured
@@ -128,24 +140,24 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
     device = torch.device(device)
     model = model.to(device)
     model.train()
-    loss_fn = loss_fn or _default_loss
+    criterion: LossFn = loss_fn or _default_loss
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     if not named:
         raise ValueError("the model has no trainable parameters")
     opt = _make_optimizer(optimizer, [p for _, p in named], lr)
     clock = _Clock(device)
 
-    ready = {}  # name -> timestamp of this iteration's gradient
+    ready: dict[str, Any] = {}  # name -> timestamp of this iteration's gradient
 
-    def hook_for(param_name):
-        def hook(grad):
+    def hook_for(param_name: str) -> Callable[[torch.Tensor], torch.Tensor]:
+        def hook(grad: torch.Tensor) -> torch.Tensor:
             ready[param_name] = clock.mark()
             return grad
         return hook
 
     handles = [p.register_hook(hook_for(n)) for n, p in named]
-    samples = {"iteration": [], "forward": [], "backward": [], "optimizer": []}
-    offsets = {n: [] for n, _ in named}
+    samples: dict[str, list[float]] = {"iteration": [], "forward": [], "backward": [], "optimizer": []}
+    offsets: dict[str, list[float]] = {n: [] for n, _ in named}
     try:
         for step in range(warmup + iters):
             inputs, target = batch_fn(batch)
@@ -157,7 +169,7 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
             t0 = clock.mark()
             opt.zero_grad(set_to_none=True)
             output = model(*inputs)
-            loss = loss_fn(output, target)
+            loss = criterion(output, target)
             t_forward = clock.mark()
             loss.backward()
             t_backward = clock.mark()
@@ -180,7 +192,7 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
     inputs, target = batch_fn(batch)
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
     inputs = tuple(x.to(device) for x in inputs)
-    kept = saved_bytes(model, lambda: loss_fn(model(*inputs), target.to(device)))
+    kept = saved_bytes(model, lambda: criterion(model(*inputs), target.to(device)))
     opt.zero_grad(set_to_none=True)
 
     unused = [n for n, _ in named if not offsets[n]]
@@ -189,11 +201,11 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
     # Gradient-ready order: by median time since backward started.
     order = sorted(named, key=lambda item: _median(offsets[item[0]]))
     owner = ddp_buckets(named, bucket_cap_mb)
-    layers = []
+    layers: list[dict[str, Any]] = []
     previous = 0.0
     for n, p in order:
         at = _median(offsets[n])
-        layer = {
+        layer: dict[str, Any] = {
             "name": n,
             "params": p.numel(),
             "backward_us": round(max(0.0, at - previous) * 1e3, 3),
@@ -233,7 +245,7 @@ def profile(model, batch_fn, *, batch=32, iters=30, warmup=5, device="cpu", opti
     }
 
 
-def write_model(document, path):
+def write_model(document: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Writes the layer file whole or not at all (a temporary file renamed into place)."""
     folder = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(prefix=".dtperf_collect.", dir=folder)

@@ -1,9 +1,14 @@
 """Recording a running job's iteration times as one run of a dtperf.runs/1 file."""
 
+from __future__ import annotations
+
 import json
 import os
 import statistics
 import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Literal
 
 from .stats import quantile
 
@@ -24,34 +29,36 @@ class RunRecorder:
     The file gets its header line when it is new; each run is one line, written at close.
     """
 
-    def __init__(self, path, *, label, scheme, nodes, warmup=5, enabled=True, clock=time.perf_counter,
-                 source=None, **config):
+    def __init__(self, path: str | os.PathLike[str], *, label: str, scheme: str, nodes: int, warmup: int = 5,
+                 enabled: bool = True, clock: Callable[[], float] = time.perf_counter, source: str | None = None,
+                 **config: Any) -> None:
         if nodes < 1:
             raise ValueError("nodes must be at least 1")
         self.path = path
-        self.run = {"label": label, "scheme": scheme, "nodes": nodes, **config}
+        self.run: dict[str, Any] = {"label": label, "scheme": scheme, "nodes": nodes, **config}
         if source:
             self.run["source"] = source
         self.warmup = warmup
         self.enabled = enabled
         self.clock = clock
-        self.times_ms = []
-        self._last = None
+        self.times_ms: list[float] = []
+        self._last: float | None = None
         self._steps = 0
 
-    def __enter__(self):
+    def __enter__(self) -> RunRecorder:
         self.start()
         return self
 
-    def __exit__(self, kind, value, traceback):
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> Literal[False]:
         if kind is None:
             self.close()
         return False
 
-    def start(self):
+    def start(self) -> None:
         self._last = self.clock()
 
-    def step(self):
+    def step(self) -> None:
         now = self.clock()
         if self._last is None:
             self._last = now
@@ -61,14 +68,14 @@ class RunRecorder:
             self.times_ms.append((now - self._last) * 1e3)
         self._last = now
 
-    def summary(self):
+    def summary(self) -> dict[str, float]:
         if len(self.times_ms) < 3:
             raise ValueError(f"only {len(self.times_ms)} timed iterations after {self.warmup} of warm-up; need 3")
         times = self.times_ms
         return {"median": round(statistics.median(times), 6), "p10": round(quantile(times, 0.1), 6),
                 "p90": round(quantile(times, 0.9), 6)}
 
-    def close(self):
+    def close(self) -> dict[str, Any] | None:
         if not self.enabled:
             return None
         record = dict(self.run)

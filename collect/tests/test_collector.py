@@ -2,7 +2,8 @@
 parameter list, its timings against each other and against dtperf's reading of them, DDP's
 bucket assignment against dtperf's, bad input, and recording runs for `dtperf fit --runs`.
 
-Run with the dtperf binary in $DTPERF: python3 -m unittest discover -s collect/tests
+Run with the dtperf binary in $DTPERF and the collector importable (installed, or in the
+tree: PYTHONPATH=collect): python3 -m unittest discover -s collect/tests
 """
 
 import json
@@ -12,16 +13,15 @@ import sys
 import tempfile
 import unittest
 
+import torch
+
+import dtperf_collect
+import toy_models
+from dtperf_collect import RunRecorder, profile, write_model
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-COLLECT = os.path.dirname(HERE)
-sys.path.insert(0, COLLECT)
-sys.path.insert(0, HERE)
-
-import torch  # noqa: E402
-
-import toy_models  # noqa: E402
-from dtperf_collect import RunRecorder, profile, write_model  # noqa: E402
-
+# Where the collector under test was found, so that the command line runs the same one.
+COLLECTOR_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(dtperf_collect.__file__)))
 DTPERF = os.environ.get("DTPERF", "build/src/dtperf")
 
 
@@ -33,13 +33,15 @@ def dtperf_json(*args):
 
 
 class CollectorTest(unittest.TestCase):
+    work: str
+
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp()
 
     def collect_cli(self, spec, *extra):
         path = os.path.join(self.work, spec.replace(":", "_") + ".json")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECT, HERE]))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECTOR_ROOT, HERE]))
         out = subprocess.run([sys.executable, "-m", "dtperf_collect", "--model", spec, "--batch", "16", "--iters", "8",
                               "--warmup", "2", "-o", path, *extra], capture_output=True, text=True, env=env, cwd=HERE)
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -109,9 +111,10 @@ class CollectorTest(unittest.TestCase):
         self.assertTrue(r["memory"]["activations_known"])
 
     def test_bad_input_stops_with_a_message(self):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECT, HERE]))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECTOR_ROOT, HERE]))
         for args, message in ((["--model", "no_such_module:build"], "cannot import"),
                               (["--model", "toy_models:nothing"], "has no 'nothing'"),
+                              (["--model", "no_such_file.py:build"], "cannot import"),
                               (["--model", "toy_models"], "MODULE:FUNCTION"),
                               (["--model", "toy_models:cnn", "--iters", "1"], "--iters at least 3")):
             out = subprocess.run([sys.executable, "-m", "dtperf_collect", *args, "-o", os.path.join(self.work, "x.json")],
@@ -119,6 +122,20 @@ class CollectorTest(unittest.TestCase):
             self.assertNotEqual(out.returncode, 0, args)
             self.assertIn(message, out.stderr, args)
             self.assertFalse(os.path.exists(os.path.join(self.work, "x.json")))
+
+    def test_a_model_file_is_loaded_from_its_path(self):
+        # FILE.py:FUNCTION from another folder, the file's own not on the module search path.
+        path = os.path.join(self.work, "from-file.json")
+        env = dict(os.environ, PYTHONPATH=COLLECTOR_ROOT)
+        out = subprocess.run([sys.executable, "-m", "dtperf_collect", "--model", os.path.join(HERE, "toy_models.py:mlp"),
+                              "--batch", "8", "--iters", "3", "--warmup", "0", "-o", path],
+                             capture_output=True, text=True, env=env, cwd=self.work)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(path) as f:
+            doc = json.load(f)
+        model, _ = toy_models.mlp()
+        self.assertEqual({l["name"]: l["params"] for l in doc["layers"]},
+                         {n: p.numel() for n, p in model.named_parameters()})
 
     def test_recorded_runs_fit(self):
         path, _ = self.collect_cli("toy_models:cnn")

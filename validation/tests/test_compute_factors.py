@@ -2,13 +2,10 @@
 beside the run's exchanges, each over its round's mean (train.py), where every rank has
 enough of them; else every compute-only iteration over its rank's mean."""
 
-import os
 import statistics
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import harness  # noqa: E402
+import harness
 
 # Two ranks' compute-only iterations (ms): rank 0 mean 50, rank 1 mean 100.
 ALONE_MS = [[45.0, 55.0], [90.0, 110.0]]

@@ -4,12 +4,11 @@ harness's inputs is refused. Needs the dtperf binary ($DTPERF); skipped without 
 
 import json
 import os
-import sys
 import tempfile
 import unittest
+from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import repredict  # noqa: E402
+import repredict
 
 DTPERF = os.environ.get("DTPERF", "")
 
@@ -35,7 +34,7 @@ def cell(scheme, measured_ms, stored_ms):
 class RepredictTest(unittest.TestCase):
     def setUp(self):
         # Stored predictions the wrong way round: they pick All-Reduce, measured 2 x slower.
-        self.report = {"inputs": {"model": MODEL, "reduction_log": "1024,0.000001\n4194304,0.0005\n",
+        self.report: dict[str, Any] = {"inputs": {"model": MODEL, "reduction_log": "1024,0.000001\n4194304,0.0005\n",
                                   "copy_gb_per_s": 40.0},
                        "cells": [cell("all-reduce", 180.0, 50.0), cell("alternating-exp-ring", 90.0, 900.0)]}
 

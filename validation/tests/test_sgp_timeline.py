@@ -3,23 +3,22 @@ the reference's per-tensor bookkeeping and the flat form compute the same push-s
 update, so timing one against the other compares launches, not arithmetic. Skipped
 without PyTorch; the zoo check also needs the dtperf binary ($DTPERF)."""
 
+import importlib.util
 import json
 import os
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-try:
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+if HAVE_TORCH:
     import torch
+
     import sgp_timeline
-except ImportError:
-    torch = None
 
 DTPERF = os.environ.get("DTPERF", "")
 
 
-@unittest.skipUnless(torch, "needs PyTorch")
+@unittest.skipUnless(HAVE_TORCH, "needs PyTorch")
 class SgpTimelineTest(unittest.TestCase):
     @unittest.skipUnless(os.access(DTPERF, os.X_OK), "set DTPERF to the dtperf binary")
     def test_the_model_is_the_zoo_transformer_base(self):

@@ -4,16 +4,13 @@ group in the schedule's order (torch.distributed.new_group requires it); with on
 rank builds only its own, in the same order; each step gives the rank its group and size.
 Skipped without PyTorch."""
 
-import os
-import sys
+import importlib.util
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-try:
-    import train  # noqa: E402
-except ImportError:  # no PyTorch
-    train = None
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+if HAVE_TORCH:
+    import train
 
 # alternating-exp-ring on 4 nodes of 1 rank (dtperf topologies --gpus 4 --gpus-per-node 1
 # --schedule --json): one pair mixes across nodes per step, the others are alone.
@@ -23,7 +20,7 @@ AER_4X1 = [{"mixing": "group_average", "rounds": [[[0], [1], [2, 3]]]},
            {"mixing": "group_average", "rounds": [[[0, 2], [1], [3]]]}]
 
 
-@unittest.skipIf(train is None, "PyTorch is not installed")
+@unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed")
 class StepGroupsTest(unittest.TestCase):
     def groups(self, rank, threads):
         created = []

@@ -3,19 +3,16 @@ largest estimate of any rank (torch.distributed's all-reduce replaced by one tha
 another rank's estimate the maximum). Skipped without PyTorch."""
 
 import argparse
-import os
-import sys
+import importlib.util
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-try:
-    import train  # noqa: E402
-except ImportError:  # no PyTorch
-    train = None
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+if HAVE_TORCH:
+    import train
 
 
-@unittest.skipIf(train is None, "PyTorch is not installed")
+@unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed")
 class TimedIterationsTest(unittest.TestCase):
     def iterations(self, mine_s, others_s, iters, min_timed_s):
         def all_reduce(tensor, op=None):

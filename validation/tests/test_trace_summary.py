@@ -2,12 +2,10 @@
 
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import trace_summary  # noqa: E402
+import trace_summary
 
 # A rank of a 2-step period: iterations of 100, 300, 100 and 500 ms starting at 0, 0.1,
 # 0.4 and 0.5 s. It waits 100 ms from 0.15 s and 100 ms from 0.35 s (both begun in the
@@ -53,6 +51,7 @@ class TraceSummaryTest(unittest.TestCase):
             event("allreduce", 0, 64, 80), event("allreduce", 1, 70, 86),
             event("forward", -1, 50, 62), event("backward", -1, 62, 90), event("optimizer", -1, 90, 92)])
         phases = trace_summary.ddp_phases(trace)
+        assert phases is not None
         bucket_ms = phases.pop("bucket_ms")
         self.assertEqual({k: round(v, 6) for k, v in phases.items()},
                          {"forward": 11, "to_first_launch": 3.5, "buckets_in_flight": 22.5,

@@ -1,0 +1,160 @@
+"""The validation's emulated cluster: one network namespace per node behind a router
+namespace, every node's egress link emulated by linkemu (user-space NFQUEUE: a serialization
+rate and a one-way delay), linkprobe's measure of the links, and the processes run in them.
+The harness (harness.py) and gloo_collectives.py build their clusters here."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import IO, Any
+
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+MTU = 9000
+# The emulated nodes' TCP congestion control, whatever the host's is (a new namespace takes
+# the host's). dtperf's link is one stream: a node's exchanges cross its uplink in launch
+# order. A loss-based control such as cubic (Linux's default) behind a deep FIFO queue comes
+# close to that (measured, not traced: presumably the connection in flight has its window
+# queued ahead of one that joins it, which starts again from slow start after idling). BBR
+# paces every connection at its estimate of its share, so overlapping exchanges share the
+# link: AER on 4x1 at 100 Mbit/s and 2 ms ran 247 ms per iteration over 400 iterations
+# under BBR (the measuring host's default), wandering between 190 and 310 ms per period;
+# under cubic 183 ms (dtperf: 188).
+CONGESTION_CONTROL = "cubic"
+
+
+def sh(*args: str, check: bool = True, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
+
+
+class Cluster:
+    """Namespaces for `nodes` nodes behind a router; node i is 198.18.i.2. Every node's TCP
+    runs `congestion_control` (a new namespace would take the host's, which may be anything;
+    see CONGESTION_CONTROL)."""
+
+    def __init__(self, nodes: int, tag: str, congestion_control: str = CONGESTION_CONTROL) -> None:
+        self.nodes = nodes
+        self.tag = tag
+        self.router = f"{tag}sw"
+        self.names = [f"{tag}n{i}" for i in range(nodes)]
+        self.created: list[str] = []
+        try:
+            self._create(congestion_control)
+        except BaseException:
+            self.close()  # what was made before the failure
+            raise
+
+    def _create(self, congestion_control: str) -> None:
+        tag = self.tag
+        sh("ip", "netns", "add", self.router)
+        self.created.append(self.router)
+        sh("ip", "netns", "exec", self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        for i, ns in enumerate(self.names):
+            sh("ip", "netns", "add", ns)
+            self.created.append(ns)
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv4.tcp_congestion_control={congestion_control}")
+            veth = f"{tag}s{i}"
+            sh("ip", "link", "add", veth, "netns", self.router, "mtu", str(MTU), "type", "veth", "peer", "name",
+               "eth0", "netns", ns, "mtu", str(MTU))
+            sh("ip", "-n", self.router, "addr", "add", f"198.18.{i}.1/24", "dev", veth)
+            sh("ip", "-n", self.router, "link", "set", veth, "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "-n", ns, "addr", "add", f"198.18.{i}.2/24", "dev", "eth0")
+            sh("ip", "-n", ns, "link", "set", "eth0", "up")
+            sh("ip", "-n", ns, "route", "add", "default", "via", f"198.18.{i}.1")
+            sh("ip", "netns", "exec", self.router, "iptables", "-A", "FORWARD", "-i", veth, "-j", "NFQUEUE",
+               "--queue-num", str(i))
+
+    def address(self, node: int) -> str:
+        return f"198.18.{node}.2"
+
+    def close(self) -> None:
+        for ns in reversed(self.created):
+            sh("ip", "netns", "del", ns, check=False)
+        self.created = []
+
+
+class Processes:
+    """The processes started for a run, to stop at its end (or at exit)."""
+
+    def __init__(self) -> None:
+        self.live: list[subprocess.Popen[bytes]] = []
+
+    def start(self, args: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+        p = subprocess.Popen(args, **kw)
+        self.live.append(p)
+        return p
+
+    def stop(self, p: subprocess.Popen[bytes]) -> None:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def stop_all(self) -> None:
+        for p in self.live:
+            self.stop(p)
+
+
+def cpu_busy_s() -> float:
+    """Seconds of CPU time the whole machine has spent busy (all cores, /proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def start_link_emulator(procs: Processes, cluster: Cluster, linkemu: str, rate_gbps: float, delay_us: int, work: str,
+                        log: IO[str] | None = None) -> subprocess.Popen[bytes]:
+    """linkemu in the router for every node's egress queue, returned once it is ready. Its
+    packet and drop counts per queue go to `log` at exit (an open file), if given."""
+    ready = os.path.join(work, "linkemu.ready")
+    if os.path.exists(ready):
+        os.remove(ready)
+    emulator = procs.start(["ip", "netns", "exec", cluster.router, linkemu, "--queues",
+                            ",".join(str(i) for i in range(cluster.nodes)), "--rate-gbps", str(rate_gbps),
+                            "--delay-us", str(delay_us), "--mtu", str(MTU), "--buffer-bytes", "16000000",
+                            "--ready-file", ready], stderr=log or subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    return emulator
+
+
+def probe(cluster: Cluster, linkprobe: str, procs: Processes, work: str) -> dict[str, float]:
+    """What the links deliver: a TCP stream and a one-byte ping-pong, node 0 -> node 1 and
+    inside node 0 (loopback)."""
+    server = procs.start(["ip", "netns", "exec", cluster.names[1], linkprobe, "serve", "--port", "5201"])
+    local = procs.start(["ip", "netns", "exec", cluster.names[0], linkprobe, "serve", "--port", "5202"])
+    time.sleep(0.3)
+
+    def value(ns: str, *args: str) -> float:
+        out = sh("ip", "netns", "exec", ns, linkprobe, *args).stdout.strip()
+        return float(out.split("=")[-1])
+
+    n0 = cluster.names[0]
+    # The CPU the path costs per byte: the machine's busy time during the stream (sender,
+    # receiver, the router and the link emulator), less what it does when idle.
+    busy, wall = cpu_busy_s(), time.perf_counter()
+    time.sleep(1.0)
+    idle_load = (cpu_busy_s() - busy) / (time.perf_counter() - wall)
+    busy, wall = cpu_busy_s(), time.perf_counter()
+    inter_gbps = value(n0, "stream", "--host", cluster.address(1), "--port", "5201", "--seconds", "2")
+    stream_busy = cpu_busy_s() - busy - idle_load * (time.perf_counter() - wall)
+    measured = {
+        "inter_gbps": inter_gbps,
+        "inter_cpu_ns_per_byte": max(0.0, stream_busy) / (inter_gbps * 1e9 / 8 * 2.0) * 1e9,
+        "inter_one_way_us": value(n0, "pingpong", "--host", cluster.address(1), "--port", "5201", "--count", "50"),
+        "intra_gbps": value(n0, "stream", "--host", "127.0.0.1", "--port", "5202", "--seconds", "1"),
+        "intra_one_way_us": value(n0, "pingpong", "--host", "127.0.0.1", "--port", "5202", "--count", "200"),
+    }
+    procs.stop(server)
+    procs.stop(local)
+    return measured
