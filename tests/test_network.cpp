@@ -275,7 +275,7 @@ TEST_CASE("the other collectives across nodes: the node's NICs carry what leaves
 TEST_CASE("collective names round-trip", "[network][collective]") {
   for (const Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
                              Collective::alltoall, Collective::sendrecv, Collective::broadcast}) {
-    CHECK(parse_collective(collective_name(c)) == c);
+    CHECK(parse_name<Collective>(name_of(c)) == c);
   }
-  CHECK_FALSE(parse_collective("allreduce"));
+  CHECK_FALSE(parse_name<Collective>("allreduce"));
 }

@@ -101,7 +101,7 @@ TEST_CASE("[DEC]: fitted on the All-Reduce runs, the decentralized runs are pred
     Evaluator e(s);
     e.set_compute_scales(fit.fitted.forward_scale, fit.fitted.backward_scale);
     const Advice a = advise(e);
-    INFO("advise at " << 4 * s.cluster.nodes << " GPUs: " << verdict_name(a.verdict) << ", speedup " << a.speedup);
+    INFO("advise at " << 4 * s.cluster.nodes << " GPUs: " << name_of(a.verdict) << ", speedup " << a.speedup);
     CHECK(a.verdict == Verdict::decentralize);
   }
 }

@@ -190,7 +190,7 @@ TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scal
     table += "  " + cell.label + ": measured " + std::to_string(c.percent) + ", predicted " + std::to_string(predicted) +
              "\n";
   }
-  for (const auto& p : fit.parameters) table += "  " + std::string(run_parameter_name(p.parameter)) + " = " + std::to_string(p.value) + (p.identified ? "" : " (prior)") + "\n";
+  for (const auto& p : fit.parameters) table += "  " + std::string(name_of(p.parameter)) + " = " + std::to_string(p.value) + (p.identified ? "" : " (prior)") + "\n";
   WARN(table << "worst difference " << worst << " points");
   CHECK(worst <= 5.0);
 }

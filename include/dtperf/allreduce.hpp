@@ -38,17 +38,23 @@
 #include "dtperf/stats.hpp"
 #include "dtperf/variability.hpp"
 #include "dtperf/workload.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
 enum class Bucketing : std::uint8_t { ddp, horovod };
-const char* bucketing_name(Bucketing bucketing);
-std::optional<Bucketing> parse_bucketing(const std::string& name);
+template <>
+struct EnumNames<Bucketing> {
+  static constexpr Named<Bucketing> table[] = {
+      {Bucketing::ddp, "ddp"},
+      {Bucketing::horovod, "horovod"},
+  };
+};
 
 struct AllReduceOptions {
   Algorithm algorithm = Algorithm::automatic;
   Bucketing bucketing = Bucketing::ddp;
-  double bucket_cap_bytes = 25.0 * 1024 * 1024;
+  double bucket_cap_bytes = kDefaultBucketCapBytes;
   double first_bucket_cap_bytes = 1024.0 * 1024;
   double fusion_cycle_s = 5e-3;
   double fusion_buffer_bytes = 64.0 * 1024 * 1024;

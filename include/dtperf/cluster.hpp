@@ -9,11 +9,20 @@
 #include <utility>
 #include <vector>
 
+#include "dtperf/names.hpp"
+
 namespace dtperf {
 
 enum class DType : std::uint8_t { fp32, tf32, fp16, bf16 };
-const char* dtype_name(DType dtype);
-std::optional<DType> parse_dtype(const std::string& name);
+template <>
+struct EnumNames<DType> {
+  static constexpr Named<DType> table[] = {
+      {DType::fp32, "fp32"},
+      {DType::tf32, "tf32"},
+      {DType::fp16, "fp16"},
+      {DType::bf16, "bf16"},
+  };
+};
 
 /// Measured time per message size for one collective on one group shape, e.g.
 /// all-reduce on 16 ranks over 2 nodes; interpolated log-log between points.

@@ -24,12 +24,20 @@
 #include <utility>
 
 #include "dtperf/workload.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
 enum class ComputeSource : std::uint8_t { automatic, measured_layers, measured_iteration, flops };
-const char* compute_source_name(ComputeSource source);
-std::optional<ComputeSource> parse_compute_source(const std::string& name);
+template <>
+struct EnumNames<ComputeSource> {
+  static constexpr Named<ComputeSource> table[] = {
+      {ComputeSource::automatic, "auto"},
+      {ComputeSource::measured_layers, "measured-layers"},
+      {ComputeSource::measured_iteration, "measured-iteration"},
+      {ComputeSource::flops, "flops"},
+  };
+};
 
 struct ComputeParams {
   double peak_flops_per_s = 1e12;         // dense peak of the compute dtype (matrix units)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dtperf/cluster.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
@@ -65,9 +66,34 @@ struct FitNote {
   std::string run_label;
   double error = 0.0;  // predicted / measured - 1
 };
+template <>
+struct EnumNames<FitNote::Kind> {
+  static constexpr Named<FitNote::Kind> table[] = {
+      {FitNote::Kind::gemm_no_peak, "gemm_no_peak"},
+      {FitNote::Kind::gemm_above_peak, "gemm_above_peak"},
+      {FitNote::Kind::intra_bandwidth, "intra_bandwidth"},
+      {FitNote::Kind::intra_latency, "intra_latency"},
+      {FitNote::Kind::nic_from_sendrecv, "nic_from_sendrecv"},
+      {FitNote::Kind::nic_from_all_reduce, "nic_from_all_reduce"},
+      {FitNote::Kind::inter_latency_sendrecv, "inter_latency_sendrecv"},
+      {FitNote::Kind::inter_latency_pair_ring, "inter_latency_pair_ring"},
+      {FitNote::Kind::inter_latency_ring, "inter_latency_ring"},
+      {FitNote::Kind::inter_latency_not_derived, "inter_latency_not_derived"},
+      {FitNote::Kind::intra_above_link_rate, "intra_above_link_rate"},
+      {FitNote::Kind::intra_rate_unknown, "intra_rate_unknown"},
+      {FitNote::Kind::nic_above_line_rate, "nic_above_line_rate"},
+      {FitNote::Kind::nic_rate_unknown, "nic_rate_unknown"},
+      {FitNote::Kind::network_instead_of_compute, "network_instead_of_compute"},
+      {FitNote::Kind::run_not_explained, "run_not_explained"},
+      {FitNote::Kind::intra_above_ring_ceiling, "intra_above_ring_ceiling"},
+      {FitNote::Kind::nic_above_ceiling, "nic_above_ceiling"},
+      {FitNote::Kind::nic_two_node_inflated, "nic_two_node_inflated"},
+      {FitNote::Kind::intra_far_below, "intra_far_below"},
+      {FitNote::Kind::nic_far_below, "nic_far_below"},
+      {FitNote::Kind::gemm_far_below, "gemm_far_below"},
+  };
+};
 
-/// "gemm_no_peak", "gemm_above_peak", ... (the enumerator's name).
-const char* fit_note_name(FitNote::Kind kind);
 
 /// Whether a note is a guardrail warning (a measurement to check before trusting the fit).
 bool fit_note_is_warning(FitNote::Kind kind);

@@ -127,7 +127,7 @@ namespace dtperf {
 enum class GossipAlgorithm : std::uint8_t { decent_dp, sgp, dpsgd };
 
 struct GossipOptions {
-  double bucket_cap_bytes = 25.0 * 1024 * 1024;
+  double bucket_cap_bytes = kDefaultBucketCapBytes;
   Algorithm algorithm = Algorithm::automatic;  // for the group all-reduces
   bool overlap = true;
   // Node-level (hierarchical) gossip: the GPUs of a node form one replica. The Evaluator

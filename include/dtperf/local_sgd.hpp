@@ -75,18 +75,32 @@
 #include "dtperf/network.hpp"
 #include "dtperf/result.hpp"
 #include "dtperf/workload.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
 enum class OuterSync : std::uint8_t { blocking, delayed, streaming };
+template <>
+struct EnumNames<OuterSync> {
+  static constexpr Named<OuterSync> table[] = {
+      {OuterSync::blocking, "blocking"},
+      {OuterSync::delayed, "delayed"},
+      {OuterSync::streaming, "streaming"},
+  };
+};
 enum class OuterCodec : std::uint8_t { fp32, bf16, int8, int4, top_k };
+template <>
+struct EnumNames<OuterCodec> {
+  static constexpr Named<OuterCodec> table[] = {
+      {OuterCodec::fp32, "fp32"},
+      {OuterCodec::bf16, "bf16"},
+      {OuterCodec::int8, "int8"},
+      {OuterCodec::int4, "int4"},
+      {OuterCodec::top_k, "top-k"},
+  };
+};
 enum class OuterOptimizer : std::uint8_t { average, nesterov };  // local SGD, DiLoCo
 
-/// "blocking", "delayed", "streaming"; "fp32", "bf16", "int8", "int4", "top-k".
-const char* outer_sync_name(OuterSync sync);
-std::optional<OuterSync> parse_outer_sync(const std::string& name);
-const char* outer_codec_name(OuterCodec codec);
-std::optional<OuterCodec> parse_outer_codec(const std::string& name);
 
 struct LocalSgdOptions {
   int inner_steps = 100;        // H (Streaming DiLoCo's setting; DiLoCo used 500)

@@ -16,12 +16,20 @@
 #include <string>
 
 #include "dtperf/cluster.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
 enum class Algorithm : std::uint8_t { automatic, ring, tree, hierarchical };
-const char* algorithm_name(Algorithm algorithm);
-std::optional<Algorithm> parse_algorithm(const std::string& name);
+template <>
+struct EnumNames<Algorithm> {
+  static constexpr Named<Algorithm> table[] = {
+      {Algorithm::automatic, "auto"},
+      {Algorithm::ring, "ring"},
+      {Algorithm::tree, "tree"},
+      {Algorithm::hierarchical, "hierarchical"},
+  };
+};
 
 /// Linear interpolation in a measured (bytes, seconds) table, clamped at both ends,
 /// as [NET] uses for the GPU vector-add (reduction) cost. Points sorted by bytes.
@@ -160,8 +168,17 @@ CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group,
 /// at once (send/recv), for directed gossip (SGP push).
 /// The collectives nccl-tests measures, for `dtperf collective`.
 enum class Collective : std::uint8_t { all_reduce, all_gather, reduce_scatter, alltoall, sendrecv, broadcast };
-const char* collective_name(Collective c);
-std::optional<Collective> parse_collective(const std::string& name);
+template <>
+struct EnumNames<Collective> {
+  static constexpr Named<Collective> table[] = {
+      {Collective::all_reduce, "all_reduce"},
+      {Collective::all_gather, "all_gather"},
+      {Collective::reduce_scatter, "reduce_scatter"},
+      {Collective::alltoall, "alltoall"},
+      {Collective::sendrecv, "sendrecv"},
+      {Collective::broadcast, "broadcast"},
+  };
+};
 
 /// One collective on the group, where `bytes` is nccl-tests' size column: the buffer of
 /// all_reduce and broadcast, the whole (all ranks') output of all_gather and input of

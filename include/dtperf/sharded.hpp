@@ -53,15 +53,22 @@
 #include "dtperf/network.hpp"
 #include "dtperf/result.hpp"
 #include "dtperf/workload.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
 enum class Sharding : std::uint8_t { zero1, zero2, fsdp, hsdp };
+template <>
+struct EnumNames<Sharding> {
+  static constexpr Named<Sharding> table[] = {
+      {Sharding::zero1, "zero-1"},
+      {Sharding::zero2, "zero-2"},
+      {Sharding::fsdp, "fsdp"},
+      {Sharding::hsdp, "hsdp"},
+      {Sharding::fsdp, "zero-3", true},
+  };
+};
 inline constexpr Sharding kShardings[] = {Sharding::zero1, Sharding::zero2, Sharding::fsdp, Sharding::hsdp};
-/// "zero-1", "zero-2", "fsdp", "hsdp".
-const char* sharding_name(Sharding sharding);
-/// Also accepts "zero-3" for fsdp.
-std::optional<Sharding> parse_sharding(const std::string& name);
 /// Ranks one copy of the state is sharded over: all of them, or one node's for hsdp.
 int shard_ranks(Sharding sharding, int ranks, int gpus_per_node);
 

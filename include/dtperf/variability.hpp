@@ -18,10 +18,20 @@
 #include <utility>
 #include <vector>
 
+#include "dtperf/names.hpp"
+
 namespace dtperf {
 
 enum class NoiseLaw : std::uint8_t { none, normal, lognormal, empirical };
-const char* noise_law_name(NoiseLaw law);
+template <>
+struct EnumNames<NoiseLaw> {
+  static constexpr Named<NoiseLaw> table[] = {
+      {NoiseLaw::none, "none"},
+      {NoiseLaw::normal, "normal"},
+      {NoiseLaw::lognormal, "lognormal"},
+      {NoiseLaw::empirical, "empirical"},
+  };
+};
 
 struct Variability {
   NoiseLaw law = NoiseLaw::none;

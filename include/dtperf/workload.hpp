@@ -8,9 +8,27 @@
 #include <string>
 #include <vector>
 
+#include "dtperf/names.hpp"
+
 namespace dtperf {
 
+/// The bucket cap both frameworks default to: PyTorch DDP's bucket_cap_mb = 25 and
+/// Decent-DP's bucket_size_in_mb = 25 (both count MiB). The one default of every bucket
+/// size in dtperf (All-Reduce, gossip, the command line's --bucket-cap-mib and
+/// --gossip-bucket-mib); reports call it bucket_cap_MiB.
+inline constexpr double kDefaultBucketCapBytes = 25.0 * 1024 * 1024;
+
 enum class Optimizer : std::uint8_t { sgd, sgd_momentum, adam };
+template <>
+struct EnumNames<Optimizer> {
+  static constexpr Named<Optimizer> table[] = {
+      {Optimizer::sgd, "sgd"},
+      {Optimizer::sgd_momentum, "sgd-momentum"},
+      {Optimizer::adam, "adam"},
+      {Optimizer::sgd_momentum, "momentum", true},
+      {Optimizer::adam, "adamw", true},
+  };
+};
 
 struct TensorSpec {
   std::string name;
@@ -60,8 +78,5 @@ struct ModelSpec {
   bool has_measured_layers() const;
 };
 
-const char* optimizer_name(Optimizer optimizer);
-/// Parses "sgd", "sgd-momentum", "adam" (also "adamw"); nullopt otherwise.
-std::optional<Optimizer> parse_optimizer(const std::string& name);
 
 }  // namespace dtperf

@@ -7,39 +7,6 @@
 
 namespace dtperf {
 
-const char* verdict_name(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::decentralize: return "decentralize";
-    case Verdict::stay_with_allreduce: return "stay with all-reduce";
-    case Verdict::no_clear_winner: return "no clear winner";
-    case Verdict::does_not_fit: return "does not fit";
-  }
-  return "?";
-}
-
-const char* factor_name(Factor factor) {
-  switch (factor) {
-    case Factor::overlap: return "overlap";
-    case Factor::heterogeneous_links: return "heterogeneous links";
-    case Factor::variable_compute: return "variable compute";
-    case Factor::other: return "other";
-  }
-  return "?";
-}
-
-const char* caveat_name(Caveat::Kind kind) {
-  switch (kind) {
-    case Caveat::Kind::consensus: return "consensus";
-    case Caveat::Kind::local_batch: return "local_batch";
-    case Caveat::Kind::not_applicable: return "not_applicable";
-    case Caveat::Kind::straggler: return "straggler";
-    case Caveat::Kind::network_not_bottleneck: return "network_not_bottleneck";
-    case Caveat::Kind::gain_from_overlap: return "gain_from_overlap";
-    case Caveat::Kind::does_not_fit: return "does_not_fit";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr double kMinGbps = 0.1;

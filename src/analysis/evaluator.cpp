@@ -15,7 +15,7 @@ std::string Scheme::name() const {
     case Kind::sgp_sync: return "sgp-sync";
     case Kind::dpsgd: return "d-psgd";
     case Kind::gossip: return topology;
-    case Kind::sharded: return sharding_name(sharding);
+    case Kind::sharded: return name_of(sharding);
     case Kind::local_sgd: return "local-sgd";
     case Kind::diloco: return "diloco";
   }
@@ -29,7 +29,7 @@ std::optional<Scheme> parse_scheme(const std::string& name) {
   if (name == "d-psgd") return Scheme::dpsgd();
   if (name == "local-sgd") return Scheme::local_sgd();
   if (name == "diloco") return Scheme::diloco();
-  if (const auto sharding = parse_sharding(name)) return Scheme::sharded(*sharding);
+  if (const auto sharding = parse_name<Sharding>(name)) return Scheme::sharded(*sharding);
   for (const TopologyInfo& t : topologies()) {
     if (name == t.name) return Scheme::gossip(name);
   }
@@ -38,7 +38,7 @@ std::optional<Scheme> parse_scheme(const std::string& name) {
 
 std::vector<std::string> scheme_names() {
   std::vector<std::string> names = {"all-reduce", "sgp", "sgp-sync", "d-psgd"};
-  for (const Sharding s : kShardings) names.emplace_back(sharding_name(s));
+  for (const Sharding s : kShardings) names.emplace_back(name_of(s));
   names.emplace_back("local-sgd");
   names.emplace_back("diloco");
   for (const TopologyInfo& t : topologies()) names.emplace_back(t.name);

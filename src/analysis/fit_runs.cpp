@@ -11,23 +11,6 @@
 
 namespace dtperf {
 
-const char* run_parameter_name(RunParameter p) {
-  switch (p) {
-    case RunParameter::compute_scale: return "compute_scale";
-    case RunParameter::forward_scale: return "forward_scale";
-    case RunParameter::backward_scale: return "backward_scale";
-    case RunParameter::inter_efficiency: return "inter_efficiency";
-    case RunParameter::inter_host: return "inter_host_gbps";
-    case RunParameter::inter_latency: return "inter_latency";
-    case RunParameter::intra_efficiency: return "intra_efficiency";
-    case RunParameter::kappa_compute: return "kappa_compute";
-    case RunParameter::kappa_comm: return "kappa_comm";
-    case RunParameter::overhead: return "overhead";
-    case RunParameter::cross_node_overhead: return "cross_node_overhead";
-  }
-  return "?";
-}
-
 namespace {
 
 // The model's error floor, and the weight of a breakdown component (components are

@@ -31,17 +31,15 @@ void LocalSgdCliOptions::add_to(CLI::App& app) {
       ->type_name("NODES")->check(count_up_to(kMaxNodes))->capture_default_str()->group(group);
   app.add_option("--outer", outer_, "How groups synchronise: an all-reduce, or gossip with one peer group per round")
       ->type_name("all-reduce|gossip")->check(CLI::IsMember({"all-reduce", "gossip"}))->capture_default_str()->group(group);
-  app.add_option("--outer-sync", sync_,
-                 "blocking; delayed (overlapped with the next inner phase, applied one round late); streaming "
-                 "(--fragments, each overlapped with --overlap-steps inner steps)")
-      ->type_name("blocking|delayed|streaming")->check(CLI::IsMember({"blocking", "delayed", "streaming"}))
+  one_of<OuterSync>(app.add_option("--outer-sync", sync_,
+                                   "blocking; delayed (overlapped with the next inner phase, applied one round late); "
+                                   "streaming (--fragments, each overlapped with --overlap-steps inner steps)"))
       ->capture_default_str()->group(group);
   app.add_option("--fragments", o.fragments, "Streaming: fragments P of the model, synchronised in turn")
       ->type_name("P")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
   app.add_option("--overlap-steps", o.overlap_steps, "Streaming: inner steps a fragment's synchronisation may overlap")
       ->type_name("TAU")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
-  app.add_option("--outer-codec", codec_, "Outer gradients on the wire")
-      ->type_name("fp32|bf16|int8|int4|top-k")->check(CLI::IsMember({"fp32", "bf16", "int8", "int4", "top-k"}))
+  one_of<OuterCodec>(app.add_option("--outer-codec", codec_, "Outer gradients on the wire"))
       ->capture_default_str()->group(group);
   app.add_option("--top-k-fraction", o.top_k_fraction, "top-k: the share of the outer gradient's elements sent")
       ->type_name("FRACTION")->check(number_in(0.0, 1.0, true))->capture_default_str()->group(group);
@@ -49,8 +47,8 @@ void LocalSgdCliOptions::add_to(CLI::App& app) {
 
 void LocalSgdCliOptions::resolve() {
   options.outer_gossip = outer_ == "gossip";
-  options.sync = *parse_outer_sync(sync_);
-  options.codec = *parse_outer_codec(codec_);
+  options.sync = *parse_name<OuterSync>(sync_);
+  options.codec = *parse_name<OuterCodec>(codec_);
 }
 
 void AnchorOptions::add_to(CLI::App& app) {

@@ -18,7 +18,7 @@ struct GossipCliOptions {
   void resolve();
 
  private:
-  double bucket_cap_mib_ = 25.0;
+  double bucket_cap_mib_ = GossipOptions{}.bucket_cap_bytes / (1024.0 * 1024.0);  // the engine's default
 };
 
 /// Local SGD and DiLoCo (local_sgd.hpp).

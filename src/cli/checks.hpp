@@ -5,7 +5,10 @@
 // documented limits, naming the limit; the limits are the README's ("Limits").
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 #include "dtperf/limits.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf::cli {
 
@@ -14,6 +17,16 @@ CLI::Validator number_in(double low, double high, bool low_open = false);
 
 /// An integer count 1 <= n <= high.
 CLI::Validator count_up_to(double high);
+
+/// `option` takes one of the names of E (names.hpp): its metavar lists them ("a|b|c") and
+/// its check refuses any other, so help, parsing and reports share one list.
+template <class E>
+CLI::Option* one_of(CLI::Option* option) {
+  const std::vector<std::string> names = names_of<E>();
+  std::string metavar;
+  for (const std::string& name : names) metavar += (metavar.empty() ? "" : "|") + name;
+  return option->type_name(metavar)->check(CLI::IsMember(names));
+}
 
 // The limits (dtperf/limits.hpp), as doubles for the checks above.
 inline constexpr double kMaxNodes = static_cast<double>(limits::kMaxNodes);

@@ -59,7 +59,7 @@ std::string time_text(double us) {
 }
 
 std::string nccl_tests_table(Collective c, int ranks, const std::vector<Point>& points) {
-  const double factor = *bus_factor(collective_name(c), ranks);
+  const double factor = *bus_factor(name_of(c), ranks);
   const bool reduces = c == Collective::all_reduce || c == Collective::reduce_scatter;
   std::string text =
       "#\n"
@@ -83,9 +83,9 @@ std::string nccl_tests_table(Collective c, int ranks, const std::vector<Point>& 
 }
 
 void run(const CollectiveCliOptions& o) {
-  const auto algorithm = parse_algorithm(o.algorithm);
+  const auto algorithm = parse_name<Algorithm>(o.algorithm);
   ClusterProfile profile = io::load_profile(o.profile);
-  Collective collective = *parse_collective(o.collective);
+  Collective collective = *parse_name<Collective>(o.collective);
   std::vector<Point> points;
   std::optional<io::NcclTestsLog> log;
   if (!o.log.empty()) {
@@ -93,7 +93,7 @@ void run(const CollectiveCliOptions& o) {
     if (given(o.o_collective)) options.collective = o.collective;
     if (given(o.o_nodes)) options.nodes = o.nodes;
     log = io::read_nccl_tests_file(o.log, options);
-    const auto parsed = parse_collective(log->collective);
+    const auto parsed = parse_name<Collective>(log->collective);
     if (!parsed) {
       throw InputError(o.log, "", fmt::format("dtperf does not predict {} (it predicts all_reduce, all_gather, "
                                               "reduce_scatter, alltoall, sendrecv and broadcast)", log->collective));
@@ -127,25 +127,25 @@ void run(const CollectiveCliOptions& o) {
   const GroupShape group{profile.nodes, profile.gpus_per_node, profile.gpus_per_node};
   for (Point& p : points) p.predicted_s = collective_cost(net, group, collective, p.bytes, *algorithm).time_s;
 
-  const std::string where = fmt::format("{} on {} ranks ({} node{} x {}) of {}", collective_name(collective), ranks,
+  const std::string where = fmt::format("{} on {} ranks ({} node{} x {}) of {}", name_of(collective), ranks,
                                         profile.nodes, profile.nodes == 1 ? "" : "s", profile.gpus_per_node,
                                         profile.name);
   io::Json rows = io::Json::array();
   for (const Point& p : points) {
     io::Json row = {{"bytes", p.bytes}, {"predicted_time_us", p.predicted_s * 1e6},
-                    {"predicted_busbw_GB_per_s", p.bytes / (p.predicted_s * 1e9) * *bus_factor(collective_name(collective), ranks)}};
+                    {"predicted_busbw_GB_per_s", p.bytes / (p.predicted_s * 1e9) * *bus_factor(name_of(collective), ranks)}};
     if (p.measured_s) {
       row["measured_time_us"] = *p.measured_s * 1e6;
       row["error"] = p.predicted_s / *p.measured_s - 1.0;
     }
     rows.push_back(row);
   }
-  io::Json json = {{"schema", io::kReportSchema}, {"command", "collective"}, {"collective", collective_name(collective)},
+  io::Json json = {{"schema", io::kReportSchema}, {"command", "collective"}, {"collective", name_of(collective)},
                    {"profile", profile.name}, {"ranks", ranks}, {"nodes", profile.nodes}, {"rows", rows}};
   std::string text;
   if (!log) {
     text = fmt::format("# dtperf collective: {}, predicted\n# collective: {}_perf\n# total_ranks: {}\n# nodes: {}\n", where,
-                       collective_name(collective), ranks, profile.nodes);
+                       name_of(collective), ranks, profile.nodes);
     text += nccl_tests_table(collective, ranks, points);
   } else {
     text = fmt::format("# dtperf collective: {}, measured in {} (the faster of out-of-place and in-place)\n", where, o.log);
@@ -186,13 +186,11 @@ void add_collective_command(CLI::App& app) {
       "collective",
       "Predict one collective over a size range, printed as nccl-tests prints it; with --log, a measured nccl-tests\n"
       "log beside the prediction for its own collective, ranks and nodes.");
-  o->o_collective = cmd->add_option("-c,--collective", o->collective, "The collective")
-                        ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv",
-                                               "broadcast"}))
+  o->o_collective = one_of<Collective>(cmd->add_option("-c,--collective", o->collective, "The collective"))
                         ->capture_default_str();
   cmd->add_option("-p,--profile", o->profile, "Cluster profile: a built-in name or a JSON file")->capture_default_str();
-  cmd->add_option("--algorithm", o->algorithm, "all_reduce algorithm (auto: as NCCL's tuner picks)")
-      ->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical"}))->capture_default_str();
+  one_of<Algorithm>(cmd->add_option("--algorithm", o->algorithm, "all_reduce algorithm (auto: as NCCL's tuner picks)"))
+      ->capture_default_str();
   cmd->add_option("-b,--min-bytes", o->min_bytes, "Smallest size (nccl-tests -b; K, M, G suffixes)")
       ->transform(CLI::AsSizeValue(false))->check(CLI::Range(1.0, 1125899906842624.0))->capture_default_str();
   cmd->add_option("-e,--max-bytes", o->max_bytes, "Largest size (nccl-tests -e)")

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "checks.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/fit_note_text.hpp"
@@ -68,7 +69,7 @@ std::string parameters_table(const RunsFit& fit) {
                    {"status", "", true}});
   for (const FittedParameter& p : fit.parameters) {
     const Shown s = shown(p.parameter);
-    table.add_row({run_parameter_name(p.parameter), number(p.prior * s.scale), number(p.value * s.scale),
+    table.add_row({name_of(p.parameter), number(p.prior * s.scale), number(p.value * s.scale),
                    p.identified ? number(p.low * s.scale) : "-", p.identified ? number(p.high * s.scale) : "-", s.unit,
                    p.identified ? "fitted" : "prior"});
   }
@@ -103,7 +104,7 @@ io::Json fit_json(const RunsFit& fit) {
   io::Json parameters = io::Json::array();
   for (const FittedParameter& p : fit.parameters) {
     const Shown s = shown(p.parameter);
-    io::Json j = {{"name", run_parameter_name(p.parameter)},
+    io::Json j = {{"name", name_of(p.parameter)},
                   {"meaning", meaning(p.parameter)},
                   {"unit", s.unit},
                   {"prior", p.prior * s.scale},
@@ -140,7 +141,7 @@ ClusterProfile fitted_profile(const RunsFit& fit, const FitRunsCliOptions& o, co
   ClusterProfile p = fit.fitted.profile;
   p.name = o.name.empty() ? p.name + "-fitted" : o.name;
   // The compute scales hold for the dtype the runs computed in: it becomes the default.
-  if (!o.dtype.empty()) p.compute.dtype = *parse_dtype(o.dtype);
+  if (!o.dtype.empty()) p.compute.dtype = *parse_name<DType>(o.dtype);
   p.runs_fit = ClusterProfile::RunsFit{model.name,        fit.fitted.forward_scale, fit.fitted.backward_scale,
                                        static_cast<int>(fit.runs.size()), fit.rms_error,
                                        fit.loo_median_abs_error, fit.loo_max_abs_error};
@@ -170,10 +171,7 @@ void add_fit_runs_options(CLI::App& cmd, FitRunsCliOptions& o) {
   cmd.add_option("-m,--model", o.model, "With --runs: the model the runs trained (built-in name, .json or .log)")
       ->type_name("MODEL")
       ->group(group);
-  cmd.add_option("--dtype", o.dtype, "With --runs: compute dtype (default: the profile's)")
-      ->type_name("fp32|tf32|fp16|bf16")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
-      ->group(group);
+  one_of<DType>(cmd.add_option("--dtype", o.dtype, "With --runs: compute dtype (default: the profile's)"))->group(group);
   cmd.add_option("--reduction-log", o.reduction_log, "With --runs: measured GPU vector-add cost, as for predict")
       ->type_name("FILE")
       ->group(group);
@@ -188,7 +186,7 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
   model_options.profile = o.profile;
   model_options.model = o.model;
   model_options.reduction_log = o.reduction_log;
-  if (!o.dtype.empty()) model_options.cluster.dtype = parse_dtype(o.dtype);
+  if (!o.dtype.empty()) model_options.cluster.dtype = parse_name<DType>(o.dtype);
   const Loaded loaded = load_inputs(model_options);
 
   Setup base;

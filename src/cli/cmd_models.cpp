@@ -25,7 +25,7 @@ void run(const OutputOptions& output) {
     for (const auto& t : m.tensors) forward_flops += t.forward_flops_per_sample;
     table.add_row({m.name, io::fixed(static_cast<double>(m.total_params()) / 1e6, 2), std::to_string(m.tensors.size()),
                    io::fixed(forward_flops / 1e9, 2), m.sample_unit, io::fixed(m.default_batch_per_gpu, 0),
-                   optimizer_name(m.default_optimizer), m.description});
+                   name_of(m.default_optimizer), m.description});
     models.push_back({{"name", m.name},
                       {"params", m.total_params()},
                       {"published_params", entry.published_params},
@@ -33,7 +33,7 @@ void run(const OutputOptions& output) {
                       {"forward_flops_per_sample", forward_flops},
                       {"sample_unit", m.sample_unit},
                       {"default_batch_per_gpu", m.default_batch_per_gpu},
-                      {"optimizer", optimizer_name(m.default_optimizer)},
+                      {"optimizer", name_of(m.default_optimizer)},
                       {"description", m.description},
                       {"citation", m.citation}});
   }

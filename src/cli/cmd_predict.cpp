@@ -45,7 +45,7 @@ void run(PredictOptions& o) {
   if (scheme.low_communication()) {
     scheme_json["inner_all_reduce"] = io::allreduce_options_json(o.allreduce.options);
   } else if (scheme.kind != Scheme::Kind::allreduce) {
-    scheme_json["bucket_MiB"] = o.gossip.options.bucket_cap_bytes / (1024.0 * 1024.0);
+    scheme_json["bucket_cap_MiB"] = o.gossip.options.bucket_cap_bytes / units::MiB;
     scheme_json["node_level"] = o.gossip.options.node_level;
   }
   json["scheme"] = scheme_json;
@@ -67,8 +67,8 @@ void run(PredictOptions& o) {
                      variability_header(evaluator.setup().variability) + gossip_header(evaluator.setup().gossip);
   text += fmt::format("# scheme: {}", scheme.name());
   if (scheme.kind == Scheme::Kind::allreduce || scheme.low_communication()) {
-    text += fmt::format(" ({}{}, {} buckets)", scheme.low_communication() ? "inside groups: " : "", algorithm_name(o.allreduce.options.algorithm),
-                        bucketing_name(o.allreduce.options.bucketing));
+    text += fmt::format(" ({}{}, {} buckets)", scheme.low_communication() ? "inside groups: " : "", name_of(o.allreduce.options.algorithm),
+                        name_of(o.allreduce.options.bucketing));
   } else if (outcome.mixing) {
     text += fmt::format(" (period {} steps, spectral gap {:.4g}{})", outcome.steps.size(), outcome.mixing->spectral_gap,
                         outcome.mixing->exact_average_per_period ? ", exact average every period" : "");

@@ -49,7 +49,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_intra = app.add_option("--intra-gb-per-s", r.intra_gb_per_s, "Intra-node link rate per GPU and direction")->type_name("GB/S")->check(number_in(0.0, kMaxGBps, true))->group(cluster_group);
   r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(number_in(0.0, kMaxLatencyUs))->group(cluster_group);
   r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(number_in(1e-6, 1.0))->group(cluster_group);
-  r.o_dtype = app.add_option("--dtype", r.dtype, "Compute dtype")->type_name("fp32|tf32|fp16|bf16")->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))->group(cluster_group);
+  r.o_dtype = one_of<DType>(app.add_option("--dtype", r.dtype, "Compute dtype"))->group(cluster_group);
   r.o_interf = app.add_option("--interference", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
   r.o_comm_interf = app.add_option("--comm-interference", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
   r.o_overhead = app.add_option("--iteration-overhead-ms", r.overhead_ms, "Fixed time per distributed iteration outside the modelled kernels")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
@@ -58,8 +58,8 @@ void ModelOptions::add_to(CLI::App& app) {
   const char* workload_group = "Workload";
   r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration, per micro-step with --grad-accum-steps (default: the model's)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
   r.o_global = app.add_option("--global-batch", r.global_batch, "Samples per iteration over all GPUs (strong scaling: each configuration splits it over its GPUs)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->excludes(r.o_batch)->group(workload_group);
-  r.o_opt = app.add_option("--optimizer", r.optimizer, "Optimizer (default: the model's)")->type_name("sgd|sgd-momentum|adam")->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))->group(workload_group);
-  app.add_option("--compute-source", r.compute_source, "Where compute times come from")->type_name("auto|measured-layers|measured-iteration|flops")->check(CLI::IsMember({"auto", "measured-layers", "measured-iteration", "flops"}))->capture_default_str()->group(workload_group);
+  r.o_opt = one_of<Optimizer>(app.add_option("--optimizer", r.optimizer, "Optimizer (default: the model's)"))->group(workload_group);
+  one_of<ComputeSource>(app.add_option("--compute-source", r.compute_source, "Where compute times come from"))->capture_default_str()->group(workload_group);
   r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->group(workload_group);
   r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
   app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(1.0, 1e6))->capture_default_str()->group(workload_group);
@@ -82,15 +82,15 @@ void ModelOptions::resolve() {
   if (given(r.o_intra)) cluster.intra_bandwidth_bytes_per_s = r.intra_gb_per_s * units::GB;
   if (given(r.o_intra_lat)) cluster.intra_latency_s = r.intra_latency_us * units::us;
   if (given(r.o_intra_eff)) cluster.intra_efficiency = r.intra_efficiency;
-  if (given(r.o_dtype)) cluster.dtype = parse_dtype(r.dtype);
+  if (given(r.o_dtype)) cluster.dtype = parse_name<DType>(r.dtype);
   if (given(r.o_interf)) cluster.interference_factor = r.interference;
   if (given(r.o_comm_interf)) cluster.comm_interference_factor = r.comm_interference;
   if (given(r.o_overhead)) cluster.iteration_overhead_s = r.overhead_ms * units::ms;
   if (given(r.o_cross_overhead)) cluster.cross_node_overhead_s = r.cross_node_overhead_ms * units::ms;
   if (given(r.o_batch)) workload.batch_per_gpu = r.batch_per_gpu;
   if (given(r.o_global)) workload.global_batch = r.global_batch;
-  if (given(r.o_opt)) workload.optimizer = parse_optimizer(r.optimizer);
-  workload.compute_source = *parse_compute_source(r.compute_source);
+  if (given(r.o_opt)) workload.optimizer = parse_name<Optimizer>(r.optimizer);
+  workload.compute_source = *parse_name<ComputeSource>(r.compute_source);
   if (given(r.o_iter)) workload.single_gpu_iteration_s = r.single_gpu_iteration_ms * units::ms;
   if (given(r.o_mbatch)) workload.measured_batch_per_gpu = r.measured_batch_per_gpu;
   workload.compression_ratio = r.compression;
@@ -102,12 +102,11 @@ void ModelOptions::resolve() {
 
 void AllReduceCliOptions::add_to(CLI::App& app) {
   const char* group = "All-Reduce";
-  app.add_option("--algorithm", algorithm_, "All-reduce algorithm (auto: ring or tree per bucket as NCCL's tuner picks them: tree only where its "
-                 "cost model says latency dominates, not always the faster)")
-      ->type_name("auto|ring|tree|hierarchical")->check(CLI::IsMember({"auto", "ring", "tree", "hierarchical"}))
+  one_of<Algorithm>(app.add_option("--algorithm", algorithm_, "All-reduce algorithm (auto: ring or tree per bucket as NCCL's tuner picks them: tree only where its "
+                 "cost model says latency dominates, not always the faster)"))
       ->capture_default_str()->group(group);
-  app.add_option("--bucketing", bucketing_, "Gradient bucketing: PyTorch DDP buckets or Horovod tensor fusion")
-      ->type_name("ddp|horovod")->check(CLI::IsMember({"ddp", "horovod"}))->capture_default_str()->group(group);
+  one_of<Bucketing>(app.add_option("--bucketing", bucketing_, "Gradient bucketing: PyTorch DDP buckets or Horovod tensor fusion"))
+      ->capture_default_str()->group(group);
   app.add_option("--bucket-cap-mib", bucket_cap_mib_, "DDP bucket cap (PyTorch's bucket_cap_mb counts MiB)")
       ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group(group);
   app.add_option("--first-bucket-mib", first_bucket_mib_, "DDP first bucket cap")
@@ -119,8 +118,8 @@ void AllReduceCliOptions::add_to(CLI::App& app) {
 }
 
 void AllReduceCliOptions::resolve() {
-  options.algorithm = *parse_algorithm(algorithm_);
-  options.bucketing = *parse_bucketing(bucketing_);
+  options.algorithm = *parse_name<Algorithm>(algorithm_);
+  options.bucketing = *parse_name<Bucketing>(bucketing_);
   options.bucket_cap_bytes = bucket_cap_mib_ * units::MiB;
   options.first_bucket_cap_bytes = first_bucket_mib_ * units::MiB;
   options.fusion_cycle_s = fusion_cycle_ms_ * units::ms;

@@ -38,10 +38,11 @@ struct AllReduceCliOptions {
  private:
   std::string algorithm_ = "auto";
   std::string bucketing_ = "ddp";
-  double bucket_cap_mib_ = 25.0;
-  double first_bucket_mib_ = 1.0;
-  double fusion_cycle_ms_ = 5.0;
-  double fusion_buffer_mib_ = 64.0;
+  // The engine's defaults (allreduce.hpp), in the options' units.
+  double bucket_cap_mib_ = AllReduceOptions{}.bucket_cap_bytes / (1024.0 * 1024.0);
+  double first_bucket_mib_ = AllReduceOptions{}.first_bucket_cap_bytes / (1024.0 * 1024.0);
+  double fusion_cycle_ms_ = AllReduceOptions{}.fusion_cycle_s * 1e3;
+  double fusion_buffer_mib_ = AllReduceOptions{}.fusion_buffer_bytes / (1024.0 * 1024.0);
 };
 
 /// Output selection: a table on stdout (default), JSON on stdout, or a file (-o),

@@ -20,7 +20,7 @@ std::string run_header(const char* command, const Loaded& loaded, const ComputeR
     text += fmt::format(" per micro-step, {} micro-steps per optimizer step ({:g} per GPU per step)",
                         request.accumulation_steps, request.samples_per_gpu_per_step());
   }
-  text += fmt::format("; compute: {}", compute_source_name(source));
+  text += fmt::format("; compute: {}", name_of(source));
   if (options.workload.compression_ratio != 1.0) {
     text += fmt::format("; gradients compressed {:g}x", options.workload.compression_ratio);
   }
@@ -69,7 +69,7 @@ std::string variability_header(const Variability& v) {
   if (v.law == NoiseLaw::empirical) {
     parts.push_back(fmt::format("factors resampled from {} measured iteration times", v.empirical_factors.size()));
   } else if (v.random()) {
-    parts.push_back(fmt::format("{} law, CV {:g} %", noise_law_name(v.law), 100.0 * v.cv));
+    parts.push_back(fmt::format("{} law, CV {:g} %", name_of(v.law), 100.0 * v.cv));
   }
   for (const auto& [rank, factor] : v.slow_ranks) parts.push_back(fmt::format("rank {} x{:g}", rank, factor));
   for (const auto& [node, factor] : v.slow_nodes) parts.push_back(fmt::format("node {} x{:g}", node, factor));
@@ -79,7 +79,7 @@ std::string variability_header(const Variability& v) {
 
 io::Json variability_settings_json(const Variability& v) {
   if (!v.any()) return nullptr;
-  io::Json json = {{"law", noise_law_name(v.law)},
+  io::Json json = {{"law", name_of(v.law)},
                    {"iterations", v.iterations},
                    {"warmup_iterations", v.warmup_iterations},
                    {"seed", v.seed}};

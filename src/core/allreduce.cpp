@@ -8,16 +8,6 @@
 
 namespace dtperf {
 
-const char* bucketing_name(Bucketing bucketing) {
-  return bucketing == Bucketing::ddp ? "ddp" : "horovod";
-}
-
-std::optional<Bucketing> parse_bucketing(const std::string& name) {
-  if (name == "ddp") return Bucketing::ddp;
-  if (name == "horovod") return Bucketing::horovod;
-  return std::nullopt;
-}
-
 std::size_t make_buckets(const ModelSpec& model, std::span<const double> backward_s,
                          const AllReduceOptions& options, std::span<Bucket> out) {
   std::size_t count = 0;

@@ -9,24 +9,6 @@
 
 namespace dtperf {
 
-const char* compute_source_name(ComputeSource source) {
-  switch (source) {
-    case ComputeSource::automatic: return "auto";
-    case ComputeSource::measured_layers: return "measured-layers";
-    case ComputeSource::measured_iteration: return "measured-iteration";
-    case ComputeSource::flops: return "flops";
-  }
-  return "?";
-}
-
-std::optional<ComputeSource> parse_compute_source(const std::string& name) {
-  if (name == "auto") return ComputeSource::automatic;
-  if (name == "measured-layers") return ComputeSource::measured_layers;
-  if (name == "measured-iteration") return ComputeSource::measured_iteration;
-  if (name == "flops") return ComputeSource::flops;
-  return std::nullopt;
-}
-
 double optimizer_passes(Optimizer optimizer) {
   switch (optimizer) {
     case Optimizer::sgd: return 3.0;

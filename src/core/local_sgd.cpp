@@ -9,40 +9,6 @@
 
 namespace dtperf {
 
-const char* outer_sync_name(OuterSync sync) {
-  switch (sync) {
-    case OuterSync::blocking: return "blocking";
-    case OuterSync::delayed: return "delayed";
-    case OuterSync::streaming: return "streaming";
-  }
-  return "?";
-}
-
-std::optional<OuterSync> parse_outer_sync(const std::string& name) {
-  for (const OuterSync s : {OuterSync::blocking, OuterSync::delayed, OuterSync::streaming}) {
-    if (name == outer_sync_name(s)) return s;
-  }
-  return std::nullopt;
-}
-
-const char* outer_codec_name(OuterCodec codec) {
-  switch (codec) {
-    case OuterCodec::fp32: return "fp32";
-    case OuterCodec::bf16: return "bf16";
-    case OuterCodec::int8: return "int8";
-    case OuterCodec::int4: return "int4";
-    case OuterCodec::top_k: return "top-k";
-  }
-  return "?";
-}
-
-std::optional<OuterCodec> parse_outer_codec(const std::string& name) {
-  for (const OuterCodec c : {OuterCodec::fp32, OuterCodec::bf16, OuterCodec::int8, OuterCodec::int4, OuterCodec::top_k}) {
-    if (name == outer_codec_name(c)) return c;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> local_sgd_unavailable(const LocalSgdOptions& o, int nodes) {
   if (nodes % o.group_nodes != 0) {
     return fmt::format("{} nodes do not split into groups of {} nodes", nodes, o.group_nodes);

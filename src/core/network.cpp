@@ -5,24 +5,6 @@
 
 namespace dtperf {
 
-const char* algorithm_name(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::automatic: return "auto";
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::hierarchical: return "hierarchical";
-  }
-  return "?";
-}
-
-std::optional<Algorithm> parse_algorithm(const std::string& name) {
-  if (name == "auto") return Algorithm::automatic;
-  if (name == "ring") return Algorithm::ring;
-  if (name == "tree") return Algorithm::tree;
-  if (name == "hierarchical") return Algorithm::hierarchical;
-  return std::nullopt;
-}
-
 double ReductionCost::time_s(double bytes) const {
   const auto& p = bytes_and_time_s;
   if (p.empty()) return 0.0;
@@ -289,7 +271,7 @@ const CollectiveTable* nearest_table(const NetworkParams& net, const GroupShape&
   const CollectiveTable* best = nullptr;
   double best_distance = 0.0;
   for (const auto& t : net.tables) {
-    if (t.collective != collective_name(collective) || t.bytes_and_time_s.empty() || t.ranks < 2 || t.nodes < 1 ||
+    if (t.collective != name_of(collective) || t.bytes_and_time_s.empty() || t.ranks < 2 || t.nodes < 1 ||
         t.ranks != t.nodes * g.ranks_per_node || (t.nodes > 1) != (g.nodes > 1)) {
       continue;
     }
@@ -317,26 +299,6 @@ double measured_ratio(const NetworkParams& net, const GroupShape& g, Collective 
 }
 
 }  // namespace
-
-const char* collective_name(Collective c) {
-  switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::alltoall: return "alltoall";
-    case Collective::sendrecv: return "sendrecv";
-    case Collective::broadcast: return "broadcast";
-  }
-  return "?";
-}
-
-std::optional<Collective> parse_collective(const std::string& name) {
-  for (const Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                             Collective::alltoall, Collective::sendrecv, Collective::broadcast}) {
-    if (name == collective_name(c)) return c;
-  }
-  return std::nullopt;
-}
 
 CollectiveCost collective_cost(const NetworkParams& net, const GroupShape& g, Collective collective, double bytes,
                                Algorithm algorithm) {

@@ -58,9 +58,9 @@ double peak_flops_per_s(const ClusterProfile& p, DType dtype) {
   const auto peak = p.gpu.peak_flops_per_s.find(dtype);
   if (peak != p.gpu.peak_flops_per_s.end()) return peak->second;
   std::vector<std::string> have;
-  for (const auto& [listed, rate] : p.gpu.peak_flops_per_s) have.emplace_back(dtype_name(listed));
+  for (const auto& [listed, rate] : p.gpu.peak_flops_per_s) have.emplace_back(name_of(listed));
   throw InputError::in_input("dtype", fmt::format("profile '{}' has no {} peak for its GPU ({}); it has: {}", p.name,
-                                                  dtype_name(dtype), p.gpu.model, join_names(have)));
+                                                  name_of(dtype), p.gpu.model, join_names(have)));
 }
 
 ComputeParams compute_params(const ClusterProfile& p, DType dtype) {

@@ -5,24 +5,6 @@
 
 namespace dtperf {
 
-const char* sharding_name(Sharding sharding) {
-  switch (sharding) {
-    case Sharding::zero1: return "zero-1";
-    case Sharding::zero2: return "zero-2";
-    case Sharding::fsdp: return "fsdp";
-    case Sharding::hsdp: return "hsdp";
-  }
-  return "?";
-}
-
-std::optional<Sharding> parse_sharding(const std::string& name) {
-  if (name == "zero-1") return Sharding::zero1;
-  if (name == "zero-2") return Sharding::zero2;
-  if (name == "fsdp" || name == "zero-3") return Sharding::fsdp;
-  if (name == "hsdp") return Sharding::hsdp;
-  return std::nullopt;
-}
-
 int shard_ranks(Sharding sharding, int ranks, int gpus_per_node) {
   return sharding == Sharding::hsdp ? gpus_per_node : ranks;
 }

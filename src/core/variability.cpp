@@ -6,16 +6,6 @@
 
 namespace dtperf {
 
-const char* noise_law_name(NoiseLaw law) {
-  switch (law) {
-    case NoiseLaw::none: return "none";
-    case NoiseLaw::normal: return "normal";
-    case NoiseLaw::lognormal: return "lognormal";
-    case NoiseLaw::empirical: return "empirical";
-  }
-  return "?";
-}
-
 std::vector<double> persistent_factors(const Variability& v, int ranks, int ranks_per_node) {
   std::vector<double> f(static_cast<std::size_t>(ranks), 1.0);
   for (const auto& [node, factor] : v.slow_nodes) {

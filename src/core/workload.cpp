@@ -18,20 +18,4 @@ bool ModelSpec::has_measured_layers() const {
   return !tensors.empty() && tensors.front().measured_backward_s.has_value();
 }
 
-const char* optimizer_name(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::sgd: return "sgd";
-    case Optimizer::sgd_momentum: return "sgd-momentum";
-    case Optimizer::adam: return "adam";
-  }
-  return "?";
-}
-
-std::optional<Optimizer> parse_optimizer(const std::string& name) {
-  if (name == "sgd") return Optimizer::sgd;
-  if (name == "sgd-momentum" || name == "momentum") return Optimizer::sgd_momentum;
-  if (name == "adam" || name == "adamw") return Optimizer::adam;
-  return std::nullopt;
-}
-
 }  // namespace dtperf

@@ -194,7 +194,7 @@ CalibrationCollective read_collective(ObjectReader r, const CalibrationWorld& w)
 
 CalibrationGemm read_gemm(ObjectReader r) {
   CalibrationGemm g;
-  g.dtype = *parse_dtype(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16"}));
+  g.dtype = *parse_name<DType>(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16"}));
   g.m = r.integer("m", 1);
   g.n = r.integer("n", 1);
   g.k = r.integer("k", 1);

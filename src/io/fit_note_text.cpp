@@ -25,12 +25,12 @@ std::string fit_note_text(const FitNote& n) {
   using K = FitNote::Kind;
   switch (n.kind) {
     case K::gemm_no_peak:
-      return fmt::format("GEMM points of {} were left out: the profile has no {} peak.", dtype_name(n.dtype),
-                         dtype_name(n.dtype));
+      return fmt::format("GEMM points of {} were left out: the profile has no {} peak.", name_of(n.dtype),
+                         name_of(n.dtype));
     case K::gemm_above_peak:
       return fmt::format("{} GEMM point(s) of {} exceeded the {} peak of {:.1f} TFLOP/s (best {:.1f}) and count as "
                          "efficiency 1.",
-                         n.points, dtype_name(n.dtype), dtype_name(n.dtype), n.peak_flops_per_s / 1e12,
+                         n.points, name_of(n.dtype), name_of(n.dtype), n.peak_flops_per_s / 1e12,
                          n.best_flops_per_s / 1e12);
     case K::intra_bandwidth:
       return fmt::format("Intra-node: {} per GPU = busbw of the largest sizes of all_reduce on {} ranks of one node{}.",
@@ -109,7 +109,7 @@ std::string fit_note_text(const FitNote& n) {
       return fmt::format("{} GEMMs reached at best {:.1f} TFLOP/s, {:.0f} % of the {:.1f} TFLOP/s peak, less than "
                          "half the {:.0f} % the profile assumes for large GEMMs: tensor cores unused (TF32 off, "
                          "unaligned shapes), clocks held down, or another job on the GPU.",
-                         dtype_name(n.dtype), n.best_flops_per_s / 1e12, 100.0 * n.best_flops_per_s / n.peak_flops_per_s,
+                         name_of(n.dtype), n.best_flops_per_s / 1e12, 100.0 * n.best_flops_per_s / n.peak_flops_per_s,
                          n.peak_flops_per_s / 1e12, 100.0 * n.assumed_efficiency);
     case K::network_instead_of_compute:
       return "compute cannot explain these runs (their time does not follow the compute term: communication hides "
@@ -125,7 +125,7 @@ std::string fit_note_text(const FitNote& n) {
 nlohmann::json fit_notes_json(std::span<const FitNote> notes) {
   nlohmann::json out = nlohmann::json::array();
   for (const FitNote& n : notes) {
-    nlohmann::json j = {{"kind", fit_note_name(n.kind)}, {"text", fit_note_text(n)}};
+    nlohmann::json j = {{"kind", name_of(n.kind)}, {"text", fit_note_text(n)}};
     if (n.kind == FitNote::Kind::run_not_explained) {
       j["run"] = n.run_label;
       j["error"] = n.error;

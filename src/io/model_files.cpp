@@ -160,7 +160,7 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
   model.default_batch_per_gpu = r.optional_number("batch_per_gpu", Range::positive).value_or(32.0);
   model.param_bytes = static_cast<int>(r.optional_integer("param_bytes", 1, 16).value_or(4));
   if (r.has("optimizer")) {
-    model.default_optimizer = *parse_optimizer(r.choice("optimizer", {"sgd", "sgd-momentum", "adam"}));
+    model.default_optimizer = *parse_name<Optimizer>(r.choice("optimizer", {"sgd", "sgd-momentum", "adam"}));
   }
   if (auto measured = r.optional_object("measured")) {
     model.measured_iteration_s = measured->optional_number("single_gpu_iteration_ms", Range::positive);

@@ -35,7 +35,7 @@ void read_gpu(ObjectReader r, ClusterProfile::Gpu& gpu) {
   ObjectReader peaks = r.object("peak_tflops");
   for (const auto& name : kDtypes) {
     if (const auto tflops = peaks.optional_number(name, Range::positive)) {
-      gpu.peak_flops_per_s[*parse_dtype(name)] = *tflops * 1e12;
+      gpu.peak_flops_per_s[*parse_name<DType>(name)] = *tflops * 1e12;
     }
   }
   peaks.finish();
@@ -74,7 +74,7 @@ void read_transport(ObjectReader r, ClusterProfile::Transport& t) {
 }
 
 void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
-  if (r.has("dtype")) c.dtype = *parse_dtype(r.choice("dtype", kDtypes));
+  if (r.has("dtype")) c.dtype = *parse_name<DType>(r.choice("dtype", kDtypes));
   c.gemm_efficiency = r.optional_number("gemm_efficiency", Range::fraction).value_or(c.gemm_efficiency);
   c.half_efficiency_flops =
       r.optional_number("half_efficiency_gflop", Range::positive).value_or(c.half_efficiency_flops / 1e9) * 1e9;
@@ -153,7 +153,7 @@ void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
     for (std::size_t i = 0; i < gemm->size(); ++i) {
       ObjectReader g((*gemm)[i], r.file(), pointer_append(r.pointer_of("gemm"), i));
       GemmEfficiencyCurve curve;
-      curve.dtype = *parse_dtype(g.choice("dtype", kDtypes));
+      curve.dtype = *parse_name<DType>(g.choice("dtype", kDtypes));
       curve.flops_and_efficiency =
           read_points(g.array("points_gflop_efficiency"), r.file(),
                       g.pointer_of("points_gflop_efficiency"), Range::positive, Range::fraction, 1e9, 1.0);
@@ -205,7 +205,7 @@ ClusterProfile parse_profile(const Json& json, const std::string& file) {
   if (!p.gpu.peak_flops_per_s.contains(p.compute.dtype)) {
     throw InputError(file, "/compute/dtype",
                      fmt::format("the default dtype '{}' has no peak in /gpu/peak_tflops",
-                                 dtype_name(p.compute.dtype)));
+                                 name_of(p.compute.dtype)));
   }
   if (auto calibration = r.optional_object("calibration")) read_calibration(*calibration, p.calibration);
   if (auto runs_fit = r.optional_object("runs_fit")) {
@@ -219,7 +219,7 @@ ClusterProfile parse_profile(const Json& json, const std::string& file) {
 
 Json profile_to_json(const ClusterProfile& p) {
   Json peaks = Json::object();
-  for (const auto& [dtype, flops] : p.gpu.peak_flops_per_s) peaks[dtype_name(dtype)] = flops / 1e12;
+  for (const auto& [dtype, flops] : p.gpu.peak_flops_per_s) peaks[name_of(dtype)] = flops / 1e12;
   Json j = {
       {"schema", kProfileSchema},
       {"name", p.name},
@@ -238,7 +238,7 @@ Json profile_to_json(const ClusterProfile& p) {
                       {"nic_gbps", p.inter.nic_gbps},
                       {"latency_us", p.inter.latency_s / units::us},
                       {"transport_efficiency", p.inter.transport_efficiency}}},
-      {"compute", {{"dtype", dtype_name(p.compute.dtype)},
+      {"compute", {{"dtype", name_of(p.compute.dtype)},
                    {"gemm_efficiency", p.compute.gemm_efficiency},
                    {"half_efficiency_gflop", p.compute.half_efficiency_flops / 1e9},
                    {"memory_efficiency", p.compute.memory_efficiency},
@@ -297,7 +297,7 @@ Json profile_to_json(const ClusterProfile& p) {
     if (!cal.gemm.empty()) {
       c["gemm"] = Json::array();
       for (const auto& g : cal.gemm) {
-        c["gemm"].push_back({{"dtype", dtype_name(g.dtype)},
+        c["gemm"].push_back({{"dtype", name_of(g.dtype)},
                              {"points_gflop_efficiency", points_json(g.flops_and_efficiency, 1e9, 1.0)}});
       }
     }

@@ -15,7 +15,7 @@ Json cluster_json(const ClusterProfile& c, DType dtype) {
       {"gpus_per_node", c.gpus_per_node},
       {"gpus", c.ranks()},
       {"gpu", c.gpu.model},
-      {"dtype", dtype_name(dtype)},
+      {"dtype", name_of(dtype)},
       {"intra_bandwidth_GB_per_s", c.intra.bandwidth_bytes_per_s * c.intra.efficiency / units::GB},
       {"intra_latency_us", c.intra.latency_s / units::us},
       {"nics_per_node", c.inter.nics_per_node},
@@ -39,13 +39,13 @@ Json model_json(const ModelSpec& m, const ComputeRequest& request, ComputeSource
       {"sample_unit", m.sample_unit},
       {"batch_per_gpu", request.batch_per_gpu},
       {"accumulation_steps", request.accumulation_steps},
-      {"optimizer", optimizer_name(request.optimizer)},
-      {"compute_source", compute_source_name(source)},
+      {"optimizer", name_of(request.optimizer)},
+      {"compute_source", name_of(source)},
   };
 }
 
 Json allreduce_options_json(const AllReduceOptions& o) {
-  Json j = {{"algorithm", algorithm_name(o.algorithm)}, {"bucketing", bucketing_name(o.bucketing)}};
+  Json j = {{"algorithm", name_of(o.algorithm)}, {"bucketing", name_of(o.bucketing)}};
   if (o.bucketing == Bucketing::ddp) {
     j["bucket_cap_MiB"] = o.bucket_cap_bytes / units::MiB;
     j["first_bucket_cap_MiB"] = o.first_bucket_cap_bytes / units::MiB;
@@ -81,7 +81,7 @@ Json iteration_json(const IterationResult& r) {
 std::string run_summary(const ClusterProfile& c, const ModelSpec& m, DType dtype) {
   return fmt::format("{} ({:.2f} M parameters, {:.1f} MB gradients) on {} x {} = {} GPUs ({}, {})", m.name,
                      static_cast<double>(m.total_params()) / 1e6, m.total_bytes() / units::MB, c.nodes, c.name,
-                     c.ranks(), c.gpu.model, dtype_name(dtype));
+                     c.ranks(), c.gpu.model, name_of(dtype));
 }
 
 std::string iteration_tables(const IterationResult& r, const std::string& sample_unit) {

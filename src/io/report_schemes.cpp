@@ -137,7 +137,7 @@ std::string shares_explained(const Advice& a) {
   for (const FactorShare& f : a.factors) {
     total_s += f.seconds;
     if (f.seconds < 0.0) {
-      against.push_back(fmt::format("{} ({:+.2f} ms)", factor_name(f.factor), f.seconds / units::ms));
+      against.push_back(fmt::format("{} ({:+.2f} ms)", name_of(f.factor), f.seconds / units::ms));
       against_s += f.seconds;
     }
   }
@@ -193,12 +193,12 @@ std::string variability_text(const BreakEven& b, const std::string& scheme, Nois
   switch (b.outcome) {
     case BreakEven::Outcome::crosses:
       return fmt::format("{} is {} than all-reduce above a compute CV of {:.1f} % ({} law)", scheme,
-                         faster_or_slower(!b.faster_below), 100.0 * b.value, noise_law_name(law));
+                         faster_or_slower(!b.faster_below), 100.0 * b.value, name_of(law));
     case BreakEven::Outcome::always_faster:
     case BreakEven::Outcome::always_slower:
       return fmt::format("{} is {} than all-reduce at every compute CV from {:g} to {:g} % ({} law)", scheme,
                          faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), 100.0 * b.range_low,
-                         100.0 * b.range_high, noise_law_name(law));
+                         100.0 * b.range_high, name_of(law));
     case BreakEven::Outcome::not_applicable:
       return "";
   }
@@ -296,7 +296,7 @@ Json break_even_json(const BreakEven& b, const char* unit, const std::string& te
 }
 
 Json caveat_json(const Caveat& c) {
-  Json j = {{"kind", caveat_name(c.kind)}, {"text", caveat_text(c)}};
+  Json j = {{"kind", name_of(c.kind)}, {"text", caveat_text(c)}};
   switch (c.kind) {
     case Caveat::Kind::consensus:
       j["topology"] = c.topology;
@@ -338,7 +338,7 @@ Json advice_json(const Advice& a) {
   for (const auto& c : a.whole_model_gossip) whole_model.push_back(scheme_outcome_json(c, t_ar));
   Json factors = Json::array();
   for (const auto& f : a.factors) {
-    factors.push_back({{"factor", factor_name(f.factor)},
+    factors.push_back({{"factor", name_of(f.factor)},
                        {"gain_ms", f.seconds / units::ms},
                        {"share", f.share},
                        {"meaning", factor_meaning(f.factor)}});
@@ -346,7 +346,7 @@ Json advice_json(const Advice& a) {
   Json caveats = Json::array();
   for (const Caveat& c : a.caveats) caveats.push_back(caveat_json(c));
   const std::string best = a.best ? a.best->scheme.name() : "";
-  Json j = {{"verdict", verdict_name(a.verdict)},
+  Json j = {{"verdict", name_of(a.verdict)},
             {"speedup", a.speedup},
             {"allreduce", scheme_outcome_json(a.allreduce, t_ar)},
             {"candidates", candidates},
@@ -426,10 +426,10 @@ Json local_sgd_json(const LocalSgdRound& r, const LocalSgdOptions& o) {
           {"groups", r.groups},
           {"gpus_per_group", r.gpus_per_group},
           {"outer", o.outer_gossip ? "gossip" : "all-reduce"},
-          {"sync", outer_sync_name(o.sync)},
+          {"sync", name_of(o.sync)},
           {"fragments", r.fragments},
           {"overlap_steps", r.overlap_steps},
-          {"codec", outer_codec_name(o.codec)},
+          {"codec", name_of(o.codec)},
           {"top_k_fraction", o.codec == OuterCodec::top_k ? Json(o.top_k_fraction) : Json(nullptr)},
           {"inner_step_ms", r.inner_step_s / units::ms},
           {"round_ms", r.round_s / units::ms},
@@ -450,8 +450,8 @@ std::string local_sgd_table(const LocalSgdRound& r, const LocalSgdOptions& o) {
       "# round: {} inner steps of {:.2f} ms in {} groups of {} GPUs, then {} {} synchronisation{} by {} ({}{}); "
       "round {:.2f} ms, compute utilisation {}\n",
       o.inner_steps, r.inner_step_s / units::ms, r.groups, r.gpus_per_group, r.fragments > 1 ? std::to_string(r.fragments) : "one",
-      outer_sync_name(o.sync), r.fragments > 1 ? "s" : "", o.outer_gossip ? "gossip between groups" : "all-reduce",
-      outer_codec_name(o.codec),
+      name_of(o.sync), r.fragments > 1 ? "s" : "", o.outer_gossip ? "gossip between groups" : "all-reduce",
+      name_of(o.codec),
       o.codec == OuterCodec::top_k ? fmt::format(" {:g} %", 100 * o.top_k_fraction) : std::string(),
       r.round_s / units::ms, percent(r.compute_utilization) + " %");
   Table table({{"per synchronisation", "", true}, {"time", "ms"}});
@@ -493,20 +493,20 @@ std::string advice_text(const Advice& a) {
     const double t_best = a.best->iteration.iteration_s / units::ms;
     out += fmt::format("verdict: {}. Best decentralized topology: {}, {:.3f}x the speed of all-reduce "
                        "({:.2f} ms vs {:.2f} ms per iteration).\n",
-                       verdict_name(a.verdict), a.best->scheme.name(), a.speedup, t_best, t_ar);
+                       name_of(a.verdict), a.best->scheme.name(), a.speedup, t_best, t_ar);
     out += fmt::format("\nwhere the difference comes from ({:+.2f} ms per iteration, switching each factor off in the "
                        "model; Shapley shares):\n",
                        t_ar - t_best);
     Table factors({{"factor", "", true}, {"gain", "ms"}, {"share", "%"}, {"what it is", "", true}});
     for (const auto& f : a.factors) {
-      factors.add_row({factor_name(f.factor), fixed(f.seconds / units::ms, 2), percent(f.share), factor_meaning(f.factor)});
+      factors.add_row({name_of(f.factor), fixed(f.seconds / units::ms, 2), percent(f.share), factor_meaning(f.factor)});
     }
     out += factors.render() + shares_explained(a);
   } else if (a.verdict == Verdict::does_not_fit) {
     const MemoryBreakdown& m = a.allreduce.memory;
     out += fmt::format("verdict: {}: no replicated scheme fits in GPU memory; all-reduce needs {:.1f} GiB per GPU of "
                        "{:g} GiB.",
-                       verdict_name(a.verdict), gib(m.total_bytes()), gib(m.capacity_bytes));
+                       name_of(a.verdict), gib(m.total_bytes()), gib(m.capacity_bytes));
     if (const auto& s = a.sharded_alternative) {
       out += fmt::format(" Sharded, {} fits: {:.1f} GiB per GPU, {:.2f} ms per iteration (dtperf predict --scheme {}).\n",
                          s->scheme.name(), gib(s->memory.total_bytes()), s->iteration.iteration_s / units::ms,
@@ -521,7 +521,7 @@ std::string advice_text(const Advice& a) {
         std::any_of(a.candidates.begin(), a.candidates.end(), [](const SchemeOutcome& c) { return c.available; });
     out += fmt::format("verdict: {}: no decentralized topology fits {} ({:.2f} ms per iteration with "
                        "all-reduce).\n",
-                       verdict_name(a.verdict), any_available ? "in GPU memory" : "this cluster", t_ar);
+                       name_of(a.verdict), any_available ? "in GPU memory" : "this cluster", t_ar);
   }
   if (!a.whole_model_gossip.empty()) {
     std::vector<std::string> parts;
@@ -541,7 +541,7 @@ std::string advice_text(const Advice& a) {
         "diloco {:.2f} ms per inner step ({:.3f}x), local-sgd {:.2f} ms, with {} groups of {} GPUs synchronising "
         "every {} steps ({}, {}); compute utilisation {} %\n",
         l->diloco.iteration.iteration_s / units::ms, l->speedup, l->local_sgd.iteration.iteration_s / units::ms,
-        r.groups, r.gpus_per_group, o.inner_steps, outer_sync_name(o.sync), outer_codec_name(o.codec),
+        r.groups, r.gpus_per_group, o.inner_steps, name_of(o.sync), name_of(o.codec),
         percent(r.compute_utilization));
     out += "  inner steps: " + inner_steps_text(l->inner_steps) + "\n";
     out += "  bandwidth:   " + low_communication_rate_text(l->bandwidth, o.inner_steps) + "\n";

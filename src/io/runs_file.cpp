@@ -87,15 +87,15 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (auto x = r.optional_number("intra_gb_per_s", Range::positive)) o.intra_bandwidth_bytes_per_s = *x * units::GB;
   if (auto x = r.optional_number("intra_latency_us", Range::non_negative)) o.intra_latency_s = *x * units::us;
   o.intra_efficiency = r.optional_number("intra_efficiency", Range::fraction);
-  if (r.has("dtype")) o.dtype = parse_dtype(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16"}));
+  if (r.has("dtype")) o.dtype = parse_name<DType>(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16"}));
 
   WorkloadOptions& w = c.workload;
   w.batch_per_gpu = r.optional_number("batch_per_gpu", Range::positive);
   w.global_batch = r.optional_number("global_batch", Range::positive);
   if (w.batch_per_gpu && w.global_batch) r.fail("global_batch", "give batch_per_gpu or global_batch, not both");
-  if (r.has("optimizer")) w.optimizer = parse_optimizer(r.choice("optimizer", {"sgd", "sgd-momentum", "adam"}));
+  if (r.has("optimizer")) w.optimizer = parse_name<Optimizer>(r.choice("optimizer", {"sgd", "sgd-momentum", "adam"}));
   if (r.has("compute_source")) {
-    w.compute_source = *parse_compute_source(
+    w.compute_source = *parse_name<ComputeSource>(
         r.choice("compute_source", {"auto", "measured-layers", "measured-iteration", "flops"}));
   }
   if (auto x = r.optional_number("single_gpu_iteration_ms", Range::positive)) w.single_gpu_iteration_s = *x * units::ms;
@@ -106,8 +106,8 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (r.has("grad_dtype")) w.grad_bytes = r.choice("grad_dtype", {"fp32", "bf16", "fp16"}) == "fp32" ? 4 : 2;
 
   AllReduceOptions& a = c.allreduce;
-  if (r.has("algorithm")) a.algorithm = *parse_algorithm(r.choice("algorithm", {"auto", "ring", "tree", "hierarchical"}));
-  if (r.has("bucketing")) a.bucketing = *parse_bucketing(r.choice("bucketing", {"ddp", "horovod"}));
+  if (r.has("algorithm")) a.algorithm = *parse_name<Algorithm>(r.choice("algorithm", {"auto", "ring", "tree", "hierarchical"}));
+  if (r.has("bucketing")) a.bucketing = *parse_name<Bucketing>(r.choice("bucketing", {"ddp", "horovod"}));
   if (auto x = r.optional_number("bucket_cap_mib", Range::positive)) a.bucket_cap_bytes = *x * units::MiB;
   if (auto x = r.optional_number("first_bucket_mib", Range::positive)) a.first_bucket_cap_bytes = *x * units::MiB;
   if (auto x = r.optional_number("fusion_cycle_ms", Range::positive)) a.fusion_cycle_s = *x * units::ms;
@@ -118,10 +118,10 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (auto x = optional_count(r, "inner_steps")) l.inner_steps = *x;
   if (auto x = optional_count(r, "group_nodes")) l.group_nodes = *x;
   if (r.has("outer")) l.outer_gossip = r.choice("outer", {"all-reduce", "gossip"}) == "gossip";
-  if (r.has("outer_sync")) l.sync = *parse_outer_sync(r.choice("outer_sync", {"blocking", "delayed", "streaming"}));
+  if (r.has("outer_sync")) l.sync = *parse_name<OuterSync>(r.choice("outer_sync", {"blocking", "delayed", "streaming"}));
   if (auto x = optional_count(r, "fragments")) l.fragments = *x;
   if (auto x = optional_count(r, "overlap_steps")) l.overlap_steps = *x;
-  if (r.has("outer_codec")) l.codec = *parse_outer_codec(r.choice("outer_codec", {"fp32", "bf16", "int8", "int4", "top-k"}));
+  if (r.has("outer_codec")) l.codec = *parse_name<OuterCodec>(r.choice("outer_codec", {"fp32", "bf16", "int8", "int4", "top-k"}));
   if (auto x = r.optional_number("top_k_fraction", Range::fraction)) l.top_k_fraction = *x;
 
   read_measurement(r, json, run.measured);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "dtperf/analysis/evaluator.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
@@ -38,13 +39,26 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
 // io/report_schemes.hpp renders them as sentences (text) and as fields (JSON).
 
 enum class Verdict : std::uint8_t { decentralize, stay_with_allreduce, no_clear_winner, does_not_fit };
-/// "decentralize", "stay with all-reduce", "no clear winner", "does not fit" (no scheme fits
-/// in GPU memory: All-Reduce's breakdown says why).
-const char* verdict_name(Verdict verdict);
+template <>
+struct EnumNames<Verdict> {
+  static constexpr Named<Verdict> table[] = {
+      {Verdict::decentralize, "decentralize"},
+      {Verdict::stay_with_allreduce, "stay with all-reduce"},
+      {Verdict::no_clear_winner, "no clear winner"},
+      {Verdict::does_not_fit, "does not fit"},
+  };
+};
 
 enum class Factor : std::uint8_t { overlap, heterogeneous_links, variable_compute, other };
-/// "overlap", "heterogeneous links", "variable compute", "other".
-const char* factor_name(Factor factor);
+template <>
+struct EnumNames<Factor> {
+  static constexpr Named<Factor> table[] = {
+      {Factor::overlap, "overlap"},
+      {Factor::heterogeneous_links, "heterogeneous links"},
+      {Factor::variable_compute, "variable compute"},
+      {Factor::other, "other"},
+  };
+};
 
 struct FactorShare {
   Factor factor = Factor::other;
@@ -98,9 +112,18 @@ struct Caveat {
   double memory_bytes = 0.0;            // this much per GPU (to 0.1 GiB)
   double capacity_bytes = 0.0;          // of the GPU's memory
 };
-/// "consensus", "local_batch", "not_applicable", "straggler", "network_not_bottleneck",
-/// "gain_from_overlap", "does_not_fit".
-const char* caveat_name(Caveat::Kind kind);
+template <>
+struct EnumNames<Caveat::Kind> {
+  static constexpr Named<Caveat::Kind> table[] = {
+      {Caveat::Kind::consensus, "consensus"},
+      {Caveat::Kind::local_batch, "local_batch"},
+      {Caveat::Kind::not_applicable, "not_applicable"},
+      {Caveat::Kind::straggler, "straggler"},
+      {Caveat::Kind::network_not_bottleneck, "network_not_bottleneck"},
+      {Caveat::Kind::gain_from_overlap, "gain_from_overlap"},
+      {Caveat::Kind::does_not_fit, "does_not_fit"},
+  };
+};
 
 /// Low-communication training beside the verdict (not ranked by it: training apart for H
 /// steps changes the optimisation, not only the time): DiLoCo and local SGD with the

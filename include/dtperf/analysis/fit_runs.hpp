@@ -53,6 +53,7 @@
 #include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/fit_note.hpp"
 #include "dtperf/analysis/runs.hpp"
+#include "dtperf/names.hpp"
 
 namespace dtperf {
 
@@ -69,7 +70,22 @@ enum class RunParameter : std::uint8_t {
   overhead,
   cross_node_overhead,
 };
-const char* run_parameter_name(RunParameter p);
+template <>
+struct EnumNames<RunParameter> {
+  static constexpr Named<RunParameter> table[] = {
+      {RunParameter::compute_scale, "compute_scale"},
+      {RunParameter::forward_scale, "forward_scale"},
+      {RunParameter::backward_scale, "backward_scale"},
+      {RunParameter::inter_efficiency, "inter_efficiency"},
+      {RunParameter::inter_host, "inter_host_gbps"},
+      {RunParameter::inter_latency, "inter_latency"},
+      {RunParameter::intra_efficiency, "intra_efficiency"},
+      {RunParameter::kappa_compute, "kappa_compute"},
+      {RunParameter::kappa_comm, "kappa_comm"},
+      {RunParameter::overhead, "overhead"},
+      {RunParameter::cross_node_overhead, "cross_node_overhead"},
+  };
+};
 
 struct FittedParameter {
   RunParameter parameter = RunParameter::compute_scale;
