@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dtperf/version.hpp"
 #include "plan.hpp"
 #include "sweep.hpp"
 #include "topology.hpp"
@@ -15,7 +16,7 @@
 namespace dtperf::calibrate {
 
 inline constexpr const char* kRawSchema = "dtperf.calibration/1";
-inline constexpr const char* kToolName = "dtperf-calibrate 0.1.0";
+inline const std::string kToolName = std::string("dtperf-calibrate ") + kVersion;
 
 struct RawPoint {
   std::uint64_t bytes = 0;

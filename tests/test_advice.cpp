@@ -5,7 +5,7 @@
 #include "dtperf/analysis/advice.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
-#include "dtperf/io/report_schemes.hpp"
+#include "dtperf/io/render.hpp"
 #include "dtperf/zoo.hpp"
 
 using namespace dtperf;

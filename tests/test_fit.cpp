@@ -350,7 +350,7 @@ TEST_CASE("a raw calibration file fits into a profile that parses", "[fit][round
   inputs.raws.emplace_back("raw.json", io::parse_calibration(raw, "raw.json"));
   io::FitSettings settings;
   settings.created = "2026-11-21";
-  const io::FitOutcome out = io::build_calibrated_profile(inputs, settings);
+  const FitOutcome out = io::build_calibrated_profile(inputs, settings);
   const ClusterProfile back = io::parse_profile(io::profile_to_json(out.profile), "fitted.json");
   CHECK(back.provenance.source == "calibrated");
   CHECK(back.provenance.tool == "dtperf fit 0.1.0");
@@ -427,7 +427,7 @@ TEST_CASE("pairs measured side by side are timed until the last one is done", "[
                   {"collectives", {entry(1), entry(2)}}};
   io::FitInputs inputs;
   inputs.raws.emplace_back("raw.json", io::parse_calibration(raw, "raw.json"));
-  const std::vector<io::MeasuredSeries> series = io::collect_series(inputs);
+  const std::vector<MeasuredSeries> series = io::collect_series(inputs);
   REQUIRE(series.size() == 2);
   CHECK(series[0].points[0].time_s == Approx(80e-6));   // one pair: the median
   CHECK(series[1].points[0].time_s == Approx(120e-6));  // two pairs: the slowest mean

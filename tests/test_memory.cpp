@@ -7,7 +7,7 @@
 #include "dtperf/analysis/advice.hpp"
 #include "dtperf/compute.hpp"
 #include "dtperf/io/profile_json.hpp"
-#include "dtperf/io/report_schemes.hpp"
+#include "dtperf/io/render.hpp"
 #include "dtperf/memory.hpp"
 #include "dtperf/zoo.hpp"
 

@@ -165,7 +165,7 @@ TEST_CASE("a profile fitted on 8 nodes is continuous in the node count", "[valid
   io::FitSettings settings;
   settings.base = io::load_profile("dgx-h100");
   settings.created = "2026-11-23";
-  const io::FitOutcome fitted = io::build_calibrated_profile(inputs, settings);
+  const FitOutcome fitted = io::build_calibrated_profile(inputs, settings);
   CHECK(fitted.profile.nodes == 8);  // the measured node count, not the base's
   const NetworkParams net = network_params(fitted.profile, 1.0, {});
   NetworkParams formula = net;

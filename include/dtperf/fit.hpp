@@ -260,4 +260,29 @@ std::vector<FitNote> link_warnings(const LinkMeasurements& measured, const Known
 std::vector<FitNote> gemm_warnings(std::span<const GemmEfficiencyCurve> curves,
                                    const std::map<DType, double>& peak_flops_per_s, double assumed_efficiency);
 
+// ---- A calibration fit as a whole ---------------------------------------------------
+
+/// One measured series: a collective on one group shape over sizes, from a raw
+/// calibration file or an nccl-tests log.
+struct MeasuredSeries {
+  std::string file;
+  std::string where;  // JSON pointer in a raw file; "" for a log
+  std::string collective;
+  std::string group;
+  int ranks = 0;
+  int nodes = 0;
+  int concurrent_per_node = 1;
+  std::vector<SizeTime> points;
+};
+
+/// What `dtperf fit` made of its inputs (io/calibrated_profile.hpp assembles it).
+struct FitOutcome {
+  ClusterProfile profile;
+  std::vector<MeasuredSeries> series;
+  std::vector<CollectiveFit> fits;  // one per series
+  LinkMeasurements links;
+  std::vector<std::string> notes;   // also in the profile's provenance notes
+  std::vector<std::string> warnings;  // guardrails (fit.hpp): measurements to check; also there
+};
+
 }  // namespace dtperf

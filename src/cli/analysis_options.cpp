@@ -79,53 +79,38 @@ void AnalysisCliOptions::resolve() {
   local_sgd.resolve();
 }
 
-Evaluator AnalysisCliOptions::make_evaluator(const Loaded& loaded, std::optional<AnchorResult>& anchored) const {
-  Setup setup;
-  setup.cluster = loaded.profile;
-  setup.model = &loaded.model;
-  setup.dtype = loaded.dtype;
-  setup.workload = model.workload;
-  setup.allreduce = allreduce.options;
-  setup.gossip = gossip.options;
-  setup.local_sgd = local_sgd.options;
-  setup.reduction = loaded.reduction;
-  Evaluator evaluator(std::move(setup));
-  if (const auto& fit = loaded.profile.runs_fit) {
-    if (fit->model == loaded.model.name) {
-      evaluator.set_compute_scales(fit->forward_scale, fit->backward_scale);
-    } else {
-      std::cerr << fmt::format(
-          "dtperf: warning: profile '{}' was fitted to runs of '{}'; its compute scales (forward x{:.4g}, backward "
-          "x{:.4g}) are not applied to '{}'\n",
-          loaded.profile.name, fit->model, fit->forward_scale, fit->backward_scale, loaded.model.name);
-    }
-  }
-  const Variability resolved = variability.resolve(loaded.profile);
-  if (anchor.given == nullptr || anchor.given->count() == 0) {
-    evaluator.set_variability(resolved);
-    return evaluator;
-  }
+void add_scheme_option(CLI::App& app, std::string& scheme) {
+  app.add_option("-s,--scheme", scheme,
+                 "all-reduce, sgp, sgp-sync, d-psgd, zero-1, zero-2, fsdp (zero-3), hsdp, local-sgd, diloco, or a gossip "
+                 "topology (dtperf topologies)")
+      ->type_name("SCHEME")
+      ->capture_default_str();
+}
 
-  const auto scheme = parse_scheme(anchor.measured_scheme);
-  if (!scheme) {
-    const std::vector<std::string> names = scheme_names();
-    throw InputError("--measured-scheme", "",
-                     fmt::format("unknown scheme '{}'{}; expected one of: {}", anchor.measured_scheme,
-                                 did_you_mean(anchor.measured_scheme, names), join_names(names)));
+Scheme parse_scheme_option(const std::string& name) {
+  if (const auto scheme = parse_scheme(name)) return *scheme;
+  const std::vector<std::string> names = scheme_names();
+  throw InputError::in_input("scheme", fmt::format("unknown scheme '{}'{}; expected one of: {}", name,
+                                                   did_you_mean(name, names), join_names(names)));
+}
+
+AnalysisRequest AnalysisCliOptions::request(const Inputs& inputs) const {
+  AnalysisRequest r;
+  r.workload = model.workload;
+  r.allreduce = allreduce.options;
+  r.gossip = gossip.options;
+  r.local_sgd = local_sgd.options;
+  r.variability = variability.resolve(inputs.profile);
+  if (anchor.given != nullptr && anchor.given->count() > 0) {
+    r.anchor = AnchorRequest{anchor.measured_iteration_ms, anchor.measured_scheme, anchor.measured_gpus};
   }
-  const int per_node = loaded.profile.gpus_per_node;
-  const int gpus = anchor.measured_gpus > 0 ? anchor.measured_gpus : loaded.profile.ranks();
-  if (gpus % per_node != 0) {
-    throw InputError("--measured-gpus", "",
-                     fmt::format("{} GPUs do not fill whole nodes of {} GPUs", gpus, per_node));
-  }
-  const double scale = checked(model, [&] {
-    return evaluator.fit_compute_scale(*scheme, gpus / per_node, anchor.measured_iteration_ms * units::ms);
-  });
-  evaluator.set_compute_scale(scale);
-  evaluator.set_variability(resolved);
-  anchored = AnchorResult{scale, scheme->name(), gpus, anchor.measured_iteration_ms};
-  return evaluator;
+  return r;
+}
+
+Prepared AnalysisCliOptions::prepare(const std::string& command, const Inputs& inputs) const {
+  Prepared prepared = dtperf::prepare(command, inputs, request(inputs));
+  for (const std::string& warning : prepared.run.warnings) std::cerr << "dtperf: warning: " << warning << "\n";
+  return prepared;
 }
 
 }  // namespace dtperf::cli

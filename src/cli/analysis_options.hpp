@@ -42,14 +42,6 @@ struct AnchorOptions {
   void add_to(CLI::App& app);
 };
 
-/// What anchoring found, for the report.
-struct AnchorResult {
-  double compute_scale = 1.0;
-  std::string scheme;
-  int gpus = 0;
-  double measured_iteration_ms = 0.0;
-};
-
 /// The options of predict, compare and advise, and the evaluator they build.
 struct AnalysisCliOptions {
   ModelOptions model;
@@ -64,30 +56,18 @@ struct AnalysisCliOptions {
   void add_to(CLI::App& app);
   /// Turns the parsed strings into typed options (after parsing, before loading).
   void resolve();
-  /// Builds the evaluator for loaded inputs and applies the anchor if one was given.
-  /// Compute-model refusals become input errors naming the model. The anchor is fitted
-  /// before variability is switched on: a measured mean iteration already contains the
-  /// waiting that variability causes at that scale.
-  Evaluator make_evaluator(const Loaded& loaded, std::optional<AnchorResult>& anchored) const;
+  /// The analysis' request for loaded inputs (variable compute checked against the
+  /// cluster, the anchor if one was given).
+  AnalysisRequest request(const Inputs& inputs) const;
+  /// Loads the inputs and prepares the evaluator and the report's context (analysis/
+  /// report.hpp); the context's warnings go to stderr.
+  Prepared prepare(const std::string& command, const Inputs& inputs) const;
 };
 
-/// Runs `f`, turning the compute model's std::invalid_argument into an InputError.
-template <typename F>
-auto checked(const ModelOptions& model, F&& f) -> decltype(f());
+/// --scheme SCHEME (predict, whatif): All-Reduce, SGP, D-PSGD, a sharded or
+/// low-communication scheme, or a gossip topology.
+void add_scheme_option(CLI::App& app, std::string& scheme);
+/// The scheme a name stands for; InputError (input "scheme") naming the known ones.
+Scheme parse_scheme_option(const std::string& name);
 
-}  // namespace dtperf::cli
-
-#include <stdexcept>
-
-#include "dtperf/error.hpp"
-
-namespace dtperf::cli {
-template <typename F>
-auto checked(const ModelOptions& model, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::invalid_argument& e) {
-    throw InputError(model.model, "", e.what());
-  }
-}
 }  // namespace dtperf::cli

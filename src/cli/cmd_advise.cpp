@@ -2,12 +2,9 @@
 // the share of each of [DEC]'s three factors, the break-even points and the caveats.
 #include "analysis_options.hpp"
 #include "commands.hpp"
-#include "dtperf/analysis/advice.hpp"
-#include "dtperf/io/report_schemes.hpp"
 #include "options.hpp"
-#include "progress.hpp"
 #include "output.hpp"
-#include "summary.hpp"
+#include "progress.hpp"
 
 namespace dtperf::cli {
 
@@ -15,19 +12,14 @@ namespace {
 
 void run(AnalysisCliOptions& o) {
   o.resolve();
-  const Loaded loaded = load_inputs(o.model);
-  std::optional<AnchorResult> anchored;
-  Evaluator evaluator = o.make_evaluator(loaded, anchored);
-  Advice advice;
+  const Inputs inputs = load_inputs(o.model);
+  Prepared prepared = o.prepare("advise", inputs);
+  std::optional<AdviseReport> report;
   {
     Progress progress("advise", false);
-    advice = checked(o.model, [&] { return advise(evaluator, [&](const char* step) { progress.stage(step); }); });
+    report = build_advise_report(prepared, [&](const char* step) { progress.stage(step); });
   }
-
-  const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
-  io::Json json = run_json("advise", loaded, request, o.model, anchored, evaluator.setup().variability);
-  json["advice"] = io::advice_json(advice);
-  emit_report(o.output, run_header("advise", loaded, request, o.model, anchored) + variability_header(evaluator.setup().variability) + gossip_header(evaluator.setup().gossip) + io::advice_text(advice), json, "/advice/candidates");
+  emit(o.output, io::render(*report));
 }
 
 }  // namespace

@@ -3,20 +3,17 @@
 // beside the prediction for its own collective, ranks and nodes.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdint>
 
 #include "checks.hpp"
 #include "commands.hpp"
 #include "dtperf/error.hpp"
-#include "dtperf/fit.hpp"
 #include "dtperf/io/nccl_tests.hpp"
 #include "dtperf/io/profile_json.hpp"
-#include "dtperf/io/report.hpp"
-#include "dtperf/io/table.hpp"
 #include "dtperf/network.hpp"
 #include "dtperf/scenario.hpp"
 #include "dtperf/units.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace dtperf::cli {
@@ -33,76 +30,32 @@ struct CollectiveCliOptions {
   int step_factor = 2;
   int nodes = 0, gpus_per_node = 0, nics_per_node = 0;
   double nic_gbps = 0.0, transport_efficiency = 0.0, inter_latency_us = -1.0;
-  bool json = false;
+  OutputOptions output;
   CLI::Option *o_nodes{}, *o_gpn{}, *o_nics{}, *o_nic{}, *o_eff{}, *o_lat{}, *o_collective{};
 };
 
 bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
 
-struct Point {
-  double bytes = 0.0;
-  double predicted_s = 0.0;
-  std::optional<double> measured_s;
-};
-
-// nccl-tests' per-rank element count for a size (float elements).
-std::int64_t count_of(Collective c, double bytes, int ranks) {
-  const bool per_rank = c == Collective::all_gather || c == Collective::reduce_scatter || c == Collective::alltoall;
-  return static_cast<std::int64_t>(bytes / 4.0 / (per_rank ? ranks : 1));
-}
-
-// nccl-tests prints times with 2 decimals, fewer as they grow (common.cu).
-std::string time_text(double us) {
-  if (us >= 1e6) return fmt::format("{:7.0f}", us);
-  if (us >= 1e4) return fmt::format("{:7.1f}", us);
-  return fmt::format("{:7.2f}", us);
-}
-
-std::string nccl_tests_table(Collective c, int ranks, const std::vector<Point>& points) {
-  const double factor = *bus_factor(name_of(c), ranks);
-  const bool reduces = c == Collective::all_reduce || c == Collective::reduce_scatter;
-  std::string text =
-      "#\n"
-      "#                                                              out-of-place                       in-place          \n"
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
-  double busbw_sum = 0.0;
-  for (const Point& p : points) {
-    const double us = p.predicted_s * 1e6;
-    const double algbw = p.bytes / (p.predicted_s * 1e9);
-    const double busbw = algbw * factor;
-    busbw_sum += busbw;
-    const std::string group = fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", time_text(us), algbw, busbw, "0");
-    text += fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}{}{}\n", static_cast<std::int64_t>(p.bytes),
-                        count_of(c, p.bytes, ranks), "float", reduces ? "sum" : "none",
-                        c == Collective::broadcast ? 0 : -1, group, group);
-  }
-  text += "# Out of bounds values : 0 OK\n";
-  text += fmt::format("# Avg bus bandwidth    : {:g} \n", points.empty() ? 0.0 : busbw_sum / points.size());
-  return text;
-}
-
 void run(const CollectiveCliOptions& o) {
   const auto algorithm = parse_name<Algorithm>(o.algorithm);
   ClusterProfile profile = io::load_profile(o.profile);
   Collective collective = *parse_name<Collective>(o.collective);
-  std::vector<Point> points;
-  std::optional<io::NcclTestsLog> log;
+  std::vector<CollectivePoint> points;
   if (!o.log.empty()) {
     io::NcclTestsOptions options;
     if (given(o.o_collective)) options.collective = o.collective;
     if (given(o.o_nodes)) options.nodes = o.nodes;
-    log = io::read_nccl_tests_file(o.log, options);
-    const auto parsed = parse_name<Collective>(log->collective);
+    const io::NcclTestsLog log = io::read_nccl_tests_file(o.log, options);
+    const auto parsed = parse_name<Collective>(log.collective);
     if (!parsed) {
       throw InputError(o.log, "", fmt::format("dtperf does not predict {} (it predicts all_reduce, all_gather, "
-                                              "reduce_scatter, alltoall, sendrecv and broadcast)", log->collective));
+                                              "reduce_scatter, alltoall, sendrecv and broadcast)", log.collective));
     }
     collective = *parsed;
-    if (log->nodes < 1) throw InputError(o.log, "", "the log does not say how many nodes it spans").needing("nodes");
-    profile.nodes = log->nodes;
-    profile.gpus_per_node = log->ranks / log->nodes;
-    for (const auto& [bytes, seconds] : io::bytes_and_time_s(*log, io::NcclTestsColumn::faster)) {
+    if (log.nodes < 1) throw InputError(o.log, "", "the log does not say how many nodes it spans").needing("nodes");
+    profile.nodes = log.nodes;
+    profile.gpus_per_node = log.ranks / log.nodes;
+    for (const auto& [bytes, seconds] : io::bytes_and_time_s(log, io::NcclTestsColumn::faster)) {
       points.push_back({bytes, 0.0, seconds});
     }
   } else {
@@ -121,61 +74,10 @@ void run(const CollectiveCliOptions& o) {
   if (given(o.o_eff)) overrides.transport_efficiency = o.transport_efficiency;
   if (given(o.o_lat)) overrides.inter_latency_s = o.inter_latency_us * units::us;
   profile = apply_overrides(profile, overrides);
-  const int ranks = profile.ranks();
-  if (ranks < 2) throw InputError::in_input("nodes", "a collective needs at least 2 ranks (--nodes, --gpus-per-node)");
-  const NetworkParams net = network_params(profile, 1.0, {});
-  const GroupShape group{profile.nodes, profile.gpus_per_node, profile.gpus_per_node};
-  for (Point& p : points) p.predicted_s = collective_cost(net, group, collective, p.bytes, *algorithm).time_s;
-
-  const std::string where = fmt::format("{} on {} ranks ({} node{} x {}) of {}", name_of(collective), ranks,
-                                        profile.nodes, profile.nodes == 1 ? "" : "s", profile.gpus_per_node,
-                                        profile.name);
-  io::Json rows = io::Json::array();
-  for (const Point& p : points) {
-    io::Json row = {{"bytes", p.bytes}, {"predicted_time_us", p.predicted_s * 1e6},
-                    {"predicted_busbw_GB_per_s", p.bytes / (p.predicted_s * 1e9) * *bus_factor(name_of(collective), ranks)}};
-    if (p.measured_s) {
-      row["measured_time_us"] = *p.measured_s * 1e6;
-      row["error"] = p.predicted_s / *p.measured_s - 1.0;
-    }
-    rows.push_back(row);
+  if (profile.ranks() < 2) {
+    throw InputError::in_input("nodes", "a collective needs at least 2 ranks (--nodes, --gpus-per-node)");
   }
-  io::Json json = {{"schema", io::kReportSchema}, {"command", "collective"}, {"collective", name_of(collective)},
-                   {"profile", profile.name}, {"ranks", ranks}, {"nodes", profile.nodes}, {"rows", rows}};
-  std::string text;
-  if (!log) {
-    text = fmt::format("# dtperf collective: {}, predicted\n# collective: {}_perf\n# total_ranks: {}\n# nodes: {}\n", where,
-                       name_of(collective), ranks, profile.nodes);
-    text += nccl_tests_table(collective, ranks, points);
-  } else {
-    text = fmt::format("# dtperf collective: {}, measured in {} (the faster of out-of-place and in-place)\n", where, o.log);
-    io::Table table({{"size", "B"}, {"measured", "us"}, {"predicted", "us"}, {"error", "%"}});
-    double log_sum = 0.0;
-    double worst = 0.0;
-    int large = 0;
-    for (const Point& p : points) {
-      const double ratio = p.predicted_s / *p.measured_s;
-      table.add_row({fmt::format("{}", static_cast<std::int64_t>(p.bytes)), io::fixed(*p.measured_s * 1e6, 2),
-                     io::fixed(p.predicted_s * 1e6, 2), fmt::format("{:+.1f}", 100.0 * (ratio - 1.0))});
-      if (p.bytes >= 1024.0 * 1024.0) {
-        log_sum += std::abs(std::log(ratio));
-        worst = std::max(worst, std::abs(ratio - 1.0));
-        ++large;
-      }
-    }
-    text += table.render();
-    if (large > 0) {
-      const double gmean = std::exp(log_sum / large) - 1.0;
-      text += fmt::format("# sizes >= 1 MiB: geometric mean |error| {:.1f} %, worst {:.1f} %\n", 100.0 * gmean,
-                          100.0 * worst);
-      json["geometric_mean_abs_error_at_least_1MiB"] = gmean;
-      json["max_abs_error_at_least_1MiB"] = worst;
-    }
-    json["log"] = o.log;
-  }
-  OutputOptions output;
-  output.json = o.json;
-  emit_report(output, text, json, "/rows");
+  emit(o.output, io::render(build_collective_report(profile, collective, *algorithm, std::move(points), o.log)));
 }
 
 }  // namespace
@@ -210,7 +112,7 @@ void add_collective_command(CLI::App& app) {
                  ->type_name("US")->check(number_in(0.0, kMaxLatencyUs));
   cmd->add_option("--log", o->log, "A measured nccl-tests log (text or -J JSON) to print beside the prediction")
       ->type_name("FILE");
-  cmd->add_flag("--json", o->json, "Print JSON instead of the table");
+  o->output.add_to(*cmd);
   cmd->callback([o] { run(*o); });
 }
 

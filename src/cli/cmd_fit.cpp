@@ -10,11 +10,9 @@
 #include "commands.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
-#include "dtperf/io/report.hpp"
-#include "dtperf/io/table.hpp"
-#include "dtperf/units.hpp"
 #include "dtperf/io/calibrated_profile.hpp"
 #include "invocation.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace dtperf::cli {
@@ -74,126 +72,6 @@ std::string today_utc() {
                      static_cast<unsigned>(ymd.day()));
 }
 
-io::Json fits_json(const io::FitOutcome& out) {
-  io::Json fits = io::Json::array();
-  for (std::size_t i = 0; i < out.series.size(); ++i) {
-    const auto& s = out.series[i];
-    const auto& f = out.fits[i];
-    io::Json segments = io::Json::array();
-    for (const auto& seg : f.fit.segments) {
-      segments.push_back({{"min_bytes", seg.min_bytes},
-                          {"max_bytes", seg.max_bytes},
-                          {"alpha_us", seg.alpha_s / units::us},
-                          {"busbw_GB_per_s", seg.bus_bytes_per_s / units::GB},
-                          {"latency_only", latency_only(seg, f.bus_factor)}});
-    }
-    io::Json worst = io::Json::array();
-    for (const auto& w : f.worst) worst.push_back({{"bytes", w.bytes}, {"relative_error", w.relative_error}});
-    io::Json outliers = io::Json::array();
-    for (const auto& r : f.residuals) {
-      if (r.outlier) outliers.push_back({{"bytes", r.bytes}, {"time_us", r.time_s / units::us}});
-    }
-    fits.push_back({{"file", s.file},
-                    {"collective", s.collective},
-                    {"group", s.group},
-                    {"ranks", s.ranks},
-                    {"nodes", s.nodes},
-                    {"concurrent_per_node", s.concurrent_per_node},
-                    {"rms_relative_error", f.fit.rms_relative_error},
-                    {"worst", worst},
-                    {"outliers", outliers},
-                    {"segments", segments}});
-  }
-  return fits;
-}
-
-// Two decimals, or three significant digits below 1 GB/s (small-size segments of slow links).
-std::string busbw_text(double gb_per_s) {
-  return gb_per_s >= 1.0 ? io::fixed(gb_per_s, 2) : fmt::format("{:.3g}", gb_per_s);
-}
-
-std::string fits_table(const io::FitOutcome& out) {
-  io::Table table({{"collective", "", true}, {"group", "", true}, {"ranks", ""}, {"nodes", ""}, {"conc", ""}, {"seg", ""},
-                   {"from", "", true}, {"to", "", true}, {"alpha", "us"}, {"busbw", "GB/s"}, {"rms", "%"},
-                   {"worst", "%"}});
-  bool any_latency_only = false;
-  for (std::size_t i = 0; i < out.series.size(); ++i) {
-    const auto& s = out.series[i];
-    const auto& f = out.fits[i];
-    const double worst = f.worst.empty() ? 0.0 : std::abs(f.worst.front().relative_error);
-    for (std::size_t k = 0; k < f.fit.segments.size(); ++k) {
-      const auto& seg = f.fit.segments[k];
-      const bool flat = latency_only(seg, f.bus_factor);
-      any_latency_only = any_latency_only || flat;
-      table.add_row({s.collective, s.group, std::to_string(s.ranks), std::to_string(s.nodes),
-                     std::to_string(s.concurrent_per_node), std::to_string(k + 1),
-                     io::format_bytes(seg.min_bytes), io::format_bytes(seg.max_bytes), io::fixed(seg.alpha_s / units::us, 2),
-                     flat ? "-" : busbw_text(seg.bus_bytes_per_s / units::GB),
-                     io::percent(f.fit.rms_relative_error),
-                     io::percent(worst)});
-    }
-  }
-  std::string text = table.render();
-  if (any_latency_only) text += "# busbw '-': the segment's time does not grow with its size (latency only).\n";
-  return text;
-}
-
-// Every series fitted on every other size and predicted at the rest.
-struct HoldoutRow {
-  const io::MeasuredSeries* series;
-  std::optional<HoldoutErrors> errors;
-};
-
-std::vector<HoldoutRow> holdout_rows(const io::FitOutcome& out) {
-  std::vector<HoldoutRow> rows;
-  for (const auto& s : out.series) rows.push_back({&s, holdout_errors(s.collective, s.ranks, s.nodes, s.points)});
-  return rows;
-}
-
-std::string holdout_table(const std::vector<HoldoutRow>& rows) {
-  io::Table table({{"input", "", true}, {"collective", "", true}, {"group", "", true}, {"ranks", ""}, {"nodes", ""},
-                   {"fitted", "sizes"}, {"held-out", "sizes"}, {"gmean", "%"}, {"worst", "%"}, {"at", "", true},
-                   {"gmean>=1MiB", "%"}, {"worst>=1MiB", "%"}});
-  for (const auto& r : rows) {
-    const auto& s = *r.series;
-    const std::string name = s.file.substr(s.file.find_last_of('/') == std::string::npos ? 0 : s.file.find_last_of('/') + 1);
-    if (!r.errors) {
-      table.add_row({name, s.collective, s.group, std::to_string(s.ranks), std::to_string(s.nodes),
-                     std::to_string(s.points.size()), "0", "-", "-", "-", "-", "-"});
-      continue;
-    }
-    const auto& e = *r.errors;
-    const bool large = e.large.points > 0;
-    table.add_row({name, s.collective, s.group, std::to_string(s.ranks), std::to_string(s.nodes),
-                   std::to_string(e.fitted), std::to_string(e.held_out.points), io::percent(e.held_out.geomean),
-                   io::percent(e.held_out.worst), io::format_bytes(e.held_out.worst_bytes),
-                   large ? io::percent(e.large.geomean) : "-", large ? io::percent(e.large.worst) : "-"});
-  }
-  return "# held-out error: each series fitted on every other size, the sizes between predicted\n" + table.render() +
-         "# gmean: exp(mean |ln(predicted / measured)|) - 1; '-': fewer than 3 sizes, or none >= 1 MiB held out\n";
-}
-
-io::Json holdout_json(const std::vector<HoldoutRow>& rows) {
-  io::Json out = io::Json::array();
-  for (const auto& r : rows) {
-    io::Json j = {{"file", r.series->file}, {"collective", r.series->collective}, {"group", r.series->group},
-                  {"ranks", r.series->ranks}, {"nodes", r.series->nodes}};
-    if (r.errors) {
-      j["fitted_sizes"] = r.errors->fitted;
-      j["held_out_sizes"] = r.errors->held_out.points;
-      j["geomean_abs_error"] = r.errors->held_out.geomean;
-      j["worst_abs_error"] = r.errors->held_out.worst;
-      j["worst_bytes"] = r.errors->held_out.worst_bytes;
-      if (r.errors->large.points > 0) {
-        j["geomean_abs_error_at_least_1MiB"] = r.errors->large.geomean;
-        j["worst_abs_error_at_least_1MiB"] = r.errors->large.worst;
-      }
-    }
-    out.push_back(j);
-  }
-  return out;
-}
-
 void run(FitCliOptions& o) {
   if (!o.created.empty() && !is_date(o.created)) {
     throw InputError("--created", "", fmt::format("expected a date YYYY-MM-DD, got '{}'", o.created));
@@ -239,34 +117,18 @@ void run(FitCliOptions& o) {
                      : !o.created.empty() ? o.created
                                           : today_utc();
 
-  const io::FitOutcome out = io::build_calibrated_profile(inputs, settings);
-  const io::Json profile_json = io::profile_to_json(out.profile);
+  const FitReport report = build_fit_report(io::build_calibrated_profile(inputs, settings), o.holdout, o.output);
+  const io::Json profile_json = io::profile_to_json(report.fit.profile);
   try {
     io::parse_profile(profile_json, o.output.empty() ? "the fitted profile" : o.output);
   } catch (const InputError& e) {
     throw std::logic_error(std::string("the fitted profile does not parse: ") + e.what());
   }
   if (!o.output.empty()) write_file_atomically(o.output, json_text(profile_json));
-  const std::vector<HoldoutRow> held = o.holdout ? holdout_rows(out) : std::vector<HoldoutRow>{};
-
-  if (o.json) {
-    // With -o the report names the file; without, it carries the profile itself.
-    std::cout << json_text({{"schema", io::kReportSchema},
-                            {"command", "fit"},
-                            {"profile", o.output.empty() ? profile_json : io::Json(o.output)},
-                            {"name", out.profile.name},
-                            {"fits", fits_json(out)},
-                            {"holdout", o.holdout ? holdout_json(held) : io::Json(nullptr)},
-                            {"notes", out.notes},
-                            {"warnings", out.warnings},
-                            {"invocation", invocation_json()}});
-    return;
-  }
-  std::cout << fits_table(out) << "\n";
-  if (o.holdout) std::cout << holdout_table(held) << "\n";
-  for (const auto& note : out.notes) std::cout << "# " << note << "\n";
-  for (const auto& warning : out.warnings) std::cout << "# warning: " << warning << "\n";
-  if (!o.output.empty()) std::cout << fmt::format("# Wrote the profile '{}' to {}\n", out.profile.name, o.output);
+  // -o is the profile: the report goes to stdout, as a table or (--json) JSON.
+  OutputOptions output;
+  output.json = o.json;
+  emit(output, io::render(report));
 }
 
 }  // namespace

@@ -22,7 +22,6 @@
 #include "options.hpp"
 #include "progress.hpp"
 #include "output.hpp"
-#include "summary.hpp"
 #include "sweep_axes.hpp"
 
 namespace dtperf::cli {
@@ -55,24 +54,6 @@ io::RowFormat output_format(const SweepOptions& o) {
   throw InputError::in_input("output", fmt::format("'{}': the format follows the extension (.csv, .jsonl, .json or "
                                                    ".txt); give one, or --format",
                                                    path));
-}
-
-io::Json axes_json(const SweepAxes& a, const std::vector<std::string>& models) {
-  io::Json json = io::Json::object();
-  if (!models.empty()) json["model"] = models;
-  if (!a.schemes.empty()) {
-    io::Json names = io::Json::array();
-    for (const Scheme& s : a.schemes) names.push_back(s.name());
-    json["scheme"] = names;
-  }
-  if (!a.nodes.empty()) json["nodes"] = a.nodes;
-  if (!a.gpus_per_node.empty()) json["gpus_per_node"] = a.gpus_per_node;
-  if (!a.nic_gbps.empty()) json["nic_gbps"] = a.nic_gbps;
-  if (!a.inter_latency_us.empty()) json["inter_latency_us"] = a.inter_latency_us;
-  if (!a.batch_per_gpu.empty()) json["batch_per_gpu"] = a.batch_per_gpu;
-  if (!a.compression_ratio.empty()) json["compression_ratio"] = a.compression_ratio;
-  if (!a.compute_cv.empty()) json["compute_cv"] = a.compute_cv;
-  return json;
 }
 
 // The chart: y against the first numeric axis the grid varies, one line per combination
@@ -123,12 +104,12 @@ class SweepPlot {
     it->second.emplace_back(x, y);
   }
 
-  std::string render(const Loaded& loaded) const {
+  std::string render(const RunContext& run) const {
     io::LineChart chart;
     const std::string unit = x_ == "nic-gbps" ? " (Gbit/s)" : x_ == "inter-latency-us" ? " (us)" : "";
     chart.x_label = fmt::format("{}{}", x_, unit);
     chart.y_label = y_ == "scaling" ? "scaling factor (%)" : y_ == "throughput" ? "throughput (samples/s)" : "iteration (ms)";
-    chart.title = fmt::format("{} on {}: sweep of {}", loaded.model.name, loaded.profile.name, x_);
+    chart.title = fmt::format("{} on {}: sweep of {}", run.model.name, run.cluster.name, x_);
     double low = 0.0;
     for (const std::string& label : order_) {
       io::ChartSeries series{label, series_.at(label)};
@@ -182,32 +163,24 @@ class SweepPlot {
 void run(SweepOptions& o) {
   o.resolve();
   const AxisSpecs specs = parse_axes(o.vary);
-  const Loaded loaded = load_inputs(o.model);
-  std::optional<AnchorResult> anchored;
-  Evaluator evaluator = o.make_evaluator(loaded, anchored);
-  const WorkloadOptions& base_workload = evaluator.setup().workload;
-  if (!specs.models.empty() && (anchored || base_workload.forward_scale != 1.0 || base_workload.backward_scale != 1.0)) {
-    throw InputError::in_input("vary", fmt::format("model: the compute scale {} belongs to {}; sweep other models without it",
-                                                   anchored ? "fitted to --measured-iteration-ms" : "of the profile's runs fit",
-                                                   loaded.model.name));
-  }
+  const Inputs inputs = load_inputs(o.model);
+  Prepared prepared = o.prepare("sweep", inputs);
   std::deque<ModelSpec> models;  // stable addresses for the grid
   SweepAxes axes = specs.axes;
   for (const std::string& name : specs.models) {
-    models.push_back(name == loaded.model.name || name == o.model.model ? loaded.model : io::load_model(name));
+    models.push_back(name == inputs.model.name || name == o.model.model ? inputs.model : io::load_model(name));
     axes.models.push_back(&models.back());
   }
   const io::RowFormat format = output_format(o);
-  Setup base = evaluator.setup();
-  if (!axes.compute_cv.empty() && base.variability.law == NoiseLaw::none) base.variability.law = o.variability.law();
-  const SweepGrid grid(std::move(base), std::move(axes));
+  const SweepReport report = build_sweep_report(prepared, std::move(axes), specs.models, o.variability.law());
+  const SweepGrid& grid = report.grid;
   const io::SweepWriter writer(format, grid);
   std::optional<SweepPlot> plot;
   if (!o.output.plot_path.empty()) plot.emplace(grid, o.plot_y);
 
   std::optional<StreamedFile> file;
   if (!o.output.output_path.empty()) file.emplace(o.output.output_path);
-  const auto emit = [&](const std::string& text) {
+  const auto write_out = [&](const std::string& text) {
     if (file) {
       file->write(text);
     } else {
@@ -217,21 +190,13 @@ void run(SweepOptions& o) {
 
   std::string text = writer.header();
   if (format == io::RowFormat::jsonl) {
-    const ComputeRequest request = compute_request(loaded.model, o.model.workload, loaded.profile.ranks());
-    io::Json header = run_json("sweep", loaded, request, o.model, anchored, evaluator.setup().variability);
-    header["schema"] = "dtperf.sweep/1";
+    io::Json header = io::sweep_header_json(report);
     header["invocation"] = invocation_json();
-    header["axes"] = axes_json(grid.axes(), specs.models);
-    header["points"] = grid.size();
-    header["columns"] = io::sweep_column_names();
-    if (!grid.axes().compute_cv.empty()) header["seed"] = grid.base().variability.seed;  // of the CV axis' draws
     text = header.dump() + "\n";
   } else if (format == io::RowFormat::table) {
-    text = run_header("sweep", loaded, compute_request(loaded.model, o.model.workload, loaded.profile.ranks()), o.model,
-                      anchored) +
-           variability_header(evaluator.setup().variability) + fmt::format("# {} points\n", grid.size()) + text;
+    text = io::sweep_header_text(report) + text;
   }
-  emit(text);
+  write_out(text);
 
   Progress progress("sweep", o.quiet);
   SweepRun sweep;
@@ -243,12 +208,12 @@ void run(SweepOptions& o) {
     if (plot) {
       for (const SweepRow& row : rows) plot->add(row);
     }
-    emit(rendered);
+    write_out(rendered);
   };
   sweep.progress = [&](std::uint64_t done, std::uint64_t total) { progress.count(done, total); };
   run_sweep(grid, sweep);
   if (file) file->commit();
-  if (plot) write_file_atomically(o.output.plot_path, plot->render(loaded));
+  if (plot) write_file_atomically(o.output.plot_path, plot->render(report.run));
   if (file && !o.output.json) {
     std::cout << fmt::format("# {} points written to {}\n", grid.size(), o.output.output_path);
   }

@@ -5,10 +5,11 @@
 #include <vector>
 
 #include "dtperf/io/json_reader.hpp"
+#include "dtperf/version.hpp"
 
 namespace dtperf::cli {
 
-inline constexpr const char* kToolVersion = "dtperf 0.1.0";
+inline const std::string kToolVersion = std::string("dtperf ") + kVersion;
 
 /// Called once by main, before the command runs.
 void record_invocation(std::vector<std::string> arguments, std::string scenario);

@@ -140,8 +140,9 @@ void OutputOptions::add_to(CLI::App& app) {
       ->type_name("FILE");
 }
 
-Loaded load_inputs(const ModelOptions& options) {
-  Loaded loaded;
+Inputs load_inputs(const ModelOptions& options) {
+  Inputs loaded;
+  loaded.overrides = options.cluster;
   loaded.profile = apply_overrides(io::load_profile(options.profile), options.cluster);
   if (static_cast<double>(loaded.profile.nodes) * loaded.profile.gpus_per_node > kMaxGpus) {
     throw InputError(options.cluster.nodes || options.cluster.gpus_per_node ? "--nodes" : options.profile, "",
@@ -149,21 +150,11 @@ Loaded load_inputs(const ModelOptions& options) {
                                  loaded.profile.gpus_per_node, kMaxGpus));
   }
   loaded.model = io::load_model(options.model);
+  loaded.model_source = options.model;
   if (!options.reduction_log.empty()) loaded.reduction = io::read_reduction_log(options.reduction_log);
   loaded.dtype = compute_dtype(loaded.profile, options.cluster);
   (void)peak_flops_per_s(loaded.profile, loaded.dtype);  // refused now, not at the first evaluation
   return loaded;
-}
-
-AllReduceScenario allreduce_scenario(const Loaded& loaded, const ModelOptions& options,
-                                     const AllReduceOptions& allreduce) {
-  AllReduceScenario s;
-  s.network = network_params(loaded.profile, options.workload.compression_ratio, loaded.reduction);
-  s.compute = compute_params(loaded.profile, loaded.dtype);
-  s.compute.compute_scale = options.workload.compute_scale;
-  s.request = compute_request(loaded.model, options.workload, loaded.profile.ranks());
-  s.options = allreduce;
-  return s;
 }
 
 }  // namespace dtperf::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dtperf/allreduce.hpp"
+#include "dtperf/analysis/report.hpp"
 #include "dtperf/cluster.hpp"
 #include "dtperf/scenario.hpp"
 #include "dtperf/workload.hpp"
@@ -56,18 +57,7 @@ struct OutputOptions {
   void add_plot_to(CLI::App& app);
 };
 
-/// Everything loaded and resolved for one prediction: owns the data the engine's
-/// parameter structs point into.
-struct Loaded {
-  ClusterProfile profile;  // overrides applied
-  ModelSpec model;
-  std::vector<std::pair<double, double>> reduction;
-  DType dtype = DType::fp32;
-};
-Loaded load_inputs(const ModelOptions& options);
-
-/// The All-Reduce scenario for loaded inputs. References `loaded`: keep it alive.
-AllReduceScenario allreduce_scenario(const Loaded& loaded, const ModelOptions& options,
-                                     const AllReduceOptions& allreduce);
+/// The profile (what-ifs applied), the model and the reduction log the options name.
+Inputs load_inputs(const ModelOptions& options);
 
 }  // namespace dtperf::cli

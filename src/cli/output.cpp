@@ -63,19 +63,19 @@ void StreamedFile::commit() {
   committed_ = true;
 }
 
-void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json,
-                 const char* csv_records) {
-  io::Json report = json;
+void emit(const OutputOptions& output, const io::Rendered& rendered) {
+  io::Json report = rendered.json;
   report["invocation"] = invocation_json();
   if (output.output_path.ends_with(".csv")) {
-    write_file_atomically(output.output_path, io::csv_from_records(json.at(io::Json::json_pointer(csv_records))));
+    write_file_atomically(output.output_path,
+                          io::csv_from_records(rendered.json.at(io::Json::json_pointer(rendered.csv_records))));
   } else if (!output.output_path.empty()) {
     write_file_atomically(output.output_path, json_text(report));
   }
   if (output.json) {
     std::cout << json_text(report);
   } else {
-    std::cout << table_text;
+    std::cout << rendered.text;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dtperf/io/json_reader.hpp"
+#include "dtperf/io/render.hpp"
 #include "dtperf/io/temporary_file_guard.hpp"
 #include "options.hpp"
 
@@ -36,11 +37,10 @@ class StreamedFile {
   bool committed_ = false;
 };
 
-/// The table (or with --json the JSON) on stdout; with -o FILE the JSON, or with
-/// -o FILE.csv the records at the JSON pointer `csv_records` as CSV (io/csv.hpp: one row per
-/// scheme, rate, size...).
-void emit_report(const OutputOptions& output, const std::string& table_text, const io::Json& json,
-                 const char* csv_records);
+/// A rendered report (io/render.hpp): the table (or with --json the JSON, the invocation
+/// added) on stdout; with -o FILE the JSON, or with -o FILE.csv its records as CSV
+/// (io/csv.hpp: one row per scheme, rate, size...).
+void emit(const OutputOptions& output, const io::Rendered& report);
 
 /// Stable JSON text (2-space indent, trailing newline).
 std::string json_text(const io::Json& json);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/interpolate.hpp"
+
 namespace dtperf {
 
 double optimizer_passes(Optimizer optimizer) {
@@ -29,15 +31,7 @@ double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double
 double gemm_efficiency_at(const ComputeParams& params, double flops) {
   if (flops <= 0.0) return params.gemm_efficiency;
   const auto& curve = params.efficiency_curve;
-  if (!curve.empty()) {
-    if (flops <= curve.front().first) return curve.front().second;
-    if (flops >= curve.back().first) return curve.back().second;
-    const auto upper = std::lower_bound(curve.begin(), curve.end(), flops,
-                                        [](const auto& p, double f) { return p.first < f; });
-    const auto lower = upper - 1;
-    const double fraction = std::log(flops / lower->first) / std::log(upper->first / lower->first);
-    return lower->second + fraction * (upper->second - lower->second);
-  }
+  if (!curve.empty()) return interpolate(curve, flops, Axis::log, Axis::linear);
   return params.gemm_efficiency * flops / (flops + params.half_efficiency_flops);
 }
 

@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dtperf/interpolate.hpp"
+
 namespace dtperf {
 
 double ReductionCost::time_s(double bytes) const {
-  const auto& p = bytes_and_time_s;
-  if (p.empty()) return 0.0;
-  if (bytes <= p.front().first) return p.front().second;
-  if (bytes >= p.back().first) return p.back().second;
-  const auto upper = std::lower_bound(p.begin(), p.end(), bytes,
-                                      [](const auto& point, double b) { return point.first < b; });
-  const auto lower = upper - 1;
-  const double fraction = (bytes - lower->first) / (upper->first - lower->first);
-  return lower->second + fraction * (upper->second - lower->second);
+  if (bytes_and_time_s.empty()) return 0.0;
+  return interpolate(bytes_and_time_s, bytes, Axis::linear, Axis::linear);
 }
 
 double NetworkParams::rank_nic_cap_bytes_per_s() const {
@@ -61,15 +56,7 @@ double group_nic_bytes_per_s(const NetworkParams& net, const GroupShape& group) 
 
 // Log-log interpolation in a measured table, clamped at both ends (callers stay inside).
 double table_time_s(const CollectiveTable& table, double bytes) {
-  const auto& p = table.bytes_and_time_s;
-  if (bytes <= p.front().first) return p.front().second;
-  if (bytes >= p.back().first) return p.back().second;
-  const auto upper = std::lower_bound(p.begin(), p.end(), bytes,
-                                      [](const auto& point, double b) { return point.first < b; });
-  const auto lower = upper - 1;
-  const double fraction =
-      std::log(bytes / lower->first) / std::log(upper->first / lower->first);
-  return std::exp(std::log(lower->second) + fraction * std::log(upper->second / lower->second));
+  return interpolate(table.bytes_and_time_s, bytes, Axis::log, Axis::log);
 }
 
 CollectiveCost ring_cost(const NetworkParams& net, const GroupShape& g, double bytes) {

@@ -8,6 +8,8 @@
 
 #include "dtperf/error.hpp"
 
+#include "splitmix.hpp"
+
 namespace dtperf {
 
 namespace {
@@ -86,14 +88,6 @@ std::vector<int> node_ranks(int node, int per_node) {
   std::vector<int> ranks(static_cast<std::size_t>(per_node));
   for (int i = 0; i < per_node; ++i) ranks[static_cast<std::size_t>(i)] = node * per_node + i;
   return ranks;
-}
-
-// Deterministic across platforms: splitmix64 and our own Fisher-Yates.
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
 }
 
 // The most square split rows x cols with both sides even and >= 4.
@@ -252,6 +246,7 @@ Topology make_topology(const std::string& name, int n, int per_node, std::uint64
       t.steps.push_back(std::move(step));
     }
   } else if (name == "random-matching") {
+    // Deterministic across platforms: splitmix64 (splitmix.hpp) and our own Fisher-Yates.
     std::uint64_t state = seed;
     std::vector<int> order(static_cast<std::size_t>(n));
     for (int s = 0; s < 16; ++s) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "splitmix.hpp"
+
 namespace dtperf {
 
 std::vector<double> persistent_factors(const Variability& v, int ranks, int ranks_per_node) {
@@ -20,13 +22,6 @@ std::vector<double> persistent_factors(const Variability& v, int ranks, int rank
 }
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 

@@ -10,6 +10,7 @@
 #include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/units.hpp"
+#include "dtperf/version.hpp"
 
 namespace dtperf::io {
 
@@ -306,7 +307,7 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
   p.provenance = {};
   p.provenance.source = "calibrated";
   p.provenance.created = settings.created;
-  p.provenance.tool = "dtperf fit 0.1.0";
+  p.provenance.tool = std::string("dtperf fit ") + kVersion;
   for (const auto& [file, raw] : in.raws) p.provenance.references.push_back(file);
   for (const auto& [file, log] : in.logs) p.provenance.references.push_back(file);
   std::vector<std::string> all_notes = out.notes;

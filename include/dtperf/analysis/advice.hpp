@@ -85,6 +85,15 @@ struct BreakEven {
   double range_high = 0.0;
   bool found() const { return outcome == Outcome::crosses; }
 };
+template <>
+struct EnumNames<BreakEven::Outcome> {
+  static constexpr Named<BreakEven::Outcome> table[] = {
+      {BreakEven::Outcome::crosses, "crosses"},
+      {BreakEven::Outcome::always_faster, "always_faster"},
+      {BreakEven::Outcome::always_slower, "always_slower"},
+      {BreakEven::Outcome::not_applicable, "not_applicable"},
+  };
+};
 
 /// Something to know before acting on the verdict.
 struct Caveat {

@@ -45,17 +45,6 @@
 
 namespace dtperf::io {
 
-struct MeasuredSeries {
-  std::string file;
-  std::string where;  // JSON pointer in a raw file; "" for a log
-  std::string collective;
-  std::string group;
-  int ranks = 0;
-  int nodes = 0;
-  int concurrent_per_node = 1;
-  std::vector<SizeTime> points;
-};
-
 struct FitInputs {
   std::vector<std::pair<std::string, RawCalibration>> raws;  // file, content
   std::vector<std::pair<std::string, NcclTestsLog>> logs;
@@ -67,15 +56,6 @@ struct FitSettings {
   std::optional<double> nic_gbps;
   std::optional<int> nics_per_node;
   std::string created;  // YYYY-MM-DD
-};
-
-struct FitOutcome {
-  ClusterProfile profile;
-  std::vector<MeasuredSeries> series;
-  std::vector<CollectiveFit> fits;  // one per series
-  LinkMeasurements links;
-  std::vector<std::string> notes;   // also in the profile's provenance notes
-  std::vector<std::string> warnings;  // guardrails (fit.hpp): measurements to check; also there
 };
 
 /// The series of all inputs; InputError for a log whose node count is unknown, a series

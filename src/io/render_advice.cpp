@@ -1,112 +1,21 @@
-#include "dtperf/io/report_schemes.hpp"
-
+// The advisor's answer: its sentences (verdict, factor shares, break-even points,
+// caveats) and its JSON, both from the Advice's values.
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "dtperf/io/report.hpp"
+#include "dtperf/io/render.hpp"
 #include "dtperf/io/table.hpp"
 #include "dtperf/units.hpp"
+#include "render_parts.hpp"
 
 namespace dtperf::io {
-
-Json mixing_json(const MixingQuality& m) {
-  return {{"spectral_gap", m.spectral_gap},
-          {"spectral_gap_converged", m.converged},
-          {"exact_average_per_period", m.exact_average_per_period},
-          {"peers_per_period", m.degree}};
-}
-
-Json variability_json(const VariabilityOutcome& v, std::span<const double> idle_per_rank_s) {
-  Json idle = Json::array();
-  for (const double s : idle_per_rank_s) idle.push_back(s / units::ms);
-  return {{"iterations", v.iterations},
-          {"iteration_p50_ms", v.iteration_p50_s / units::ms},
-          {"iteration_p99_ms", v.iteration_p99_s / units::ms},
-          {"idle_mean_ms", v.idle_mean_s / units::ms},
-          {"idle_min_ms", v.idle_min_s / units::ms},
-          {"idle_max_ms", v.idle_max_s / units::ms},
-          {"straggler_rank", v.straggler_rank},
-          {"idle_per_rank_ms", idle}};
-}
-
-std::string variability_table(const VariabilityOutcome& v) {
-  Table table({{"mean", "ms"}, {"p50", "ms"}, {"p99", "ms"}, {"idle-mean", "ms"}, {"idle-min", "ms"},
-               {"idle-max", "ms"}, {"straggler", "rank"}, {"iterations", ""}});
-  const auto ms = [](double s) { return fixed(s / units::ms, 2); };
-  table.add_row({ms(v.iteration.iteration_s), ms(v.iteration_p50_s), ms(v.iteration_p99_s), ms(v.idle_mean_s),
-                 ms(v.idle_min_s), ms(v.idle_max_s), std::to_string(v.straggler_rank), std::to_string(v.iterations)});
-  return table.render();
-}
-
-Json steps_json(const SchemeOutcome& o) {
-  Json out = Json::array();
-  for (std::size_t k = 0; k < o.steps.size(); ++k) {
-    Json step = {{"step", k},
-                 {"intra_bytes_per_gpu", o.steps[k].intra_bytes_per_gpu},
-                 {"inter_bytes_per_node", o.steps[k].inter_bytes_per_node}};
-    if (k < o.step_iteration_s.size()) step["iteration_ms"] = o.step_iteration_s[k] / units::ms;
-    out.push_back(std::move(step));
-  }
-  return out;
-}
 
 namespace {
 double gib(double bytes) { return bytes / units::GiB; }
 }  // namespace
-
-Json memory_json(const MemoryBreakdown& m) {
-  Json j = {{"weights_GiB", gib(m.weights_bytes)},
-            {"gradients_GiB", gib(m.gradients_bytes)},
-            {"optimizer_GiB", gib(m.optimizer_bytes)},
-            {"activations_GiB", gib(m.activations_bytes)},
-            {"activations_known", m.activations_known},
-            {"comm_buffers_GiB", gib(m.comm_buffers_bytes)},
-            {"reserve_GiB", gib(m.reserve_bytes)},
-            {"total_GiB", gib(m.total_bytes())},
-            {"fits", m.fits()}};
-  j["gpu_memory_GiB"] = m.capacity_bytes > 0.0 ? Json(gib(m.capacity_bytes)) : Json(nullptr);
-  return j;
-}
-
-std::string memory_line(const MemoryBreakdown& m) {
-  const std::string of = m.capacity_bytes > 0.0 ? fmt::format(" of {:g}", gib(m.capacity_bytes)) : "";
-  std::string line = fmt::format(
-      "# memory per GPU: {:.1f}{} GiB (weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, activations {}, "
-      "communication buffers {:.2f}, runtime reserve {:.2f})",
-      gib(m.total_bytes()), of, gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes),
-      m.activations_known ? fmt::format("{:.2f}", gib(m.activations_bytes)) : std::string("unknown"),
-      gib(m.comm_buffers_bytes), gib(m.reserve_bytes));
-  if (m.capacity_bytes <= 0.0) line += "; the profile gives no GPU memory to check against";
-  if (!m.fits()) line += ": DOES NOT FIT";
-  return line + "\n";
-}
-
-Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
-  Json j = {{"scheme", o.scheme.name()}, {"available", o.available}};
-  if (!o.available) {
-    j["reason"] = o.unavailable_reason;
-    return j;
-  }
-  j["result"] = iteration_json(o.iteration);
-  j["memory"] = memory_json(o.memory);
-  j["speedup_over_allreduce"] = allreduce_iteration_s / o.iteration.iteration_s;
-  if (!o.steps.empty()) {
-    j["period"] = o.steps.size();
-    j["steps"] = steps_json(o);
-    j["rank_classes_simulated"] = o.rank_classes;
-  }
-  if (o.step_p90_s > 0.0) {
-    j["step_iteration_p50_ms"] = o.step_p50_s / units::ms;
-    j["step_iteration_p90_ms"] = o.step_p90_s / units::ms;
-  }
-  if (o.mixing) j["mixing"] = mixing_json(*o.mixing);
-  if (o.local_sgd) j["round"] = local_sgd_json(*o.local_sgd, o.local_sgd_options);
-  if (o.variability) j["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
-  return j;
-}
 
 namespace {
 
@@ -273,19 +182,9 @@ std::string caveat_text(const Caveat& c) {
   return "";
 }
 
-const char* outcome_name(BreakEven::Outcome outcome) {
-  switch (outcome) {
-    case BreakEven::Outcome::crosses: return "crosses";
-    case BreakEven::Outcome::always_faster: return "always_faster";
-    case BreakEven::Outcome::always_slower: return "always_slower";
-    case BreakEven::Outcome::not_applicable: return "not_applicable";
-  }
-  return "?";
-}
-
 Json break_even_json(const BreakEven& b, const char* unit, const std::string& text) {
   Json j = {{"found", b.found()},
-            {"outcome", outcome_name(b.outcome)},
+            {"outcome", name_of(b.outcome)},
             {"description", text},
             {"range", {b.range_low, b.range_high}}};
   if (b.found()) {
@@ -371,121 +270,6 @@ Json advice_json(const Advice& a) {
   return j;
 }
 
-std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
-  const bool variable = outcomes.front().variability.has_value();
-  std::vector<Table::Column> columns = {{"scheme", "", true},
-                                        {"iteration", "ms"},
-                                        {"exposed-comm", "ms"},
-                                        {"speedup", "x"},
-                                        {"inter/node", "MB"},
-                                        {"NIC-util", "%"},
-                                        {"spectral-gap", ""},
-                                        {"mem/GPU", "GiB"}};
-  columns.push_back(variable ? Table::Column{"p99", "ms"} : Table::Column{"p90", "ms"});
-  Table table(columns);
-  const double t_ar = outcomes.front().iteration.iteration_s;
-  std::string unavailable;
-  std::vector<std::pair<double, std::vector<std::string>>> too_big;  // GiB to 0.1, schemes
-  for (const auto& o : outcomes) {
-    if (!o.available) {
-      unavailable += fmt::format("# not applicable: {}\n", o.unavailable_reason);
-      continue;
-    }
-    const IterationResult& r = o.iteration;
-    const std::string gap = o.scheme.kind == Scheme::Kind::allreduce ? "1"
-                            : o.mixing                                ? fixed(o.mixing->spectral_gap, 4)
-                                                                      : "-";
-    std::vector<std::string> row = {o.scheme.name(), fixed(r.iteration_s / units::ms, 2),
-                                    fixed(r.exposed_comm_s / units::ms, 2), fixed(t_ar / r.iteration_s, 3),
-                                    fixed(r.inter_bytes_per_node / units::MB, 1), percent(r.nic_utilization), gap,
-                                    fixed(gib(o.memory.total_bytes()), 1)};
-    if (!o.memory.fits()) {
-      const double need = gib_to_a_tenth(o.memory.total_bytes());
-      auto same = std::find_if(too_big.begin(), too_big.end(), [&](const auto& g) { return g.first == need; });
-      if (same == too_big.end()) same = too_big.insert(too_big.end(), {need, {}});
-      same->second.push_back(o.scheme.name());
-    }
-    if (variable) {
-      row.push_back(o.variability ? fixed(o.variability->iteration_p99_s / units::ms, 2) : "-");
-    } else {
-      row.push_back(o.step_p90_s > 0.0 ? fixed(o.step_p90_s / units::ms, 2) : "-");
-    }
-    table.add_row(std::move(row));
-  }
-  std::string memory;
-  for (const auto& [need, schemes] : too_big) {
-    memory += fmt::format("# does not fit in GPU memory ({:g} GiB): {} {} {:.1f} GiB per GPU\n",
-                          gib(outcomes.front().memory.capacity_bytes), fmt::join(schemes, ", "),
-                          schemes.size() == 1 ? "needs" : "need", need);
-  }
-  return table.render() + memory + unavailable;
-}
-
-Json local_sgd_json(const LocalSgdRound& r, const LocalSgdOptions& o) {
-  return {{"inner_steps", o.inner_steps},
-          {"groups", r.groups},
-          {"gpus_per_group", r.gpus_per_group},
-          {"outer", o.outer_gossip ? "gossip" : "all-reduce"},
-          {"sync", name_of(o.sync)},
-          {"fragments", r.fragments},
-          {"overlap_steps", r.overlap_steps},
-          {"codec", name_of(o.codec)},
-          {"top_k_fraction", o.codec == OuterCodec::top_k ? Json(o.top_k_fraction) : Json(nullptr)},
-          {"inner_step_ms", r.inner_step_s / units::ms},
-          {"round_ms", r.round_s / units::ms},
-          {"compute_utilization", r.compute_utilization},
-          {"per_sync",
-           {{"prep_ms", r.prep_s / units::ms},
-            {"comm_ms", r.comm_s / units::ms},
-            {"overlap_window_ms", r.window_s / units::ms},
-            {"wait_ms", r.wait_s / units::ms},
-            {"compute_slowdown_ms", r.slow_s / units::ms},
-            {"fold_ms", r.fold_s / units::ms},
-            {"outer_step_ms", r.step_s / units::ms},
-            {"wire_MB_per_gpu", r.wire_bytes_per_gpu / units::MB}}}};
-}
-
-std::string local_sgd_table(const LocalSgdRound& r, const LocalSgdOptions& o) {
-  std::string out = fmt::format(
-      "# round: {} inner steps of {:.2f} ms in {} groups of {} GPUs, then {} {} synchronisation{} by {} ({}{}); "
-      "round {:.2f} ms, compute utilisation {}\n",
-      o.inner_steps, r.inner_step_s / units::ms, r.groups, r.gpus_per_group, r.fragments > 1 ? std::to_string(r.fragments) : "one",
-      name_of(o.sync), r.fragments > 1 ? "s" : "", o.outer_gossip ? "gossip between groups" : "all-reduce",
-      name_of(o.codec),
-      o.codec == OuterCodec::top_k ? fmt::format(" {:g} %", 100 * o.top_k_fraction) : std::string(),
-      r.round_s / units::ms, percent(r.compute_utilization) + " %");
-  Table table({{"per synchronisation", "", true}, {"time", "ms"}});
-  table.add_row({"outer gradient and encoding", fixed(r.prep_s / units::ms, 3)});
-  table.add_row({fmt::format("communication ({:.1f} MB per GPU across groups)", r.wire_bytes_per_gpu / units::MB),
-                 fixed(r.comm_s / units::ms, 3)});
-  table.add_row({fmt::format("  hidden behind {} inner step{}", r.overlap_steps, r.overlap_steps == 1 ? "" : "s"),
-                 fixed(std::min(r.comm_s, r.window_s) / units::ms, 3)});
-  table.add_row({"  waited for", fixed(r.wait_s / units::ms, 3)});
-  table.add_row({"compute slowed beside it", fixed(r.slow_s / units::ms, 3)});
-  table.add_row({"decoding into the average", fixed(r.fold_s / units::ms, 3)});
-  table.add_row({"outer optimizer step", fixed(r.step_s / units::ms, 3)});
-  return out + table.render();
-}
-
-std::string steps_table(const SchemeOutcome& o) {
-  const bool timed = o.step_iteration_s.size() == o.steps.size();
-  std::vector<Table::Column> columns = {{"step", ""}, {"intra/GPU", "MB"}, {"inter/node", "MB"}};
-  if (timed) columns.push_back({"iteration", "ms"});
-  Table table(columns);
-  for (std::size_t k = 0; k < o.steps.size(); ++k) {
-    std::vector<std::string> row = {std::to_string(k), fixed(o.steps[k].intra_bytes_per_gpu / units::MB, 1),
-                                    fixed(o.steps[k].inter_bytes_per_node / units::MB, 1)};
-    if (timed) row.push_back(fixed(o.step_iteration_s[k] / units::ms, 2));
-    table.add_row(std::move(row));
-  }
-  std::string out = table.render();
-  if (timed) {
-    out += fmt::format("# iteration time over the period: p50 {:.2f} ms, p90 {:.2f} ms, mean {:.2f} ms\n",
-                       o.step_p50_s / units::ms, o.step_p90_s / units::ms, o.iteration.iteration_s / units::ms);
-  }
-  return out;
-}
-
 std::string advice_text(const Advice& a) {
   std::string out;
   const double t_ar = a.allreduce.iteration.iteration_s / units::ms;
@@ -555,6 +339,12 @@ std::string advice_text(const Advice& a) {
     for (const auto& c : a.caveats) out += "  - " + caveat_text(c) + "\n";
   }
   return out;
+}
+
+Rendered render(const AdviseReport& r) {
+  Json json = run_json(r.run);
+  json["advice"] = advice_json(r.advice);
+  return {run_header(r.run) + advice_text(r.advice), json, "/advice/candidates"};
 }
 
 }  // namespace dtperf::io

@@ -1,0 +1,60 @@
+// The reports of predict, compare, advise and whatif: one configuration's schemes.
+#include <fmt/format.h>
+
+#include "dtperf/analysis/report.hpp"
+#include "dtperf/error.hpp"
+#include "report_checked.hpp"
+
+namespace dtperf {
+
+PredictReport build_predict_report(Prepared& p, const AnalysisRequest& request, const Scheme& scheme) {
+  PredictReport r{p.run, request.allreduce, {}};
+  r.outcome = checked_model(p.model_source, [&] { return p.evaluator.evaluate(scheme, {}, true); });
+  if (!r.outcome.available) throw InputError::in_input("scheme", r.outcome.unavailable_reason);
+  return r;
+}
+
+CompareReport build_compare_report(Prepared& p) {
+  return {p.run, checked_model(p.model_source, [&] { return compare_schemes(p.evaluator); })};
+}
+
+AdviseReport build_advise_report(Prepared& p, const std::function<void(const char*)>& stage) {
+  return {p.run, checked_model(p.model_source, [&] { return advise(p.evaluator, stage); })};
+}
+
+WhatifReport build_whatif_report(Prepared& p, const WhatifRequest& request) {
+  Evaluator& e = p.evaluator;
+  WhatifReport r;
+  r.run = p.run;
+  r.scheme = request.scheme;
+  r.codec_ns_per_byte = request.codec_ns_per_byte;
+  const SchemeOutcome here = e.evaluate(request.scheme);
+  if (!here.available) throw InputError::in_input("scheme", here.unavailable_reason);
+  r.here = here.iteration;
+  r.rates = scaling_by_rate(e, request.scheme, request.rates_gbps);
+  for (const double target : request.targets) {
+    r.targets.push_back({target, least_rate_gbps(e, request.scheme, target, false),
+                         least_rate_gbps(e, request.scheme, target, true),
+                         least_compression(e.setup(), request.scheme, target, request.codec_ns_per_byte * 1e-9)});
+  }
+  r.max_nodes = request.max_nodes;
+  if (request.scheme.kind != Scheme::Kind::allreduce) {
+    r.nodes_to_win = least_nodes_to_win(e, request.scheme, request.max_nodes);
+  }
+  return r;
+}
+
+SweepReport build_sweep_report(Prepared& p, SweepAxes axes, std::vector<std::string> model_names, NoiseLaw cv_law) {
+  const WorkloadOptions& w = p.evaluator.setup().workload;
+  if (!axes.models.empty() && (p.run.anchor || w.forward_scale != 1.0 || w.backward_scale != 1.0)) {
+    throw InputError::in_input("vary", fmt::format("model: the compute scale {} belongs to {}; sweep other models without it",
+                                                   p.run.anchor ? "fitted to --measured-iteration-ms"
+                                                                : "of the profile's runs fit",
+                                                   p.run.model.name));
+  }
+  Setup base = p.evaluator.setup();
+  if (!axes.compute_cv.empty() && base.variability.law == NoiseLaw::none) base.variability.law = cv_law;
+  return {p.run, SweepGrid(std::move(base), std::move(axes)), std::move(model_names)};
+}
+
+}  // namespace dtperf
