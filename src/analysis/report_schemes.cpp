@@ -7,8 +7,8 @@
 
 namespace dtperf {
 
-PredictReport build_predict_report(Prepared& p, const AnalysisRequest& request, const Scheme& scheme) {
-  PredictReport r{p.run, request.allreduce, {}};
+PredictReport build_predict_report(Prepared& p, const Scheme& scheme) {
+  PredictReport r{p.run, p.evaluator.setup().allreduce, {}};
   r.outcome = checked_model(p.model_source, [&] { return p.evaluator.evaluate(scheme, {}, true); });
   if (!r.outcome.available) throw InputError::in_input("scheme", r.outcome.unavailable_reason);
   return r;

@@ -107,10 +107,12 @@ AnalysisRequest AnalysisCliOptions::request(const Inputs& inputs) const {
   return r;
 }
 
-Prepared AnalysisCliOptions::prepare(const std::string& command, const Inputs& inputs) const {
-  Prepared prepared = dtperf::prepare(command, inputs, request(inputs));
+Session AnalysisCliOptions::start(const std::string& command) {
+  resolve();
+  auto inputs = std::make_unique<const Inputs>(load_inputs(model));
+  Prepared prepared = prepare(command, *inputs, request(*inputs));
   for (const std::string& warning : prepared.run.warnings) std::cerr << "dtperf: warning: " << warning << "\n";
-  return prepared;
+  return {std::move(inputs), std::move(prepared)};
 }
 
 }  // namespace dtperf::cli

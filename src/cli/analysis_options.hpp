@@ -3,10 +3,11 @@
 // measurement (predict, compare, advise), and the Evaluator they build.
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 
-#include "dtperf/analysis/evaluator.hpp"
+#include "dtperf/analysis/report.hpp"
 #include "options.hpp"
 #include "variability_options.hpp"
 
@@ -42,6 +43,13 @@ struct AnchorOptions {
   void add_to(CLI::App& app);
 };
 
+/// The inputs of one command and the evaluator prepared on them (which points into them:
+/// they stay where they are).
+struct Session {
+  std::unique_ptr<const Inputs> inputs;
+  Prepared prepared;
+};
+
 /// The options of predict, compare and advise, and the evaluator they build.
 struct AnalysisCliOptions {
   ModelOptions model;
@@ -59,9 +67,9 @@ struct AnalysisCliOptions {
   /// The analysis' request for loaded inputs (variable compute checked against the
   /// cluster, the anchor if one was given).
   AnalysisRequest request(const Inputs& inputs) const;
-  /// Loads the inputs and prepares the evaluator and the report's context (analysis/
-  /// report.hpp); the context's warnings go to stderr.
-  Prepared prepare(const std::string& command, const Inputs& inputs) const;
+  /// Resolves the options, loads the inputs and prepares the evaluator and the report's
+  /// context for `command` (analysis/report.hpp); the context's warnings go to stderr.
+  Session start(const std::string& command);
 };
 
 /// --scheme SCHEME (predict, whatif): All-Reduce, SGP, D-PSGD, a sharded or

@@ -11,13 +11,11 @@ namespace dtperf::cli {
 namespace {
 
 void run(AnalysisCliOptions& o) {
-  o.resolve();
-  const Inputs inputs = load_inputs(o.model);
-  Prepared prepared = o.prepare("advise", inputs);
+  Session session = o.start("advise");
   std::optional<AdviseReport> report;
   {
     Progress progress("advise", false);
-    report = build_advise_report(prepared, [&](const char* step) { progress.stage(step); });
+    report = build_advise_report(session.prepared, [&](const char* step) { progress.stage(step); });
   }
   emit(o.output, io::render(*report));
 }
@@ -25,14 +23,12 @@ void run(AnalysisCliOptions& o) {
 }  // namespace
 
 void add_advise_command(CLI::App& app) {
-  auto options = std::make_shared<AnalysisCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
+  auto [cmd, options] = add_command<AnalysisCliOptions>(app, run,
       "advise",
       "Should I decentralize? The best gossip topology and its speedup over All-Reduce, how much of the gain\n"
       "comes from overlap, heterogeneous links and variable compute, the break-even bandwidth and node count,\n"
       "and the caveats (consensus, accumulation).");
   options->add_to(*cmd);
-  cmd->callback([options] { run(*options); });
 }
 
 }  // namespace dtperf::cli

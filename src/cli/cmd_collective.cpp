@@ -83,8 +83,7 @@ void run(const CollectiveCliOptions& o) {
 }  // namespace
 
 void add_collective_command(CLI::App& app) {
-  auto o = std::make_shared<CollectiveCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
+  auto [cmd, o] = add_command<CollectiveCliOptions>(app, run,
       "collective",
       "Predict one collective over a size range, printed as nccl-tests prints it; with --log, a measured nccl-tests\n"
       "log beside the prediction for its own collective, ranks and nodes.");
@@ -113,7 +112,6 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--log", o->log, "A measured nccl-tests log (text or -J JSON) to print beside the prediction")
       ->type_name("FILE");
   o->output.add_to(*cmd);
-  cmd->callback([o] { run(*o); });
 }
 
 }  // namespace dtperf::cli

@@ -12,10 +12,8 @@ namespace dtperf::cli {
 namespace {
 
 void run(AnalysisCliOptions& o) {
-  o.resolve();
-  const Inputs inputs = load_inputs(o.model);
-  Prepared prepared = o.prepare("compare", inputs);
-  const CompareReport report = build_compare_report(prepared);
+  Session session = o.start("compare");
+  const CompareReport report = build_compare_report(session.prepared);
   emit(o.output, io::render(report));
   if (!o.output.plot_path.empty()) {
     io::BarChart chart;
@@ -32,14 +30,12 @@ void run(AnalysisCliOptions& o) {
 }  // namespace
 
 void add_compare_command(CLI::App& app) {
-  auto options = std::make_shared<AnalysisCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
+  auto [cmd, options] = add_command<AnalysisCliOptions>(app, run,
       "compare",
       "All-Reduce against every gossip topology (Decent-DP) and SGP: iteration time, exposed communication,\n"
       "speedup, inter-node bytes, NIC utilization and spectral gap. Topologies that do not fit are listed with why.");
   options->add_to(*cmd);
   options->output.add_plot_to(*cmd);
-  cmd->callback([options] { run(*options); });
 }
 
 }  // namespace dtperf::cli

@@ -134,8 +134,7 @@ void run(FitCliOptions& o) {
 }  // namespace
 
 void add_fit_command(CLI::App& app) {
-  auto o = std::make_shared<FitCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
+  auto [cmd, o] = add_command<FitCliOptions>(app, run,
       "fit",
       "Fit a cluster profile to measurements: raw calibration files (dtperf-calibrate) and/or nccl-tests logs "
       "(text or -J JSON, told apart by content); or, with --runs, fit the model to measured training runs.");
@@ -174,7 +173,6 @@ void add_fit_command(CLI::App& app) {
                 "Also fit every series on every other size and report the error at the sizes between "
                 "(how far to trust the fit); -o is then optional");
   add_fit_runs_options(*cmd, o->runs);
-  cmd->callback([o] { run(*o); });
 }
 
 }  // namespace dtperf::cli

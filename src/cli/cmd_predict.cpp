@@ -18,24 +18,20 @@ struct PredictOptions : AnalysisCliOptions {
 };
 
 void run(PredictOptions& o) {
-  o.resolve();
   const Scheme scheme = parse_scheme_option(o.scheme);
-  const Inputs inputs = load_inputs(o.model);
-  Prepared prepared = o.prepare("predict", inputs);
-  emit(o.output, io::render(build_predict_report(prepared, o.request(inputs), scheme)));
+  Session session = o.start("predict");
+  emit(o.output, io::render(build_predict_report(session.prepared, scheme)));
 }
 
 }  // namespace
 
 void add_predict_command(CLI::App& app) {
-  auto options = std::make_shared<PredictOptions>();
-  CLI::App* cmd = app.add_subcommand(
+  auto [cmd, options] = add_command<PredictOptions>(app, run,
       "predict",
       "Predict one training iteration: time breakdown, throughput, scaling factor, bytes per link level and NIC\n"
       "utilization, for All-Reduce (default), a gossip topology, SGP, a sharded scheme, local SGD or DiLoCo. Defaults: resnet50 on p3dn-24xlarge.");
   add_scheme_option(*cmd, options->scheme);
   options->add_to(*cmd);
-  cmd->callback([options] { run(*options); });
 }
 
 }  // namespace dtperf::cli

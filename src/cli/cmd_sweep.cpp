@@ -161,10 +161,9 @@ class SweepPlot {
 };
 
 void run(SweepOptions& o) {
-  o.resolve();
   const AxisSpecs specs = parse_axes(o.vary);
-  const Inputs inputs = load_inputs(o.model);
-  Prepared prepared = o.prepare("sweep", inputs);
+  Session session = o.start("sweep");
+  const Inputs& inputs = *session.inputs;
   std::deque<ModelSpec> models;  // stable addresses for the grid
   SweepAxes axes = specs.axes;
   for (const std::string& name : specs.models) {
@@ -172,7 +171,7 @@ void run(SweepOptions& o) {
     axes.models.push_back(&models.back());
   }
   const io::RowFormat format = output_format(o);
-  const SweepReport report = build_sweep_report(prepared, std::move(axes), specs.models, o.variability.law());
+  const SweepReport report = build_sweep_report(session.prepared, std::move(axes), specs.models, o.variability.law());
   const SweepGrid& grid = report.grid;
   const io::SweepWriter writer(format, grid);
   std::optional<SweepPlot> plot;
@@ -222,8 +221,7 @@ void run(SweepOptions& o) {
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
-  auto options = std::make_shared<SweepOptions>();
-  CLI::App* cmd = app.add_subcommand(
+  auto [cmd, options] = add_command<SweepOptions>(app, run,
       "sweep",
       "A grid of what-ifs for capacity planning: every option of predict sets the base, each --vary NAME=VALUES\n"
       "turns one into an axis (model, scheme, nodes, gpus-per-node, nic-gbps, inter-latency-us, batch-per-gpu,\n"
@@ -253,7 +251,6 @@ void add_sweep_command(CLI::App& app) {
       ->group("Sweep");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr (printed each second for grids that take longer)")
       ->group("Sweep");
-  cmd->callback([options] { run(*options); });
 }
 
 }  // namespace dtperf::cli

@@ -40,11 +40,9 @@ void plot(const std::string& path, const WhatifReport& r) {
 }
 
 void run(WhatifOptions& o) {
-  o.resolve();
   o.whatif.scheme = parse_scheme_option(o.scheme);
-  const Inputs inputs = load_inputs(o.model);
-  Prepared prepared = o.prepare("whatif", inputs);
-  const WhatifReport report = build_whatif_report(prepared, o.whatif);
+  Session session = o.start("whatif");
+  const WhatifReport report = build_whatif_report(session.prepared, o.whatif);
   emit(o.output, io::render(report));
   if (!o.output.plot_path.empty()) plot(o.output.plot_path, report);
 }
@@ -52,13 +50,12 @@ void run(WhatifOptions& o) {
 }  // namespace
 
 void add_whatif_command(CLI::App& app) {
-  auto options = std::make_shared<WhatifOptions>();
-  WhatifRequest& w = options->whatif;
-  CLI::App* cmd = app.add_subcommand(
+  auto [cmd, options] = add_command<WhatifOptions>(app, run,
       "whatif",
       "Network what-ifs: scaling factor and NIC utilization across inter-node rates (at the profile's transport\n"
       "efficiency and at line rate), the least rate and compression that reach a target scaling factor, and for a\n"
       "decentralized scheme the least node count where it beats All-Reduce.");
+  WhatifRequest& w = options->whatif;
   add_scheme_option(*cmd, options->scheme);
   cmd->add_option("--rates", w.rates_gbps, "Inter-node rates per NIC to tabulate")
       ->type_name("GBPS...")->delimiter(',')->check(number_in(kMinRateGbps, kMaxRateGbps))->capture_default_str();
@@ -71,7 +68,6 @@ void add_whatif_command(CLI::App& app) {
       ->type_name("N")->check(count_up_to(kMaxNodes))->capture_default_str();
   options->add_to(*cmd);
   options->output.add_plot_to(*cmd);
-  cmd->callback([options] { run(*options); });
 }
 
 }  // namespace dtperf::cli

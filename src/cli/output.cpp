@@ -63,6 +63,13 @@ void StreamedFile::commit() {
   committed_ = true;
 }
 
+void add_list_command(CLI::App& app, const std::string& name, const std::string& help, io::Rendered (*render)()) {
+  auto output = std::make_shared<OutputOptions>();
+  CLI::App* cmd = app.add_subcommand(name, help);
+  output->add_to(*cmd);
+  cmd->callback([output, render] { emit(*output, render()); });
+}
+
 void emit(const OutputOptions& output, const io::Rendered& rendered) {
   io::Json report = rendered.json;
   report["invocation"] = invocation_json();

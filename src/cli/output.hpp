@@ -42,6 +42,10 @@ class StreamedFile {
 /// (io/csv.hpp: one row per scheme, rate, size...).
 void emit(const OutputOptions& output, const io::Rendered& report);
 
+/// Adds a command that lists something built in (models, profiles): `render()` emitted
+/// with the output options (--json, -o).
+void add_list_command(CLI::App& app, const std::string& name, const std::string& help, io::Rendered (*render)());
+
 /// Stable JSON text (2-space indent, trailing newline).
 std::string json_text(const io::Json& json);
 

@@ -270,10 +270,7 @@ void check_duplicates(const std::vector<CalibrationCollective>& collectives, con
 
 RawCalibration parse_calibration(const Json& json, const std::string& file) {
   ObjectReader r(json, file, "");
-  const std::string schema = r.string("schema");
-  if (schema != kCalibrationSchema) {
-    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", schema, kCalibrationSchema));
-  }
+  r.expect_schema(kCalibrationSchema);
   RawCalibration raw;
   raw.tool = r.string("tool");
   raw.backend = r.choice("backend", {"nccl", "host"});

@@ -298,6 +298,11 @@ const Json* ObjectReader::optional_array(const std::string& key) {
   return &array(key);
 }
 
+void ObjectReader::expect_schema(const std::string& schema) {
+  const std::string given = string("schema");
+  if (given != schema) fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", given, schema));
+}
+
 void ObjectReader::finish() const {
   for (const auto& [key, value] : value_.items()) {
     if (std::find(read_.begin(), read_.end(), key) == read_.end()) {

@@ -148,10 +148,7 @@ ModelSpec read_timing_log(const std::string& path) { return parse_timing_log(rea
 ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
   const Json json = parse_json_text(text, file);
   ObjectReader r(json, file, "");
-  const std::string schema = r.string("schema");
-  if (schema != kModelSchema) {
-    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", schema, kModelSchema));
-  }
+  r.expect_schema(kModelSchema);
   ModelSpec model;
   model.name = r.string("name");
   model.description = r.optional_string("description").value_or("layer file " + file);

@@ -187,10 +187,7 @@ Json points_json(const std::vector<std::pair<double, double>>& points, double x_
 
 ClusterProfile parse_profile(const Json& json, const std::string& file) {
   ObjectReader r(json, file, "");
-  const std::string schema = r.string("schema");
-  if (schema != kProfileSchema) {
-    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", schema, kProfileSchema));
-  }
+  r.expect_schema(kProfileSchema);
   ClusterProfile p;
   p.name = r.string("name");
   if (p.name.empty()) r.fail("name", "the name must not be empty");

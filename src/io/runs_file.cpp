@@ -130,10 +130,7 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
 }
 
 void check_schema(ObjectReader& r) {
-  const std::string schema = r.string("schema");
-  if (schema != kRunsSchema) {
-    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", schema, kRunsSchema));
-  }
+  r.expect_schema(kRunsSchema);
   r.optional_string("description");
 }
 

@@ -120,7 +120,7 @@ struct PredictReport {
   SchemeOutcome outcome;
 };
 /// InputError (input "scheme") when the scheme does not fit the cluster.
-PredictReport build_predict_report(Prepared& prepared, const AnalysisRequest& request, const Scheme& scheme);
+PredictReport build_predict_report(Prepared& prepared, const Scheme& scheme);
 
 struct CompareReport {
   RunContext run;

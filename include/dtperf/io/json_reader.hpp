@@ -61,6 +61,9 @@ class ObjectReader {
   const Json& array(const std::string& key);
   const Json* optional_array(const std::string& key);
 
+  /// Reads "schema" and refuses any other than `schema` ("unsupported schema ...").
+  void expect_schema(const std::string& schema);
+
   /// Rejects every key that was not read.
   void finish() const;
 
