@@ -97,7 +97,14 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   SchemeOutcome out;
   out.scheme = scheme;
   const ModelSpec& model = *setup_.model;
-  const NetworkParams net = network_params(cluster, setup_.workload.compression_ratio, setup_.reduction);
+  // The links once; the variants differ only in what the wire carries per byte.
+  const NetworkParams gathered = network_params(cluster, 1.0, setup_.reduction);  // uncompressed
+  const auto compressed = [&](double ratio) {
+    NetworkParams n = gathered;
+    n.compression_ratio = ratio;
+    return n;
+  };
+  const NetworkParams net = compressed(setup_.workload.compression_ratio);
   ComputeParams compute = compute_params(cluster, setup_.dtype);
   compute.compute_scale = setup_.workload.compute_scale;
   compute.forward_scale = setup_.workload.forward_scale;
@@ -122,9 +129,7 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   // Gradients reduced at --grad-dtype: the wire carries grad_bytes / param_bytes of them.
   const double grad_ratio =
       setup_.workload.grad_bytes ? static_cast<double>(model.param_bytes) / *setup_.workload.grad_bytes : 1.0;
-  const NetworkParams grad_net = grad_ratio == 1.0 ? net
-                                                   : network_params(cluster, setup_.workload.compression_ratio * grad_ratio,
-                                                                    setup_.reduction);
+  const NetworkParams grad_net = grad_ratio == 1.0 ? net : compressed(setup_.workload.compression_ratio * grad_ratio);
   if (scheme.kind == Scheme::Kind::sharded) {
     if (variable) {
       out.available = false;
@@ -133,7 +138,6 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
     }
     const NetworkParams links = factors.heterogeneous_links ? grad_net : homogenized(grad_net);
     // Parameters are gathered uncompressed.
-    const NetworkParams gathered = network_params(cluster, 1.0, setup_.reduction);
     const NetworkParams params = factors.heterogeneous_links ? gathered : homogenized(gathered);
     out.iteration = predict_sharded(model, ShardedScenario{scheme.sharding, links, params, compute, request, setup_.allreduce});
     out.step_p50_s = out.step_p90_s = out.iteration.iteration_s;
@@ -154,8 +158,7 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
       return out;
     }
     // The outer synchronisation moves what its codec says; the inner DDP as All-Reduce.
-    const NetworkParams outer = network_params(cluster, 1.0, setup_.reduction);
-    const LocalSgdScenario s{factors.heterogeneous_links ? outer : homogenized(outer),
+    const LocalSgdScenario s{factors.heterogeneous_links ? gathered : homogenized(gathered),
                              factors.heterogeneous_links ? grad_net : homogenized(grad_net),
                              compute,
                              request,

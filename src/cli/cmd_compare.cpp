@@ -1,9 +1,7 @@
 // dtperf compare: All-Reduce and every gossip topology (and SGP) side by side.
-#include <fmt/format.h>
-
 #include "analysis_options.hpp"
 #include "commands.hpp"
-#include "dtperf/io/svg_chart.hpp"
+#include "dtperf/io/report_charts.hpp"
 #include "options.hpp"
 #include "output.hpp"
 
@@ -15,16 +13,7 @@ void run(AnalysisCliOptions& o) {
   Session session = o.start("compare");
   const CompareReport report = build_compare_report(session.prepared);
   emit(o.output, io::render(report));
-  if (!o.output.plot_path.empty()) {
-    io::BarChart chart;
-    chart.title = fmt::format("{} on {} x {} ({} GPUs): time per iteration", report.run.model.name,
-                              report.run.cluster.nodes, report.run.cluster.name, report.run.cluster.ranks());
-    chart.y_label = "iteration (ms)";
-    for (const auto& outcome : report.outcomes) {
-      if (outcome.available) chart.bars.emplace_back(outcome.scheme.name(), outcome.iteration.iteration_s * 1e3);
-    }
-    write_file_atomically(o.output.plot_path, io::render_svg(chart));
-  }
+  if (!o.output.plot_path.empty()) write_file_atomically(o.output.plot_path, io::compare_chart(report));
 }
 
 }  // namespace

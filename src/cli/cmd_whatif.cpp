@@ -3,12 +3,10 @@
 // efficiency and at line rate); the least rate and the least gradient compression that
 // reach each target scaling factor; for a decentralized scheme, the least node count at
 // which it beats All-Reduce.
-#include <fmt/format.h>
-
 #include "analysis_options.hpp"
 #include "checks.hpp"
 #include "commands.hpp"
-#include "dtperf/io/svg_chart.hpp"
+#include "dtperf/io/report_charts.hpp"
 #include "options.hpp"
 #include "output.hpp"
 
@@ -21,30 +19,12 @@ struct WhatifOptions : AnalysisCliOptions {
   WhatifRequest whatif;
 };
 
-void plot(const std::string& path, const WhatifReport& r) {
-  io::LineChart chart;
-  chart.title = fmt::format("{}, {} on {} x {} ({} GPUs)", r.run.model.name, r.scheme.name(), r.run.cluster.nodes,
-                            r.run.cluster.name, r.run.cluster.ranks());
-  chart.x_label = "inter-node rate per NIC (Gbit/s)";
-  chart.y_label = "scaling factor (%)";
-  chart.log_x = true;
-  io::ChartSeries profile{fmt::format("at the profile's efficiency ({:g} %)",
-                                      100.0 * r.run.cluster.inter.transport_efficiency), {}};
-  io::ChartSeries line{"at line rate", {}};
-  for (const RatePoint& p : r.rates) {
-    profile.points.emplace_back(p.nic_gbps, 100.0 * p.at_profile.scaling_factor);
-    line.points.emplace_back(p.nic_gbps, 100.0 * p.at_line_rate.scaling_factor);
-  }
-  chart.series = {profile, line};
-  write_file_atomically(path, io::render_svg(chart));
-}
-
 void run(WhatifOptions& o) {
   o.whatif.scheme = parse_scheme_option(o.scheme);
   Session session = o.start("whatif");
   const WhatifReport report = build_whatif_report(session.prepared, o.whatif);
   emit(o.output, io::render(report));
-  if (!o.output.plot_path.empty()) plot(o.output.plot_path, report);
+  if (!o.output.plot_path.empty()) write_file_atomically(o.output.plot_path, io::whatif_chart(report));
 }
 
 }  // namespace
