@@ -29,9 +29,10 @@ struct LocalSgdCliOptions {
   void resolve();
 
  private:
-  std::string outer_ = "all-reduce";
-  std::string sync_ = "blocking";
-  std::string codec_ = "fp32";
+  // The engine's defaults (local_sgd.hpp), by name.
+  std::string outer_ = LocalSgdOptions{}.outer_gossip ? "gossip" : "all-reduce";
+  std::string sync_ = name_of(LocalSgdOptions{}.sync);
+  std::string codec_ = name_of(LocalSgdOptions{}.codec);
 };
 
 /// --measured-iteration-ms with the scheme and the GPU count it was measured at.

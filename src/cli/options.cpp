@@ -18,7 +18,7 @@ struct ModelOptions::Raw {
   std::string dtype, grad_dtype;
   double interference = 0, comm_interference = 0, overhead_ms = 0, cross_node_overhead_ms = 0;
   double batch_per_gpu = 0, global_batch = 0;
-  std::string optimizer, compute_source = "auto";
+  std::string optimizer, compute_source = name_of(WorkloadOptions{}.compute_source);
   double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
   double compression = 1.0, compute_scale = 1.0;
   bool recompute = false;

@@ -37,9 +37,9 @@ struct AllReduceCliOptions {
   void resolve();
 
  private:
-  std::string algorithm_ = "auto";
-  std::string bucketing_ = "ddp";
-  // The engine's defaults (allreduce.hpp), in the options' units.
+  // The engine's defaults (allreduce.hpp), by name and in the options' units.
+  std::string algorithm_ = name_of(AllReduceOptions{}.algorithm);
+  std::string bucketing_ = name_of(AllReduceOptions{}.bucketing);
   double bucket_cap_mib_ = AllReduceOptions{}.bucket_cap_bytes / (1024.0 * 1024.0);
   double first_bucket_mib_ = AllReduceOptions{}.first_bucket_cap_bytes / (1024.0 * 1024.0);
   double fusion_cycle_ms_ = AllReduceOptions{}.fusion_cycle_s * 1e3;
