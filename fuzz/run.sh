@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short fuzzing pass: run.sh TARGET SECONDS SEED_DIR...
-# The corpus starts from the seed folders that exist (a missing one, such as
-# ../shared/data on a machine without it, is skipped) and grows in a temporary folder.
+# The corpus starts from the seed folders that exist (a missing one is skipped) and grows
+# in a temporary folder.
 # Fails on any finding: libFuzzer exits non-zero and leaves the input as crash-*/timeout-*
 # in the temporary folder, whose path it prints.
 set -euo pipefail

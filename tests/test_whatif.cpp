@@ -29,10 +29,8 @@ struct Resnet {
 }  // namespace
 
 TEST_CASE("[NET] compression study: ResNet-50 on 64 GPUs at 10 Gbit/s, 1x / 2x / 5x", "[whatif][validation][net]") {
-  if (!std::filesystem::exists(kData + "resnet50.bk.log")) {
-    WARN("skipped: the [NET] logs are not at " << kData);
-    return;
-  }
+  INFO("the [NET] logs are not at " << kData << " (validation/data/training-bottleneck in the repository)");
+  REQUIRE(std::filesystem::exists(kData + "resnet50.bk.log"));
   // [NET]'s simulator (sim_with_compression_*.py): the measured backward log, Horovod
   // fusion (5 ms / 64 MiB), ring all-reduce at line rate without latency, the measured
   // vector-add cost, no overheads; scaling = T / (T + overhead), T = 128.09 ms measured
@@ -109,9 +107,12 @@ TEST_CASE("at line rate the least rate is the achieved rate: efficiency x the pr
 }
 
 TEST_CASE("a target above what compute and overheads allow is not reached, with the ceiling said", "[whatif]") {
-  // The p3dn profile's fixed overheads (22.3 ms, and 19.9 ms across nodes) cap ResNet-50
-  // near 72 % whatever the network does.
+  // 42 ms per iteration that no network change touches (as [NET] measured on p3dn: 22.3 ms
+  // per distributed iteration and 19.9 ms more across nodes, given here as a what-if) cap
+  // ResNet-50 near 72 % whatever the network does.
   Resnet r;
+  r.setup.cluster.compute.iteration_overhead_s = 22.3e-3;
+  r.setup.cluster.compute.cross_node_overhead_s = 19.9e-3;
   Evaluator e(r.setup);
   const Solved s = least_rate_gbps(e, Scheme::allreduce(), 0.95, false);
   CHECK_FALSE(s.value);

@@ -25,7 +25,7 @@
 // data rows at all. A single rank is refused (it communicates nothing).
 //
 // The collective comes from the caller (--collective: nccl-tests itself prints no program
-// name), "# collective: NAME_perf" (the header of the logs under ../shared/data),
+// name), "# collective: NAME_perf" (the header of the logs under validation/data),
 // "# Collective test starting: NAME_perf", or the program's name anywhere in the log (a
 // command line); failing those, busbw > algbw means all_reduce. A caller's name that
 // contradicts the log is an error.
