@@ -104,6 +104,17 @@ struct ClusterProfile {
     std::string library;
     bool lockstep_ring = false;
     int collectives_in_flight = 0;
+    // A training framework's host work around its collectives (network.hpp): per
+    // collective launched, on the communication stream before the transfer (its hook, the
+    // library's enqueue); on the iteration's critical path, per gradient tensor (hooks,
+    // per-tensor coordination), per byte handed to collectives (staging copies), and per
+    // byte handed when the ranks span nodes (staging through host memory for the network
+    // transport). 0 on datasheet profiles; `dtperf fit --runs` fits them. Not part of a
+    // bare collective (`dtperf collective`, nccl-tests).
+    double launch_s = 0.0;
+    double tensor_s = 0.0;
+    double host_s_per_byte = 0.0;
+    double inter_host_s_per_byte = 0.0;
   } transport;
 
   struct Compute {
@@ -138,6 +149,22 @@ struct ClusterProfile {
     double rms_error = 0.0;                   // of ln(predicted / measured)
     std::optional<double> loo_median_abs_error;
     std::optional<double> loo_max_abs_error;
+    // How sure the fit is, for prediction bands (analysis/fit_runs.hpp): every parameter
+    // it considered, in its fitting scale u (ln for scales, efficiencies and latencies),
+    // their covariance there (the runs' posterior for those the runs identify; the prior
+    // width, uncorrelated, for the others) and the model's own residual, a ln error no
+    // parameter explains. Empty: a fit that recorded none (no band is given).
+    struct Parameter {
+      std::string name;     // analysis/fit_runs.hpp's RunParameter names
+      bool log = true;      // natural = unit * (log ? exp(u) : u)
+      double unit = 1.0;
+      double u = 0.0;
+      double low_u = 0.0;   // the range the fit searched
+      double high_u = 0.0;
+    };
+    std::vector<Parameter> parameters;
+    std::vector<double> covariance;  // parameters.size() squared, row-major
+    double model_sigma = 0.0;
   };
   std::optional<RunsFit> runs_fit;
 

@@ -66,6 +66,20 @@ struct NetworkParams {
   // (gossip.cpp, "shared link"). 0: one stream per link level, exchanges one after
   // another in launch order (NCCL's stream per process group, as dtperf has long priced it).
   int collectives_in_flight = 0;
+  // A training framework's host work around its collectives (ClusterProfile::Transport):
+  // launch_s per collective launched, before the transfer on the same stream (every
+  // collective and point-to-point exchange of a training iteration pays it; a bare
+  // collective, `dtperf collective`, does not); and, on the critical path, where no
+  // transfer or compute hides it (exposed_host_s): tensor_s per gradient tensor of a
+  // distributed iteration (hooks, a framework's per-tensor coordination: Horovod
+  // negotiates every tensor's collective between its ranks), host_s_per_byte per byte a
+  // rank hands to collectives (staging copies), and inter_host_s_per_byte more per byte
+  // handed when the ranks span nodes (a host-driven transport stages every byte through
+  // host memory; per byte handed, so it does not depend on the algorithm or node count).
+  double launch_s = 0.0;
+  double tensor_s = 0.0;
+  double host_s_per_byte = 0.0;
+  double inter_host_s_per_byte = 0.0;
   double compression_ratio = 1.0;       // wire bytes = bytes / ratio
   ReductionCost reduction;              // empty: reductions hide inside the copies
   std::span<const CollectiveTable> tables;  // measured tables (all_reduce, all_gather, ...), if any
@@ -179,6 +193,14 @@ struct EnumNames<Collective> {
       {Collective::broadcast, "broadcast"},
   };
 };
+
+/// A training framework's host work per iteration that nothing hides (NetworkParams::
+/// tensor_s, host_s_per_byte, inter_host_s_per_byte): `tensors` gradient tensors
+/// synchronised and `handed_bytes` handed to collectives by a rank.
+inline double exposed_host_s(const NetworkParams& net, double tensors, double handed_bytes) {
+  return net.tensor_s * tensors + net.host_s_per_byte * handed_bytes +
+         (net.nodes > 1 ? net.inter_host_s_per_byte * handed_bytes : 0.0);
+}
 
 /// One collective on the group, where `bytes` is nccl-tests' size column: the buffer of
 /// all_reduce and broadcast, the whole (all ranks') output of all_gather and input of

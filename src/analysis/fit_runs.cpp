@@ -21,9 +21,14 @@ constexpr double kComponentError = 0.05;
 constexpr double kP10P90Sigmas = 2.563;
 // Standard error above this fraction of the prior width: not identified by the runs.
 constexpr double kIdentifiedRatio = 0.5;
+// Correlations of identified parameters reported from this |r| on: pairs the runs tell
+// apart only together.
+constexpr double kReportedCorrelation = 0.5;
+// The standard normal's 90th percentile: P10 and P90 are -/+ this many sigmas.
+constexpr double kP90Sigmas = 1.2816;
 
-/// A parameter in its fitting scale u: log for scales, efficiencies and latencies;
-/// for the overhead, a fraction of the reference iteration (the median measured one).
+/// A parameter in its fitting scale u: log for scales, efficiencies and latencies; the
+/// host work per launch in us and per byte in ns/B.
 struct Spec {
   RunParameter parameter;
   bool log = true;
@@ -41,24 +46,41 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Sets one parameter (natural units) in a model.
+void apply_value(RunParameter p, double x, RunsModel& m) {
+  switch (p) {
+    case RunParameter::compute_scale: m.forward_scale = m.backward_scale = x; break;
+    case RunParameter::forward_scale: m.forward_scale = x; break;
+    case RunParameter::backward_scale: m.backward_scale = x; break;
+    case RunParameter::inter_efficiency: m.profile.inter.transport_efficiency = x; break;
+    case RunParameter::inter_host: m.profile.inter.host_gbps = x; break;
+    case RunParameter::inter_latency: m.profile.inter.latency_s = x; break;
+    case RunParameter::intra_efficiency: m.profile.intra.efficiency = x; break;
+    case RunParameter::kappa_compute: m.profile.compute.interference_factor = 1.0 + x; break;
+    case RunParameter::kappa_comm: m.profile.compute.comm_interference_factor = 1.0 + x; break;
+    case RunParameter::launch_overhead: m.profile.transport.launch_s = x; break;
+    case RunParameter::tensor_overhead: m.profile.transport.tensor_s = x; break;
+    case RunParameter::host_per_byte: m.profile.transport.host_s_per_byte = x; break;
+    case RunParameter::inter_host_per_byte: m.profile.transport.inter_host_s_per_byte = x; break;
+  }
+}
+
+// Whether a what-if fixes the value a parameter would set.
+bool fixed_by(RunParameter p, const ClusterOverrides& o) {
+  switch (p) {
+    case RunParameter::inter_efficiency: return o.transport_efficiency.has_value();
+    case RunParameter::inter_host: return o.host_gbps.has_value();
+    case RunParameter::inter_latency: return o.inter_latency_s.has_value();
+    case RunParameter::intra_efficiency: return o.intra_efficiency.has_value();
+    case RunParameter::kappa_compute: return o.interference_factor.has_value();
+    case RunParameter::kappa_comm: return o.comm_interference_factor.has_value();
+    default: return false;
+  }
+}
+
 RunsModel apply_parameters(const Setup& base, const std::vector<Spec>& specs, const Eigen::VectorXd& u) {
   RunsModel m{base.cluster, 1.0, 1.0};
-  for (std::size_t j = 0; j < specs.size(); ++j) {
-    const double x = specs[j].natural(u[static_cast<Eigen::Index>(j)]);
-    switch (specs[j].parameter) {
-      case RunParameter::compute_scale: m.forward_scale = m.backward_scale = x; break;
-      case RunParameter::forward_scale: m.forward_scale = x; break;
-      case RunParameter::backward_scale: m.backward_scale = x; break;
-      case RunParameter::inter_efficiency: m.profile.inter.transport_efficiency = x; break;
-      case RunParameter::inter_host: m.profile.inter.host_gbps = x; break;
-      case RunParameter::inter_latency: m.profile.inter.latency_s = x; break;
-      case RunParameter::intra_efficiency: m.profile.intra.efficiency = x; break;
-      case RunParameter::kappa_compute: m.profile.compute.interference_factor = 1.0 + x; break;
-      case RunParameter::kappa_comm: m.profile.compute.comm_interference_factor = 1.0 + x; break;
-      case RunParameter::overhead: m.profile.compute.iteration_overhead_s = x; break;
-      case RunParameter::cross_node_overhead: m.profile.compute.cross_node_overhead_s = x; break;
-    }
-  }
+  for (std::size_t j = 0; j < specs.size(); ++j) apply_value(specs[j].parameter, specs[j].natural(u[static_cast<Eigen::Index>(j)]), m);
   return m;
 }
 
@@ -145,17 +167,19 @@ class Problem {
     return J;
   }
 
-  /// Coordinate scan: each free parameter in turn over 13 points of its range (the others
-  /// held), keeping the best; two sweeps. A start for the local iteration that is not
-  /// stuck where a parameter has no gradient.
+  /// Coordinate scan: each free parameter in turn over 13 points of its range and 13
+  /// within three prior widths of its prior (the others held), keeping the best; two
+  /// sweeps. A start for the local iteration that is not stuck where a parameter has no
+  /// gradient, nor in a far valley when a near one explains the runs as well.
   Eigen::VectorXd scan(Eigen::VectorXd u, const std::vector<int>& free) {
     double best = residuals(u, free).squaredNorm();
     for (int sweep = 0; sweep < 2; ++sweep) {
       for (const int j : free) {
         const Spec& s = specs_[static_cast<std::size_t>(j)];
-        for (int k = 0; k <= 12; ++k) {
+        for (int k = 0; k <= 25; ++k) {
           Eigen::VectorXd v = u;
-          v[j] = s.low_u + (s.high_u - s.low_u) * k / 12.0;
+          v[j] = k <= 12 ? s.low_u + (s.high_u - s.low_u) * k / 12.0
+                         : std::clamp(s.prior_u + s.width_u * (k - 19) / 2.0, s.low_u, s.high_u);
           const double cost = residuals(v, free).squaredNorm();
           if (std::isfinite(cost) && cost < best) {
             best = cost;
@@ -209,12 +233,17 @@ class Problem {
     return u;
   }
 
-  /// Standard errors (fitting scale) of the free parameters at u.
-  Eigen::VectorXd standard_errors(const Eigen::VectorXd& u, const std::vector<int>& free) {
+  /// The posterior covariance (fitting scale) of the free parameters at u.
+  Eigen::MatrixXd covariance(const Eigen::VectorXd& u, const std::vector<int>& free) {
     const Eigen::VectorXd r = residuals(u, free);
     const Eigen::MatrixXd J = jacobian(u, free, r);
     // The prior rows of J are diag(1/width): J^T J already holds the prior precision.
-    const Eigen::MatrixXd cov = (J.transpose() * J).inverse();
+    return (J.transpose() * J).inverse();
+  }
+
+  /// Standard errors (fitting scale) of the free parameters at u.
+  Eigen::VectorXd standard_errors(const Eigen::VectorXd& u, const std::vector<int>& free) {
+    const Eigen::MatrixXd cov = covariance(u, free);
     Eigen::VectorXd se(static_cast<Eigen::Index>(free.size()));
     for (Eigen::Index c = 0; c < se.size(); ++c) se[c] = std::sqrt(std::max(0.0, cov(c, c)));
     return se;
@@ -233,11 +262,10 @@ bool is_distributed(const Setup& base, const MeasuredRun& run) {
   return nodes * per_node > 1;
 }
 
-std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRun> runs, double reference_s,
-                                   const RunsFitOptions& options) {
+std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options) {
   bool measured_compute = true;
   bool breakdown = false, multi_node = false, free_efficiency = false, multi_gpu_node = false,
-       distributed = false, one_node_distributed = false;
+       distributed = false;
   for (const MeasuredRun& run : runs) {
     const RunConfig& c = run.config;
     breakdown = breakdown || (run.measured.forward_s && run.measured.backward_s);
@@ -251,7 +279,6 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
     free_efficiency = free_efficiency || (nodes > 1 && !c.cluster.transport_efficiency);
     multi_gpu_node = multi_gpu_node || (per_node > 1 && !c.cluster.intra_efficiency);
     distributed = distributed || is_distributed(base, run);
-    one_node_distributed = one_node_distributed || (nodes == 1 && per_node > 1);
   }
   const ClusterProfile& p = base.cluster;
   const double ln10 = std::log(10.0);
@@ -298,14 +325,26 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
     // Contention: [NET] measured compute up to ~15 % slower beside communication.
     add({RunParameter::kappa_compute, false, p.compute.interference_factor - 1.0, 0.15, 0.0, 2.0, 1.0});
     add({RunParameter::kappa_comm, false, p.compute.comm_interference_factor - 1.0, 0.3, 0.0, 5.0, 1.0});
-    // Overhead, as a fraction of the reference iteration: prior the profile's, width 25 %.
-    add({RunParameter::overhead, false, p.compute.iteration_overhead_s / reference_s, 0.25, 0.0, 1.0, reference_s});
+    // Host work per collective launched, in us: prior the profile's (0 on a datasheet
+    // profile), width 50 us: a CUDA kernel launch is ~5 us, a framework's hook and the
+    // library's enqueue tens of us; searched up to 10 ms.
+    add({RunParameter::launch_overhead, false, p.transport.launch_s / units::us, 50.0, 0.0, 1e4, units::us});
+    // Host work per gradient tensor that nothing hides, in us: prior the profile's, width
+    // 100 us: an autograd hook and a collective's enqueue are ~10 us; Horovod negotiates
+    // every tensor between its ranks through a coordinator (Sergeev and Del Balso 2018,
+    // arXiv 1802.05799: the overhead that tensor fusion was made to amortise); searched up
+    // to 10 ms.
+    add({RunParameter::tensor_overhead, false, p.transport.tensor_s / units::us, 100.0, 0.0, 1e4, units::us});
+    // Host work per byte handed to collectives that nothing hides, in ns/B: prior the
+    // profile's, width 0.1 ns/B (a staging copy through host memory at ~10 GB/s);
+    // searched up to 10 ns/B.
+    add({RunParameter::host_per_byte, false, p.transport.host_s_per_byte * 1e9, 0.1, 0.0, 10.0, 1e-9});
   }
-  if (one_node_distributed && multi_node) {
-    // The same prior as the overhead: what crossing nodes adds beyond the modelled
-    // transfers is of the same kind, fixed per iteration.
-    add({RunParameter::cross_node_overhead, false, p.compute.cross_node_overhead_s / reference_s, 0.25, 0.0, 1.0,
-         reference_s});
+  if (multi_node) {
+    // And more per byte handed when the ranks span nodes, in ns/B: width 0.3 ns/B ([NET]'s
+    // TCP stacks moved 9-31 % of 100 Gbit/s: 0.3-0.9 ns/B of host time per byte); searched
+    // up to 10 ns/B.
+    add({RunParameter::inter_host_per_byte, false, p.transport.inter_host_s_per_byte * 1e9, 0.3, 0.0, 10.0, 1e-9});
   }
   return specs;
 }
@@ -314,43 +353,69 @@ struct FitCore {
   std::vector<FittedParameter> parameters;
   RunsModel model;
   std::vector<FitNote> notes;
+  // For the bands: the specs, the solution and its covariance over all parameters (the
+  // identified block from the runs, the prior width for the others).
+  std::vector<Spec> specs;
+  Eigen::VectorXd u;
+  Eigen::MatrixXd covariance;
 };
 
-// The fit proper: all applicable parameters with priors, then only the identified ones.
+// The fit proper: all applicable parameters with their priors.
 FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options) {
-  std::vector<double> measured;
-  for (const MeasuredRun& run : runs) measured.push_back(run.measured.iteration_s);
-  Problem problem(base, runs, applicable_specs(base, runs, median(measured), options));
+  Problem problem(base, runs, applicable_specs(base, runs, options));
   const std::vector<Spec>& specs = problem.specs();
   const auto n = static_cast<Eigen::Index>(specs.size());
   Eigen::VectorXd prior(n);
   for (Eigen::Index j = 0; j < n; ++j) prior[j] = specs[static_cast<std::size_t>(j)].prior_u;
 
+  // The posterior mode over every parameter at once (the priors keep the ones the runs
+  // say nothing about where they were), and the posterior covariance there (Laplace): a
+  // parameter is identified when the runs narrow it to less than half its prior width.
+  // Holding the others at their prior and fitting again would drop a parameter the runs
+  // do pin, only jointly with another (a large marginal error from a correlation), and
+  // leave the runs unexplained; the covariance keeps the pair's correlation instead.
+  //
+  // The objective has flat directions and kinks (max() in the timelines), so the mode is
+  // sought from several starts and the best kept: the coarse scan of every parameter;
+  // the parameters that first solve identifies, solved alone from the scan (the others
+  // at their prior), then all of them from there; and the compute term alone first
+  // (what a single measurement anchors), then all of them.
   std::vector<int> all;
   for (Eigen::Index j = 0; j < n; ++j) all.push_back(static_cast<int>(j));
-  const Eigen::VectorXd u_all = problem.solve(problem.scan(prior, all), all);
-  const Eigen::VectorXd se_all = problem.standard_errors(u_all, all);
-
-  std::vector<int> identified;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    if (se_all[j] <= kIdentifiedRatio * specs[static_cast<std::size_t>(j)].width_u) identified.push_back(static_cast<int>(j));
+  const auto cost = [&](const Eigen::VectorXd& v) { return problem.residuals(v, all).squaredNorm(); };
+  const Eigen::VectorXd joint = problem.solve(problem.scan(prior, all), all);
+  Eigen::VectorXd u = joint;
+  const auto consider = [&](const std::vector<int>& first) {
+    if (first.empty() || first.size() == all.size()) return;
+    const Eigen::VectorXd v = problem.solve(problem.solve(problem.scan(prior, first), first), all);
+    if (cost(v) < cost(u)) u = v;
+  };
+  {
+    const Eigen::MatrixXd c = problem.covariance(joint, all);
+    std::vector<int> narrowed;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      if (std::sqrt(std::max(0.0, c(j, j))) <= kIdentifiedRatio * specs[static_cast<std::size_t>(j)].width_u) {
+        narrowed.push_back(static_cast<int>(j));
+      }
+    }
+    consider(narrowed);
   }
-  // Without anything identified, the compute term is what a single measurement anchors.
-  if (identified.empty()) identified.push_back(0);
-  const Eigen::VectorXd u = problem.solve(problem.scan(prior, identified), identified);
-  const Eigen::VectorXd se = problem.standard_errors(u, identified);
+  consider({0});
+  const Eigen::MatrixXd posterior = problem.covariance(u, all);
 
   FitCore out;
   out.model = apply_parameters(base, specs, u);
+  out.specs = specs;
+  out.u = u;
+  out.covariance = posterior;
   for (Eigen::Index j = 0; j < n; ++j) {
     const Spec& s = specs[static_cast<std::size_t>(j)];
+    const double e = std::sqrt(std::max(0.0, posterior(j, j)));
     FittedParameter f;
     f.parameter = s.parameter;
     f.prior = s.natural(s.prior_u);
     f.value = s.natural(u[j]);
-    const auto at = std::find(identified.begin(), identified.end(), static_cast<int>(j));
-    f.identified = at != identified.end();
-    const double e = f.identified ? se[at - identified.begin()] : 0.0;
+    f.identified = e <= kIdentifiedRatio * s.width_u;
     f.low = s.natural(std::max(s.low_u, u[j] - e));
     f.high = s.natural(std::min(s.high_u, u[j] + e));
     out.parameters.push_back(f);
@@ -383,6 +448,21 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
   out.parameters = core.parameters;
   out.fitted = core.model;
   out.notes = core.notes;
+  const auto n = core.u.size();
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const Spec& s = core.specs[static_cast<std::size_t>(j)];
+    out.uncertainty.push_back({name_of(s.parameter), s.log, s.unit, core.u[j], s.low_u, s.high_u});
+    for (Eigen::Index k = 0; k < n; ++k) out.covariance.push_back(core.covariance(j, k));
+  }
+  for (Eigen::Index j = 0; j < n; ++j) {
+    for (Eigen::Index k = j + 1; k < n; ++k) {
+      const auto& a = out.parameters[static_cast<std::size_t>(j)];
+      const auto& b = out.parameters[static_cast<std::size_t>(k)];
+      if (!a.identified || !b.identified) continue;
+      const double r = core.covariance(j, k) / std::sqrt(core.covariance(j, j) * core.covariance(k, k));
+      if (std::abs(r) >= kReportedCorrelation) out.correlations.push_back({a.parameter, b.parameter, r});
+    }
+  }
 
   Problem problem(base, runs, {});
   std::vector<double> abs_errors;
@@ -399,6 +479,9 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
     out.runs.push_back(r);
   }
   out.rms_error = std::sqrt(sum_sq / static_cast<double>(runs.size()));
+  // The model's own residual: what the fitted parameters leave unexplained in the runs,
+  // never below the model's error floor.
+  out.model_sigma = std::max(kModelError, out.rms_error);
   out.median_abs_error = median(abs_errors);
   out.max_abs_error = *std::max_element(abs_errors.begin(), abs_errors.end());
   for (const RunResidual& r : out.runs) {
@@ -425,6 +508,94 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
     out.loo_max_abs_error = *std::max_element(loo.begin(), loo.end());
   }
   return out;
+}
+
+BandModels::BandModels(const ClusterProfile::RunsFit& fit, const RunsModel& base, const ClusterOverrides& overrides) {
+  n_ = fit.parameters.size();
+  if (fit.model_sigma <= 0.0 || n_ == 0 || fit.covariance.size() != n_ * n_) return;
+  covariance_ = fit.covariance;
+  model_sigma_ = fit.model_sigma;
+  for (const auto& x : fit.parameters) names_.push_back(x.name);
+  for (std::size_t j = 0; j < n_; ++j) {
+    const auto& x = fit.parameters[j];
+    const auto p = parse_name<RunParameter>(x.name);
+    if (!p || fixed_by(*p, overrides)) continue;  // a what-if gave its value
+    const double sd = std::sqrt(std::max(0.0, fit.covariance[j * n_ + j]));
+    if (sd <= 0.0) continue;
+    const double below = std::max(x.low_u, x.u - 0.1 * sd);
+    const double above = std::min(x.high_u, x.u + 0.1 * sd);
+    if (above <= below) continue;
+    const auto natural = [&](double u) { return x.unit * (x.log ? std::exp(u) : u); };
+    const double fitted = natural(x.u);
+    for (const double u : {below, above}) {
+      RunsModel m = base;
+      // Compute scales move the base's by their ratio to the fitted value.
+      const double ratio = natural(u) / fitted;
+      switch (*p) {
+        case RunParameter::compute_scale:
+          m.forward_scale *= ratio;
+          m.backward_scale *= ratio;
+          break;
+        case RunParameter::forward_scale: m.forward_scale *= ratio; break;
+        case RunParameter::backward_scale: m.backward_scale *= ratio; break;
+        default: apply_value(*p, natural(u), m);
+      }
+      models_.push_back(std::move(m));
+    }
+    moved_.push_back(j);
+    step_u_.push_back(above - below);
+  }
+}
+
+std::vector<double> BandModels::gradient(std::span<const double> times_s) const {
+  std::vector<double> g(n_, 0.0);
+  for (std::size_t k = 0; k < moved_.size() && 2 * k + 1 < times_s.size(); ++k) {
+    const double d = (std::log(times_s[2 * k + 1]) - std::log(times_s[2 * k])) / step_u_[k];
+    if (std::isfinite(d)) g[moved_[k]] = d;
+  }
+  return g;
+}
+
+Band BandModels::band(double point_s, std::span<const double> times_s, double residual_scale) const {
+  const std::vector<double> g = gradient(times_s);
+  const double residual = residual_scale * model_sigma_;
+  double variance = residual * residual;
+  for (std::size_t a = 0; a < n_; ++a) {
+    for (std::size_t b = 0; b < n_; ++b) variance += g[a] * covariance_[a * n_ + b] * g[b];
+  }
+  const double sigma = std::sqrt(std::max(0.0, variance));
+  return {point_s * std::exp(-kP90Sigmas * sigma), point_s * std::exp(kP90Sigmas * sigma)};
+}
+
+std::string BandModels::widest(std::span<const double> times_s) const {
+  const std::vector<double> g = gradient(times_s);
+  std::string name;
+  double most = 0.0;
+  for (std::size_t j = 0; j < n_; ++j) {
+    const double part = g[j] * g[j] * covariance_[j * n_ + j];
+    if (part > most) {
+      most = part;
+      name = names_[j];
+    }
+  }
+  return name;
+}
+
+void keep_uncertainty(const RunsFit& fit, ClusterProfile::RunsFit& kept) {
+  kept.parameters = fit.uncertainty;
+  kept.covariance = fit.covariance;
+  kept.model_sigma = fit.model_sigma;
+}
+
+PredictedRun predict_run_with_band(const Setup& base, const RunsFit& fit, const MeasuredRun& run) {
+  ClusterProfile::RunsFit kept;
+  keep_uncertainty(fit, kept);
+  const double point = predict_run(base, fit.fitted, run).iteration_s;
+  const BandModels models(kept, fit.fitted, run.config.cluster);
+  std::vector<double> at;
+  for (const RunsModel& m : models.models()) at.push_back(predict_run(base, m, run).iteration_s);
+  const Band band = models.band(point, at);
+  return {point, band.p10_s, band.p90_s};
 }
 
 }  // namespace dtperf

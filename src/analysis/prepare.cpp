@@ -60,7 +60,7 @@ std::optional<AnchorResult> fit_anchor(Evaluator& evaluator, const Inputs& in, c
 }  // namespace
 
 Prepared prepare(const std::string& command, const Inputs& in, const AnalysisRequest& request) {
-  Prepared p{make_evaluator(in, request), {}, model_source(in)};
+  Prepared p{make_evaluator(in, request), {}, model_source(in), in.overrides};
   RunContext& run = p.run;
   run.command = command;
   run.cluster = in.profile;

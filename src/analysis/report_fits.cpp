@@ -23,7 +23,8 @@ CollectiveReport build_collective_report(const ClusterProfile& profile, Collecti
   r.gpus_per_node = profile.gpus_per_node;
   r.bus_factor = *bus_factor(name_of(collective), r.ranks);
   r.log = std::move(log);
-  const NetworkParams net = network_params(profile, 1.0, {});
+  NetworkParams net = network_params(profile, 1.0, {});
+  net.launch_s = 0.0;  // a bare collective: no training framework around it
   const GroupShape group{profile.nodes, profile.gpus_per_node, profile.gpus_per_node};
   double log_sum = 0.0;
   double worst = 0.0;
@@ -71,6 +72,7 @@ ClusterProfile fitted_profile(const RunsFit& fit, const FitRunsRequest& request,
   p.runs_fit = ClusterProfile::RunsFit{model, fit.fitted.forward_scale, fit.fitted.backward_scale,
                                        static_cast<int>(fit.runs.size()), fit.rms_error, fit.loo_median_abs_error,
                                        fit.loo_max_abs_error};
+  keep_uncertainty(fit, *p.runs_fit);
   p.provenance.source = "calibrated";
   p.provenance.created = request.created;
   p.provenance.tool = std::string("dtperf fit --runs ") + kVersion;

@@ -11,15 +11,20 @@ PredictReport build_predict_report(Prepared& p, const Scheme& scheme) {
   PredictReport r{p.run, p.evaluator.setup().allreduce, {}};
   r.outcome = checked_model(p.model_source, [&] { return p.evaluator.evaluate(scheme, {}, true); });
   if (!r.outcome.available) throw InputError::in_input("scheme", r.outcome.unavailable_reason);
+  add_bands(p, std::span<SchemeOutcome>(&r.outcome, 1));
   return r;
 }
 
 CompareReport build_compare_report(Prepared& p) {
-  return {p.run, checked_model(p.model_source, [&] { return compare_schemes(p.evaluator); })};
+  CompareReport r{p.run, checked_model(p.model_source, [&] { return compare_schemes(p.evaluator); })};
+  add_bands(p, r.outcomes);
+  return r;
 }
 
 AdviseReport build_advise_report(Prepared& p, const std::function<void(const char*)>& stage) {
-  return {p.run, checked_model(p.model_source, [&] { return advise(p.evaluator, stage); })};
+  AdviseReport r{p.run, checked_model(p.model_source, [&] { return advise(p.evaluator, stage); }), {}, {}};
+  add_speedup_band(p, r);
+  return r;
 }
 
 WhatifReport build_whatif_report(Prepared& p, const WhatifRequest& request) {
@@ -28,9 +33,11 @@ WhatifReport build_whatif_report(Prepared& p, const WhatifRequest& request) {
   r.run = p.run;
   r.scheme = request.scheme;
   r.codec_ns_per_byte = request.codec_ns_per_byte;
-  const SchemeOutcome here = e.evaluate(request.scheme);
+  SchemeOutcome here = e.evaluate(request.scheme);
   if (!here.available) throw InputError::in_input("scheme", here.unavailable_reason);
+  add_bands(p, std::span<SchemeOutcome>(&here, 1));
   r.here = here.iteration;
+  r.here_band = here.band;
   r.rates = scaling_by_rate(e, request.scheme, request.rates_gbps);
   for (const double target : request.targets) {
     r.targets.push_back({target, least_rate_gbps(e, request.scheme, target, false),

@@ -85,6 +85,11 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
     copy_in_s_[b] = copy_s;
     copy_out_s_[b] = copy_s;
   }
+  if (distributed_) {
+    double handed = 0.0;
+    for (std::size_t b = 0; b < bucket_count_; ++b) handed += buckets_[b].bytes;
+    overhead_s_ += exposed_host_s(net, static_cast<double>(model_.tensors.size()), handed);
+  }
   double after = 0.0;
   for (std::size_t b = bucket_count_; b-- > 0;) {
     remaining_s_[b] = after;

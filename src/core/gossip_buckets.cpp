@@ -151,9 +151,6 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   make_local_units(s, times);
   const bool distributed = s.network.ranks() > 1;
   contention = contention_beside_compute(s.compute, s.network);
-  overhead_s = distributed ? s.compute.iteration_overhead_s +
-                                 (s.network.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
-                           : 0.0;
   compute_work_s = times.accumulation_s + times.forward_s;
   for (std::size_t b = 0; b < buckets; ++b) compute_work_s += bucket_backward_s[b] + bucket_step_s[b] + bucket_mix_s[b];
   double after = 0.0;
@@ -173,6 +170,14 @@ void GossipPredictor::State::prepare(const GossipScenario& s) {
   }
   price_exchanges(s);
   account_traffic();
+  overhead_s = 0.0;
+  if (distributed) {
+    // Every tensor, every bucket's bytes, once per iteration.
+    double handed = 0.0;
+    for (std::size_t b = 0; b < buckets; ++b) handed += bucket_bytes[b];
+    overhead_s = s.compute.iteration_overhead_s + (s.network.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0) +
+                 exposed_host_s(s.network, static_cast<double>(model.tensors.size()), handed);
+  }
   reset_clocks();
 }
 

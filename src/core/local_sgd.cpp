@@ -130,7 +130,9 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   r.slow_s = g == 1 && tau > 0 ? std::min(r.comm_s, r.window_s) * (1.0 - 1.0 / interference) : 0.0;
   r.wire_bytes_per_gpu = o.outer_gossip ? wire : codec.reducible ? 2.0 * (groups - 1.0) / groups * wire
                                                                  : (groups - 1.0) * wire;
-  const double sync_overhead = s.compute.cross_node_overhead_s;
+  // The framework's host work for the fragment it hands over (per tensor: the inner
+  // steps' All-Reduce has it).
+  const double sync_overhead = s.compute.cross_node_overhead_s + exposed_host_s(net, 0.0, wire);
   const double per_sync = r.prep_s + r.wait_s + r.slow_s + r.fold_s + r.step_s + sync_overhead;
   r.round_s = H * in.iteration_s + fragments * per_sync;
   r.compute_utilization = H * in.iteration_s / r.round_s;

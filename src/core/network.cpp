@@ -292,6 +292,7 @@ CollectiveCost collective_cost(const NetworkParams& net, const GroupShape& g, Co
   if (g.ranks() <= 1 || bytes <= 0.0) return CollectiveCost{0.0, Algorithm::ring, 0.0, 0.0};
   CollectiveCost cost = formula_cost(net, g, collective, bytes, algorithm);
   cost.time_s *= measured_ratio(net, g, collective, bytes / net.compression_ratio);
+  cost.time_s += net.launch_s;
   return cost;
 }
 
@@ -313,6 +314,7 @@ CollectiveCost pair_send_cost(const NetworkParams& net, const GroupShape& pair, 
     cost.time_s = net.inter_latency_s + wire / group_nic_bytes_per_s(net, one_rank);
     cost.inter_bytes_per_node = wire;
   }
+  cost.time_s += net.launch_s;
   return cost;
 }
 

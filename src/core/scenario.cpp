@@ -44,6 +44,10 @@ NetworkParams network_params(const ClusterProfile& p, double compression_ratio,
   n.inter_latency_s = p.inter.latency_s;
   n.lockstep_ring = p.transport.lockstep_ring;
   n.collectives_in_flight = p.transport.collectives_in_flight;
+  n.launch_s = p.transport.launch_s;
+  n.tensor_s = p.transport.tensor_s;
+  n.host_s_per_byte = p.transport.host_s_per_byte;
+  n.inter_host_s_per_byte = p.transport.inter_host_s_per_byte;
   n.compression_ratio = compression_ratio;
   n.reduction = ReductionCost{reduction};
   n.tables = p.calibration.tables;

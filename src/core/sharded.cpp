@@ -159,8 +159,12 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
   r.forward_s = times.forward_s * interference;
   r.backward_s = times.backward_total_s * interference;
   r.optimizer_s = optimizer_s;
-  r.overhead_s = overhead;
-  r.iteration_s = end_s + overhead;
+  double handed = 0.0;  // each unit's gather and scatter, once
+  for (std::size_t u = 0; u < count; ++u) handed += ag_bytes[u] + rs_bytes[u];
+  const double exposed =
+      distributed ? overhead + exposed_host_s(net, static_cast<double>(model.tensors.size()), handed) : 0.0;
+  r.overhead_s = exposed;
+  r.iteration_s = end_s + exposed;
   r.exposed_comm_s = std::max(0.0, end_s - optimizer_s - accumulation_s - r.forward_s - r.backward_s);
   r.comm_busy_s = stream.busy_s;
   r.nic_busy_s = stream.nic_busy_s;

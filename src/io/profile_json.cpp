@@ -70,6 +70,10 @@ void read_transport(ObjectReader r, ClusterProfile::Transport& t) {
   t.library = r.optional_string("library").value_or("");
   if (r.has("lockstep_ring")) t.lockstep_ring = r.boolean("lockstep_ring");
   if (r.has("collectives_in_flight")) t.collectives_in_flight = static_cast<int>(r.integer("collectives_in_flight", 1, 64));
+  t.launch_s = r.optional_number("launch_us", Range::non_negative).value_or(0.0) * units::us;
+  t.tensor_s = r.optional_number("tensor_us", Range::non_negative).value_or(0.0) * units::us;
+  t.host_s_per_byte = r.optional_number("host_ns_per_byte", Range::non_negative).value_or(0.0) * 1e-9;
+  t.inter_host_s_per_byte = r.optional_number("inter_host_ns_per_byte", Range::non_negative).value_or(0.0) * 1e-9;
   r.finish();
 }
 
@@ -104,6 +108,38 @@ void read_runs_fit(ObjectReader r, ClusterProfile::RunsFit& f) {
   f.rms_error = r.number("rms_error", Range::non_negative);
   f.loo_median_abs_error = r.optional_number("loo_median_abs_error", Range::non_negative);
   f.loo_max_abs_error = r.optional_number("loo_max_abs_error", Range::non_negative);
+  if (auto u = r.optional_object("uncertainty")) {
+    f.model_sigma = u->number("model_sigma", Range::positive);
+    const Json& parameters = u->array("parameters");
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      ObjectReader p(parameters[i], r.file(), pointer_append(u->pointer_of("parameters"), i));
+      ClusterProfile::RunsFit::Parameter x;
+      x.name = p.string("name");
+      x.log = p.boolean("log");
+      x.unit = p.number("unit", Range::positive);
+      x.u = p.number("u");
+      x.low_u = p.number("low_u");
+      x.high_u = p.number("high_u");
+      if (!(x.low_u <= x.u && x.u <= x.high_u)) p.fail("u", "is outside [low_u, high_u]");
+      p.finish();
+      f.parameters.push_back(x);
+    }
+    const Json& rows = u->array("covariance");
+    const std::size_t n = f.parameters.size();
+    if (rows.size() != n) u->fail("covariance", fmt::format("has {} rows for {} parameters", rows.size(), n));
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string at = pointer_append(u->pointer_of("covariance"), i);
+      if (!rows[i].is_array() || rows[i].size() != n) {
+        throw InputError(r.file(), at, fmt::format("expected a row of {} numbers", n));
+      }
+      for (std::size_t k = 0; k < n; ++k) {
+        const double x = check_number(rows[i][k], r.file(), pointer_append(at, k), Range::any);
+        if (i == k && x < 0.0) throw InputError(r.file(), pointer_append(at, k), "a variance must not be negative");
+        f.covariance.push_back(x);
+      }
+    }
+    u->finish();
+  }
   r.finish();
 }
 
@@ -245,10 +281,16 @@ Json profile_to_json(const ClusterProfile& p) {
   if (p.gpu.memory_gib > 0.0) j["gpu"]["memory_GiB"] = p.gpu.memory_gib;
   if (p.inter.host_gbps > 0.0) j["inter_node"]["host_gbps"] = p.inter.host_gbps;
   if (p.inter.host_cpu_ns_per_byte > 0.0) j["inter_node"]["host_cpu_ns_per_byte"] = p.inter.host_cpu_ns_per_byte;
-  if (!p.transport.library.empty() || p.transport.lockstep_ring || p.transport.collectives_in_flight > 0) {
-    j["transport"] = {{"lockstep_ring", p.transport.lockstep_ring}};
-    if (!p.transport.library.empty()) j["transport"]["library"] = p.transport.library;
-    if (p.transport.collectives_in_flight > 0) j["transport"]["collectives_in_flight"] = p.transport.collectives_in_flight;
+  const auto& t = p.transport;
+  if (!t.library.empty() || t.lockstep_ring || t.collectives_in_flight > 0 || t.launch_s > 0.0 || t.tensor_s > 0.0 || t.host_s_per_byte > 0.0 ||
+      t.inter_host_s_per_byte > 0.0) {
+    j["transport"] = {{"lockstep_ring", t.lockstep_ring}};
+    if (!t.library.empty()) j["transport"]["library"] = t.library;
+    if (t.collectives_in_flight > 0) j["transport"]["collectives_in_flight"] = t.collectives_in_flight;
+    if (t.launch_s > 0.0) j["transport"]["launch_us"] = t.launch_s / units::us;
+    if (t.tensor_s > 0.0) j["transport"]["tensor_us"] = t.tensor_s / units::us;
+    if (t.host_s_per_byte > 0.0) j["transport"]["host_ns_per_byte"] = t.host_s_per_byte * 1e9;
+    if (t.inter_host_s_per_byte > 0.0) j["transport"]["inter_host_ns_per_byte"] = t.inter_host_s_per_byte * 1e9;
   }
   if (p.compute.compute_cv) j["compute"]["iteration_cv"] = *p.compute.compute_cv;
   if (p.compute.comm_interference_factor != 1.0) {
@@ -310,6 +352,20 @@ Json profile_to_json(const ClusterProfile& p) {
                      {"rms_error", f.rms_error}};
     if (f.loo_median_abs_error) j["runs_fit"]["loo_median_abs_error"] = *f.loo_median_abs_error;
     if (f.loo_max_abs_error) j["runs_fit"]["loo_max_abs_error"] = *f.loo_max_abs_error;
+    if (f.model_sigma > 0.0) {
+      Json parameters = Json::array();
+      for (const auto& x : f.parameters) {
+        parameters.push_back({{"name", x.name}, {"log", x.log}, {"unit", x.unit}, {"u", x.u}, {"low_u", x.low_u},
+                              {"high_u", x.high_u}});
+      }
+      Json rows = Json::array();
+      const std::size_t n = f.parameters.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        rows.push_back(std::vector<double>(f.covariance.begin() + static_cast<std::ptrdiff_t>(i * n),
+                                           f.covariance.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
+      }
+      j["runs_fit"]["uncertainty"] = {{"model_sigma", f.model_sigma}, {"parameters", parameters}, {"covariance", rows}};
+    }
   }
   Json prov = {{"source", p.provenance.source}};
   if (!p.provenance.created.empty()) prov["created"] = p.provenance.created;

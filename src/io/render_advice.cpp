@@ -344,7 +344,14 @@ std::string advice_text(const Advice& a) {
 Rendered render(const AdviseReport& r) {
   Json json = run_json(r.run);
   json["advice"] = advice_json(r.advice);
-  return {run_header(r.run) + advice_text(r.advice), json, "/advice/candidates"};
+  std::string band;
+  if (const auto& b = r.speedup_band) {
+    json["advice"]["speedup_band"] = {{"p10", b->p10_s}, {"p90", b->p90_s}};
+    band = fmt::format("speedup P10-P90 from the fitted profile: {:.3f}x to {:.3f}x{}\n", b->p10_s, b->p90_s,
+                       r.settle.empty() ? "" : "; on both sides of 1: " + r.settle);
+    if (!r.settle.empty()) json["advice"]["settle"] = r.settle;
+  }
+  return {run_header(r.run) + band + advice_text(r.advice), json, "/advice/candidates"};
 }
 
 }  // namespace dtperf::io

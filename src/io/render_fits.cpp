@@ -178,8 +178,10 @@ struct Natural {
 Natural natural(RunParameter p) {
   switch (p) {
     case RunParameter::inter_latency: return {1.0 / units::us, "us"};
-    case RunParameter::overhead:
-    case RunParameter::cross_node_overhead: return {1.0 / units::ms, "ms"};
+    case RunParameter::launch_overhead: return {1.0 / units::us, "us"};
+    case RunParameter::tensor_overhead: return {1.0 / units::us, "us"};
+    case RunParameter::host_per_byte:
+    case RunParameter::inter_host_per_byte: return {1e9, "ns/B"};
     case RunParameter::inter_host: return {1.0, "Gbit/s"};
     case RunParameter::compute_scale:
     case RunParameter::forward_scale:
@@ -199,8 +201,10 @@ const char* meaning(RunParameter p) {
     case RunParameter::intra_efficiency: return "achieved / link rate inside a node";
     case RunParameter::kappa_compute: return "compute beside communication runs x (1 + this)";
     case RunParameter::kappa_comm: return "communication beside compute runs x (1 + this)";
-    case RunParameter::overhead: return "fixed time per distributed iteration";
-    case RunParameter::cross_node_overhead: return "and more once communication crosses nodes";
+    case RunParameter::launch_overhead: return "host work per collective launched";
+    case RunParameter::tensor_overhead: return "host work per gradient tensor, not hidden";
+    case RunParameter::host_per_byte: return "host work per byte handed to collectives, not hidden";
+    case RunParameter::inter_host_per_byte: return "and more per byte handed across nodes";
   }
   return "";
 }
@@ -225,7 +229,7 @@ const Columns<FP>& parameter_columns() {
        [](const FP& p) { return p.identified ? general(in_unit(p, p.high)) : "-"; }},
       {"unit", "", "unit", [](const FP& p) { return Cell(std::string(natural(p.parameter).unit)); }, {}, {}, true},
       {"status", "", "identified", [](const FP& p) { return Cell(p.identified); }, {},
-       [](const FP& p) { return std::string(p.identified ? "fitted" : "prior"); }, true},
+       [](const FP& p) { return std::string(p.identified ? "pinned" : "open"); }, true},
   };
   return columns;
 }
@@ -279,7 +283,16 @@ Json runs_fit_json(const FitRunsReport& r) {
     summary["loo_median_abs_error"] = *fit.loo_median_abs_error;
     summary["loo_max_abs_error"] = *fit.loo_max_abs_error;
   }
-  return {{"parameters", parameters}, {"runs", runs}, {"summary", summary}, {"notes", fit_notes_json(fit.notes)}};
+  Json correlations = Json::array();
+  for (const auto& c : fit.correlations) {
+    correlations.push_back({{"a", name_of(c.a)}, {"b", name_of(c.b)}, {"r", c.r}});
+  }
+  summary["model_sigma"] = fit.model_sigma;
+  return {{"parameters", parameters},
+          {"runs", runs},
+          {"summary", summary},
+          {"correlations", correlations},
+          {"notes", fit_notes_json(fit.notes)}};
 }
 
 }  // namespace
@@ -297,7 +310,14 @@ Rendered render(const FitRunsReport& r) {
   std::string text = fmt::format("# dtperf fit --runs {}: {} on {} ({} runs)\n", r.runs_file, r.model, r.base_profile,
                                  r.runs.size());
   text += table(parameter_columns(), std::span<const FittedParameter>(r.fit.parameters)) +
-          "# prior: kept at the profile's value, the runs do not identify it\n\n";
+          "# pinned: the runs narrow it to less than half its prior width; open: they do not (alone), and its "
+          "uncertainty goes into every prediction's band\n";
+  for (const auto& c : r.fit.correlations) {
+    text += fmt::format("# {} and {} correlated (r = {:+.2f}): the runs pin them together more than each\n",
+                        name_of(c.a), name_of(c.b), c.r);
+  }
+  text += fmt::format("# model residual {:.1f} % (ln error no parameter explains, at least 2 %): in every band\n\n",
+                      100.0 * r.fit.model_sigma);
   text += table(run_columns(), std::span<const RunRow>(rows)) + summary_line(r.fit);
   for (const auto& note : r.fit.notes) text += "# note: " + fit_note_text(note) + "\n";
   if (!r.output.empty()) {

@@ -17,6 +17,10 @@ namespace {
 double gib(double bytes) { return bytes / units::GiB; }
 Cell ms(double s) { return s / units::ms; }
 
+// A prediction's P10-P90 band (from a profile fitted to runs).
+Json band_json(const Band& b) { return {{"iteration_p10_ms", b.p10_s / units::ms}, {"iteration_p90_ms", b.p90_s / units::ms}}; }
+std::string band_text(const Band& b) { return fmt::format("{:.2f}-{:.2f}", b.p10_s / units::ms, b.p90_s / units::ms); }
+
 Json allreduce_options_json(const AllReduceOptions& o) {
   Json j = {{"algorithm", name_of(o.algorithm)}, {"bucketing", name_of(o.bucketing)}};
   if (o.bucketing == Bucketing::ddp) {
@@ -36,7 +40,7 @@ struct CompareRow {
 };
 using C = CompareRow;
 
-Columns<C> compare_columns(bool variable) {
+Columns<C> compare_columns(bool variable, bool banded) {
   Columns<C> c = {
       {"scheme", "", "scheme", [](const C& r) { return Cell(r.o.scheme.name()); }, {}, {}, true},
       {"iteration", "ms", "iteration_ms", [](const C& r) { return ms(r.o.iteration.iteration_s); }},
@@ -58,6 +62,10 @@ Columns<C> compare_columns(bool variable) {
        }},
       {"mem/GPU", "GiB", "memory_GiB", [](const C& r) { return Cell(gib(r.o.memory.total_bytes())); }, decimals(1)},
   };
+  if (banded) {
+    c.push_back({"P10-P90", "ms", "", [](const C&) { return Cell(); }, {},
+                 [](const C& r) { return r.o.band ? band_text(*r.o.band) : std::string("-"); }});
+  }
   if (variable) {
     c.push_back({"p99", "ms", "iteration_p99_ms",
                  [](const C& r) { return r.o.variability ? ms(r.o.variability->iteration_p99_s) : Cell(); }});
@@ -91,6 +99,7 @@ Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
   if (o.mixing) j["mixing"] = mixing_json(*o.mixing);
   if (o.local_sgd) j["round"] = local_sgd_json(*o.local_sgd, o.local_sgd_options);
   if (o.variability) j["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
+  if (o.band) j["band"] = band_json(*o.band);
   return j;
 }
 
@@ -119,7 +128,10 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
                           schemes.size() == 1 ? "needs" : "need", need);
   }
   const bool variable = outcomes.front().variability.has_value();
-  return table(compare_columns(variable), std::span<const CompareRow>(rows)) + memory + unavailable;
+  const bool banded = std::any_of(outcomes.begin(), outcomes.end(), [](const SchemeOutcome& o) { return o.band.has_value(); });
+  std::string text = table(compare_columns(variable, banded), std::span<const CompareRow>(rows)) + memory + unavailable;
+  if (banded) text += "# P10-P90: the iteration's band from the fitted profile's uncertainty and the model's residual\n";
+  return text;
 }
 
 Rendered render(const PredictReport& r) {
@@ -148,6 +160,7 @@ Rendered render(const PredictReport& r) {
   if (o.mixing) json["mixing"] = mixing_json(*o.mixing);
   if (o.local_sgd) json["round"] = local_sgd_json(*o.local_sgd, o.local_sgd_options);
   if (o.variability) json["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
+  if (o.band) json["band"] = band_json(*o.band);
 
   std::string text = run_header(r.run) + fmt::format("# scheme: {}", scheme.name());
   if (scheme.kind == Scheme::Kind::allreduce || scheme.low_communication()) {
@@ -158,6 +171,10 @@ Rendered render(const PredictReport& r) {
                         o.mixing->exact_average_per_period ? ", exact average every period" : "");
   }
   text += "\n" + memory_line(o.memory);
+  if (o.band) {
+    text += fmt::format("# iteration {:.2f} ms, P10-P90 {} ms: the fitted profile's uncertainty and the model's residual\n",
+                        o.iteration.iteration_s / units::ms, band_text(*o.band));
+  }
   text += "\n" + iteration_tables(o.iteration, r.run.model.sample_unit);
   if (o.variability) text += "\n" + variability_table(*o.variability);
   if (!o.steps.empty()) text += "\n" + steps_table(o);
@@ -211,6 +228,7 @@ Rendered render(const WhatifReport& r) {
   json["scheme"] = scheme;
   json["codec_ns_per_byte"] = r.codec_ns_per_byte;
   json["result"] = iteration_json(r.here);
+  if (r.here_band) json["band"] = band_json(*r.here_band);
   json["rates"] = Json::array();
   for (const RatePoint& p : r.rates) {
     Json row = record(rate_columns(), p);

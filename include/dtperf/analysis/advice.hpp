@@ -38,7 +38,9 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
 // The advice is data: verdicts, factors, break-even sides and caveats are values, and
 // io/report_schemes.hpp renders them as sentences (text) and as fields (JSON).
 
-enum class Verdict : std::uint8_t { decentralize, stay_with_allreduce, no_clear_winner, does_not_fit };
+// uncertain: a profile fitted to runs leaves the speedup's P10-P90 band on both sides of
+// 1 (report.hpp's advise report decides it and names the measurement that would settle it).
+enum class Verdict : std::uint8_t { decentralize, stay_with_allreduce, no_clear_winner, does_not_fit, uncertain };
 template <>
 struct EnumNames<Verdict> {
   static constexpr Named<Verdict> table[] = {
@@ -46,6 +48,7 @@ struct EnumNames<Verdict> {
       {Verdict::stay_with_allreduce, "stay with all-reduce"},
       {Verdict::no_clear_winner, "no clear winner"},
       {Verdict::does_not_fit, "does not fit"},
+      {Verdict::uncertain, "uncertain"},
   };
 };
 

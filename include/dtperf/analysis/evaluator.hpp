@@ -77,6 +77,12 @@ struct Setup {
   Variability variability;  // none: the deterministic engines
 };
 
+/// A prediction's P10-P90 band (fit_runs.hpp: from a fitted profile's uncertainty).
+struct Band {
+  double p10_s = 0.0;
+  double p90_s = 0.0;
+};
+
 struct SchemeOutcome {
   Scheme scheme;
   bool available = true;
@@ -98,6 +104,8 @@ struct SchemeOutcome {
   // values are in idle_per_rank_s below, which copies of the outcome keep).
   std::optional<VariabilityOutcome> variability;
   std::vector<double> idle_per_rank_s;
+  // From a profile fitted to runs of this model: the iteration time's P10-P90 band.
+  std::optional<Band> band;
 };
 
 class Evaluator {

@@ -15,11 +15,20 @@
 //   intra_efficiency  achieved / link rate inside a node
 //   kappa_compute     compute beside communication runs x (1 + kappa_compute)
 //   kappa_comm        communication beside compute runs x (1 + kappa_comm)
-//   overhead          fixed time per distributed iteration (hooks, Python, launcher)
-//   cross_node_overhead  and more once communication crosses nodes, whatever the
-//                     bandwidth (compute.hpp); only where the runs include distributed
-//                     runs on one node and runs on several, the only runs that separate
-//                     it from the overhead
+//   launch_overhead   host work per collective launched (the framework's hook, the
+//                     library's enqueue), on the communication stream: it grows with
+//                     the buckets (ClusterProfile::Transport)
+//   tensor_overhead   host work per gradient tensor of a distributed iteration that
+//                     nothing hides (hooks, a framework's per-tensor coordination): it
+//                     grows with the model's tensors
+//   host_per_byte     per byte a rank hands to collectives (staging copies): it grows
+//                     with the model's bytes
+//   inter_host_per_byte  and more per byte handed when the ranks span nodes (a
+//                     host-driven transport staging every byte through host memory)
+//
+// Nothing is a bare constant per run or per iteration: every parameter multiplies the
+// work it belongs to (FLOPs, bytes on a link, hops, launches, bytes handed over), so
+// that runs of another shape, scheme or model scale it as the physics does.
 //
 // Objective, over runs i and parameters j (u_j the parameter in its fitting scale: the
 // logarithm for scales, efficiencies and latencies, the value itself for the kappas and
@@ -67,8 +76,10 @@ enum class RunParameter : std::uint8_t {
   intra_efficiency,
   kappa_compute,
   kappa_comm,
-  overhead,
-  cross_node_overhead,
+  launch_overhead,
+  tensor_overhead,
+  host_per_byte,
+  inter_host_per_byte,
 };
 template <>
 struct EnumNames<RunParameter> {
@@ -82,8 +93,10 @@ struct EnumNames<RunParameter> {
       {RunParameter::intra_efficiency, "intra_efficiency"},
       {RunParameter::kappa_compute, "kappa_compute"},
       {RunParameter::kappa_comm, "kappa_comm"},
-      {RunParameter::overhead, "overhead"},
-      {RunParameter::cross_node_overhead, "cross_node_overhead"},
+      {RunParameter::launch_overhead, "launch_overhead"},
+      {RunParameter::tensor_overhead, "tensor_overhead"},
+      {RunParameter::host_per_byte, "host_per_byte"},
+      {RunParameter::inter_host_per_byte, "inter_host_per_byte"},
   };
 };
 
@@ -114,6 +127,18 @@ struct RunsModel {
 
 struct RunsFit {
   std::vector<FittedParameter> parameters;
+  // For prediction bands: every parameter in its fitting scale, their covariance (the
+  // runs' posterior for the identified ones, the prior width for the others), the
+  // model's residual, and the identified parameters' correlations (|r| >= 0.5, the pairs
+  // the runs cannot tell apart well), as a fitted profile keeps them (cluster.hpp).
+  std::vector<ClusterProfile::RunsFit::Parameter> uncertainty;
+  std::vector<double> covariance;  // row-major, uncertainty.size() squared
+  double model_sigma = 0.0;
+  struct Correlation {
+    RunParameter a, b;
+    double r = 0.0;
+  };
+  std::vector<Correlation> correlations;
   std::vector<RunResidual> runs;
   RunsModel fitted;
   double rms_error = 0.0;           // of ln(pred / meas) over the runs
@@ -138,5 +163,57 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
 /// Predicts one run with fitted (or prior) values: what `predict` gives with the fitted
 /// profile and the compute scale.
 IterationResult predict_run(const Setup& base, const RunsModel& model, const MeasuredRun& run);
+
+// ---- Prediction bands ------------------------------------------------------------------
+//
+// A prediction from a fitted profile is uncertain where the runs did not pin what it
+// depends on. Its P10-P90 band, by the delta method: the prediction's sensitivity to each
+// parameter g_j = d ln T / d u_j (central differences of a tenth of the parameter's
+// posterior standard deviation, one-sided at a bound of its range), its variance
+// g^T C g over the parameters' covariance C, the model's own residual s_m added in
+// quadrature, and P10 / P90 = T exp(-/+ 1.2816 sqrt(g^T C g + s_m^2)), 1.2816 being the
+// standard normal's 90th percentile. Where the runs pin a combination of parameters (a
+// measured configuration), C is narrow along it and so is the band of a prediction that
+// depends on just that combination.
+
+/// The models to evaluate for a band (two per parameter: below and above the fitted
+/// value), around `base` (the fitted profile with any what-ifs, and its compute scales;
+/// the compute scales move by their ratio to the fitted ones, so an anchor's scale on
+/// top stays). Parameters a what-if fixed (`overrides`) do not move.
+class BandModels {
+ public:
+  BandModels(const ClusterProfile::RunsFit& fit, const RunsModel& base, const ClusterOverrides& overrides = {});
+  /// Empty when the fit recorded no uncertainty: no band.
+  bool empty() const { return models_.empty(); }
+  /// Below, above, for each moved parameter in turn.
+  const std::vector<RunsModel>& models() const { return models_; }
+  /// The band of `point_s` from the times at models() (same order). A ratio of two
+  /// predictions (a speedup) passes the ratios and `residual_scale` sqrt(2): each carries
+  /// the model's own residual.
+  Band band(double point_s, std::span<const double> times_s, double residual_scale = 1.0) const;
+  /// The parameter that contributes most to that band's width (g_j^2 C_jj), "" for none.
+  std::string widest(std::span<const double> times_s) const;
+
+ private:
+  std::vector<double> gradient(std::span<const double> times_s) const;
+  std::vector<RunsModel> models_;
+  std::vector<std::size_t> moved_;  // the fit's parameter index of each pair
+  std::vector<double> step_u_;      // u above - u below, per pair
+  std::vector<std::string> names_;  // every parameter's
+  std::vector<double> covariance_;
+  std::size_t n_ = 0;
+  double model_sigma_ = 0.0;
+};
+
+/// A run predicted with the fit, and its band.
+struct PredictedRun {
+  double iteration_s = 0.0;
+  double p10_s = 0.0;
+  double p90_s = 0.0;
+};
+PredictedRun predict_run_with_band(const Setup& base, const RunsFit& fit, const MeasuredRun& run);
+
+/// The fit's uncertainty as a fitted profile keeps it (cluster.hpp).
+void keep_uncertainty(const RunsFit& fit, ClusterProfile::RunsFit& kept);
 
 }  // namespace dtperf

@@ -14,6 +14,7 @@
 #include <functional>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,7 +102,12 @@ struct Prepared {
   Evaluator evaluator;
   RunContext run;
   std::string model_source;  // the model as given, for errors
+  ClusterOverrides overrides;  // the what-ifs: a band does not move what they fix
 };
+
+/// From a profile fitted to runs of this model (fit_runs.hpp): every available outcome's
+/// P10-P90 band; nothing otherwise.
+void add_bands(Prepared& prepared, std::span<SchemeOutcome> outcomes);
 
 /// Builds the evaluator: the profile's fit to runs applied where it is this model's (a
 /// warning otherwise), the anchor fitted (before variability is switched on: a measured
@@ -131,9 +137,17 @@ CompareReport build_compare_report(Prepared& prepared);
 struct AdviseReport {
   RunContext run;
   Advice advice;
+  // From a fitted profile: the best topology's speedup band (both predictions move
+  // together with the parameters); where it lies on both sides of 1 the verdict is
+  // "uncertain" and `settle` names the measurement that would decide it.
+  std::optional<Band> speedup_band;
+  std::string settle;
 };
 /// `stage` is told each step of the search ("break-even bandwidth"), for progress lines.
 AdviseReport build_advise_report(Prepared& prepared, const std::function<void(const char*)>& stage = {});
+/// From a fitted profile: the bands of All-Reduce, the candidates and the best, and the
+/// speedup's band (the verdict "uncertain" where it straddles 1).
+void add_speedup_band(Prepared& prepared, AdviseReport& report);
 
 // ---- whatif ---------------------------------------------------------------------------
 
@@ -157,6 +171,7 @@ struct WhatifReport {
   Scheme scheme;
   double codec_ns_per_byte = 0.0;
   IterationResult here;  // at the profile's rate
+  std::optional<Band> here_band;  // from a fitted profile
   std::vector<RatePoint> rates;
   std::vector<TargetSolution> targets;
   std::optional<NodesToWin> nodes_to_win;  // decentralized schemes

@@ -1,0 +1,78 @@
+// The bands of the predicting reports: from a profile fitted to runs of this model, every
+// scheme's iteration time and advise's speedup get a P10-P90 band (fit_runs.hpp: the
+// fitted parameters' covariance and the model's residual, through the delta method).
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "dtperf/analysis/fit_runs.hpp"
+#include "dtperf/analysis/report.hpp"
+
+namespace dtperf {
+
+namespace {
+
+std::optional<BandModels> band_models(const Prepared& p) {
+  const Setup& s = p.evaluator.setup();
+  const auto& fit = s.cluster.runs_fit;
+  if (!p.run.runs_fit_applied || !fit || fit->model_sigma <= 0.0) return std::nullopt;
+  BandModels models(*fit, RunsModel{s.cluster, s.workload.forward_scale, s.workload.backward_scale}, p.overrides);
+  if (models.empty()) return std::nullopt;
+  return models;
+}
+
+// `scheme`'s iteration time at every band model (NaN where it does not apply).
+std::vector<double> times_at(Evaluator& e, const BandModels& models, const Scheme& scheme) {
+  const double forward = e.setup().workload.forward_scale;
+  const double backward = e.setup().workload.backward_scale;
+  std::vector<double> times;
+  for (const RunsModel& m : models.models()) {
+    e.set_compute_scales(m.forward_scale, m.backward_scale);
+    const SchemeOutcome o = e.evaluate_on(m.profile, scheme);
+    times.push_back(o.available ? o.iteration.iteration_s : std::numeric_limits<double>::quiet_NaN());
+  }
+  e.set_compute_scales(forward, backward);
+  return times;
+}
+
+// What would settle a speedup whose band straddles 1, from the parameter that widens it.
+std::string settling_measurement(const std::string& widest, const SchemeOutcome& best, int nodes) {
+  if (widest == "compute_scale" || widest == "forward_scale" || widest == "backward_scale") {
+    return "measure one run on a single node (or at another batch per GPU): it separates compute from communication";
+  }
+  return "measure one run of " + best.scheme.name() + " on " + std::to_string(nodes) +
+         " nodes: it measures what the exchange really costs on this cluster";
+}
+
+}  // namespace
+
+void add_bands(Prepared& p, std::span<SchemeOutcome> outcomes) {
+  const std::optional<BandModels> models = band_models(p);
+  if (!models) return;
+  for (SchemeOutcome& o : outcomes) {
+    if (!o.available) continue;
+    o.band = models->band(o.iteration.iteration_s, times_at(p.evaluator, *models, o.scheme));
+  }
+}
+
+void add_speedup_band(Prepared& p, AdviseReport& r) {
+  Advice& a = r.advice;
+  const std::optional<BandModels> models = band_models(p);
+  if (!models || !a.best) return;
+  std::vector<SchemeOutcome*> bandable = {&a.allreduce, &*a.best};
+  for (SchemeOutcome& c : a.candidates) bandable.push_back(&c);
+  for (SchemeOutcome* o : bandable) {
+    if (o->available) o->band = models->band(o->iteration.iteration_s, times_at(p.evaluator, *models, o->scheme));
+  }
+  const std::vector<double> allreduce = times_at(p.evaluator, *models, a.allreduce.scheme);
+  const std::vector<double> best = times_at(p.evaluator, *models, a.best->scheme);
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < allreduce.size(); ++i) ratios.push_back(allreduce[i] / best[i]);
+  r.speedup_band = models->band(a.speedup, ratios, std::sqrt(2.0));
+  if (r.speedup_band->p10_s < 1.0 && r.speedup_band->p90_s > 1.0) {
+    a.verdict = Verdict::uncertain;
+    r.settle = settling_measurement(models->widest(ratios), *a.best, r.run.cluster.nodes);
+  }
+}
+
+}  // namespace dtperf

@@ -1,0 +1,171 @@
+// Parameter recovery: runs generated from hidden, known parameters (the truth), with 1-3 %
+// noise, fitted back from the datasheet profile's priors, across regimes (compute-,
+// network- and latency-bound; strong and weak scaling; 2 to 6 runs). A fit passes a
+// regime when it explains its own runs (rms of ln(predicted / measured) within 3 %, the
+// noise being at most 3 %), every parameter it says it identified comes back within its
+// reported uncertainty (2 standard errors, in the fitting scale), and every held-out
+// prediction (other schemes, other sizes) is within 3 % of the truth or, where the runs
+// do not pin what it depends on, within 2 standard deviations of its own band (the
+// P10-P90 band spans 2 x 1.2816 of them): the band says how far to trust it.
+//
+// The truth's noise is a fixed sequence (+2, -1.5, +1, -2.5, +3, -1 %), so the test is
+// deterministic. Each regime's table is printed when it fails (INFO).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dtperf/analysis/fit_runs.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/zoo.hpp"
+
+using namespace dtperf;
+
+namespace {
+
+constexpr double kNoise[] = {0.02, -0.015, 0.01, -0.025, 0.03, -0.01};
+
+struct Config {
+  Scheme scheme;
+  int nodes;
+  double nic_gbps;  // 0: the profile's
+};
+
+struct Regime {
+  const char* name;
+  const char* profile;
+  const char* model;
+  DType dtype;
+  std::optional<double> global_batch;  // strong scaling; else the batch per GPU below
+  std::optional<double> batch_per_gpu;
+  // The truth, against the profile: compute x, transport efficiency, latency per hop.
+  double compute_scale;
+  double transport_efficiency;
+  double inter_latency_s;
+  std::vector<Config> measured;
+  std::vector<Config> held_out;
+};
+
+MeasuredRun make_run(const Regime& r, const Config& c, std::size_t index) {
+  MeasuredRun run;
+  run.label = fmt::format("{}-{}n{}", c.scheme.name(), c.nodes, c.nic_gbps > 0 ? fmt::format("-{:g}g", c.nic_gbps) : "");
+  run.file = run.label;
+  run.config.scheme = c.scheme;
+  run.config.cluster.nodes = c.nodes;
+  if (c.nic_gbps > 0) run.config.cluster.nic_gbps = c.nic_gbps;
+  run.config.workload.global_batch = r.global_batch;
+  run.config.workload.batch_per_gpu = r.batch_per_gpu;
+  (void)index;
+  return run;
+}
+
+const Scheme kAllReduce = Scheme::allreduce();
+const Scheme kAer = Scheme::gossip("alternating-exp-ring");
+const Scheme kOpe = Scheme::gossip("one-peer-exp");
+
+std::vector<Regime> regimes() {
+  return {
+      {"strong scaling, compute-bound (fast links)", "a100x4-ib100", "transformer-base", DType::fp16, 25000.0, {}, 3.0,
+       0.6, 8e-6,
+       {{kAllReduce, 1, 0}, {kAllReduce, 2, 0}, {kAllReduce, 4, 0}, {kAllReduce, 8, 0}},
+       {{kAer, 2, 0}, {kAer, 8, 0}, {kOpe, 4, 0}, {kAllReduce, 16, 0}}},
+      {"strong scaling, network-bound (slow links)", "a100x4-ib100", "transformer-base", DType::fp16, 25000.0, {}, 2.0,
+       0.08, 8e-6,
+       {{kAllReduce, 1, 0}, {kAllReduce, 2, 0}, {kAllReduce, 4, 0}, {kAllReduce, 8, 0}},
+       {{kAer, 2, 0}, {kAer, 8, 0}, {kOpe, 4, 0}, {kAllReduce, 16, 0}}},
+      {"weak scaling, latency-bound (small batch, long hops)", "a100x4-ib100", "resnet50", DType::fp16, {}, 8.0, 1.5, 0.7,
+       400e-6,
+       {{kAllReduce, 1, 0}, {kAllReduce, 2, 0}, {kAllReduce, 8, 0}},
+       {{kAer, 4, 0}, {kOpe, 8, 0}, {kAllReduce, 16, 0}}},
+      {"two runs: one node and two", "p3dn-24xlarge", "resnet50", DType::fp32, {}, 32.0, 1.3, 0.3, 20e-6,
+       {{kAllReduce, 1, 0}, {kAllReduce, 2, 0}},
+       {{kAllReduce, 8, 0}, {kAer, 4, 0}}},
+      {"six runs across NIC rates", "a100x4-ib100", "transformer-base", DType::fp16, 25000.0, {}, 2.5, 0.4, 8e-6,
+       {{kAllReduce, 1, 100}, {kAllReduce, 2, 25}, {kAllReduce, 2, 100}, {kAllReduce, 4, 25}, {kAllReduce, 8, 25},
+        {kAllReduce, 8, 100}},
+       {{kAer, 8, 25}, {kOpe, 4, 100}, {kAllReduce, 16, 50}}},
+  };
+}
+
+struct Outcome {
+  std::string table;
+  bool explained = true;
+  int parameter_failures = 0;
+  int prediction_failures = 0;
+};
+
+Outcome check(const Regime& r) {
+  const ModelSpec model = *zoo_model(r.model);
+  Setup setup;
+  setup.cluster = io::load_profile(r.profile);
+  setup.model = &model;
+  setup.dtype = r.dtype;
+  RunsModel truth{setup.cluster, r.compute_scale, r.compute_scale};
+  truth.profile.inter.transport_efficiency = r.transport_efficiency;
+  truth.profile.inter.latency_s = r.inter_latency_s;
+
+  std::vector<MeasuredRun> runs;
+  for (std::size_t i = 0; i < r.measured.size(); ++i) {
+    MeasuredRun run = make_run(r, r.measured[i], i);
+    run.measured.iteration_s = predict_run(setup, truth, run).iteration_s * (1.0 + kNoise[i % std::size(kNoise)]);
+    runs.push_back(run);
+  }
+  const RunsFit fit = fit_runs(setup, runs);
+
+  Outcome out;
+  out.explained = fit.rms_error <= 0.03;
+  out.table = fmt::format("{}: {} runs, fit rms {:.2f} %{}\n", r.name, runs.size(), 100.0 * fit.rms_error,
+                          out.explained ? "" : "  FAIL");
+  const auto truth_of = [&](RunParameter p) -> std::optional<double> {
+    switch (p) {
+      case RunParameter::compute_scale: return r.compute_scale;
+      case RunParameter::inter_efficiency: return r.transport_efficiency;
+      case RunParameter::inter_latency: return r.inter_latency_s;
+      default: return std::nullopt;
+    }
+  };
+  for (const FittedParameter& p : fit.parameters) {
+    const auto t = truth_of(p.parameter);
+    bool ok = true;
+    if (t && p.identified) {
+      // Within 2 standard errors: [low, high] is value -/+ 1 SE (in the fitting scale).
+      const double below = p.value - p.low;
+      const double above = p.high - p.value;
+      ok = *t >= p.value - 2.0 * below - 1e-12 && *t <= p.value + 2.0 * above + 1e-12;
+    }
+    out.parameter_failures += ok ? 0 : 1;
+    out.table += fmt::format("  {:<20} truth {:>10} fitted {:.4g} [{:.4g}, {:.4g}] {}{}\n", name_of(p.parameter),
+                             t ? fmt::format("{:.4g}", *t) : "-", p.value, p.low, p.high,
+                             p.identified ? "identified" : "prior", ok ? "" : "  FAIL");
+  }
+  for (std::size_t i = 0; i < r.held_out.size(); ++i) {
+    const MeasuredRun run = make_run(r, r.held_out[i], i);
+    const double true_s = predict_run(setup, truth, run).iteration_s;
+    const PredictedRun predicted = predict_run_with_band(setup, fit, run);
+    const double error = predicted.iteration_s / true_s - 1.0;
+    const double sigma = std::log(predicted.p90_s / predicted.p10_s) / (2.0 * 1.2816);
+    const double z = std::abs(std::log(predicted.iteration_s / true_s)) / sigma;
+    const bool ok = std::abs(error) <= 0.03 || z <= 2.0;
+    out.prediction_failures += ok ? 0 : 1;
+    out.table += fmt::format("  {:<28} truth {:8.2f} ms predicted {:8.2f} ms ({:+.1f} %) band [{:.2f}, {:.2f}] z {:.2f}{}\n",
+                             run.label, true_s * 1e3, predicted.iteration_s * 1e3, 100.0 * error,
+                             predicted.p10_s * 1e3, predicted.p90_s * 1e3, z, ok ? "" : "  FAIL");
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("parameters come back from runs made with known ones, and held-out predictions hold",
+          "[fit_runs][recovery]") {
+  for (const Regime& r : regimes()) {
+    const Outcome o = check(r);
+    INFO(o.table);
+    CHECK(o.explained);
+    CHECK(o.parameter_failures == 0);
+    CHECK(o.prediction_failures == 0);
+  }
+}
