@@ -32,24 +32,26 @@
 //
 // Objective, over runs i and parameters j (u_j the parameter in its fitting scale: the
 // logarithm for scales, efficiencies and latencies, the value itself for the kappas and
-// the overhead):
+// the host work, in us or ns/B):
 //   sum_i (ln(pred_i / meas_i) / sigma_i)^2 + sum_j ((u_j - prior_j) / width_j)^2
 // with sigma_i = hypot(2 %, spread_i), spread_i = ln(p90 / p10) / 2.563 (a normal's p10-p90
 // width) when the run gives it, and one more term per recorded breakdown component. The
 // 2 % is the model's own error floor: no analytical model is closer than that to a real
 // iteration, so a tight run must not pull the fit into explaining noise.
 //
-// Identifiability: the posterior covariance (J^T J + diag(1/width^2))^-1 at the optimum
-// gives each parameter's standard error. A parameter whose standard error is more than
-// half its prior width is not identified by the runs: it is reported as such, held at its
-// prior, and the fit is repeated with the identified ones only. With a single run this
-// reduces to anchoring the compute term (the old `--measured-iteration-ms`), except that
-// a run compute cannot explain (faster than the network allows) frees the network term
-// instead of failing, and the fit says so.
+// Identifiability: the fit is the posterior mode over every parameter at once, and the
+// posterior covariance there, (J^T J + diag(1/width^2))^-1 (Laplace), gives each
+// parameter's standard error and their correlations. A parameter whose standard error is
+// more than half its prior width is not identified by the runs alone ("open"); it is not
+// reset to its prior and fitted again without (that would drop a parameter the runs pin
+// jointly with another, and leave them unexplained): the covariance carries what the runs
+// do and do not pin into every prediction's band (below). A single run pins one
+// combination of the parameters: it is reproduced, and nothing is identified alone.
 //
 // Models with max() in them have flat directions (communication fully hidden behind
-// compute has no gradient), so the iteration starts from the best point of a coarse scan
-// of each parameter over its range, not from the prior alone.
+// compute has no gradient), so the mode is sought from several starts: a coarse scan of
+// each parameter over its range and near its prior, the parameters that first solution
+// narrows solved first, and the compute term first; the best is kept.
 //
 // Leave-one-out: every run is predicted by a fit to the others (same procedure), the
 // honest estimate of how far to trust a prediction for a configuration not measured.
