@@ -420,6 +420,30 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["runs_fit"
   "$work/runs-fitted.json" || fail "the runs-fitted profile lacks its runs_fit block"
 expect 0 'fitted to 3 measured runs' predict --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
 expect 0 'alternating-exp-ring' compare --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
+# Every predicting command carries the fitted profile's band: P10 <= the prediction <= P90.
+expect 0 '^# iteration [0-9.]+ ms, P10-P90 [0-9.]+-[0-9.]+ ms' predict --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000 --scheme alternating-exp-ring
+expect 0 'P10-P90' compare --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
+expect 0 '^speedup P10-P90 from the fitted profile' advise --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
+for cmd in "predict --scheme alternating-exp-ring" compare advise whatif "sweep --vary nodes=2,4 --quiet"; do
+  # shellcheck disable=SC2086
+  "$dtperf" $cmd --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000 --json \
+    >"$work/band.json" || fail "$cmd --json with the fitted profile failed"
+  python3 - "$work/band.json" "$cmd" <<'PY' || fail "$cmd --json lacks a band from the fitted profile"
+import json, sys
+text = open(sys.argv[1]).read()
+lines = [json.loads(l) for l in text.splitlines()] if sys.argv[2].startswith("sweep") else [json.loads(text)]
+bands = []
+def walk(x):
+    if isinstance(x, dict):
+        if "iteration_p10_ms" in x: bands.append((x["iteration_p10_ms"], x["iteration_p90_ms"]))
+        if x.get("band_p10_ms") is not None: bands.append((x["band_p10_ms"], x["band_p90_ms"]))
+        for v in x.values(): walk(v)
+    elif isinstance(x, list):
+        for v in x: walk(v)
+for l in lines: walk(l)
+assert bands and all(0 < lo < hi for lo, hi in bands), bands
+PY
+done
 "$dtperf" fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 --json >"$work/fit.json" \
   || fail "fit --runs --json failed"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r["fit"]["runs"])==3; assert "leave_one_out_error" in r["fit"]["runs"][0]' \
@@ -431,6 +455,13 @@ sed 's/"iteration_ms": 51.5}]}/"iteration_ms": 51.5},\n  {"label": "ar-16-again"
   || fail "fit --runs --json of inconsistent runs failed"
 python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["fit"]["notes"]; bad=[x for x in n if x["kind"]=="run_not_explained"]; assert {x["run"] for x in bad} >= {"ar-16-again"}, n; assert all("not explained within 10 %" in x["text"] for x in bad)' \
   "$work/twice-fit.json" || fail "fit --runs --json does not name the runs it cannot explain"
+python3 - "$work/runs-fitted.json" "$work/bad-band.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["runs_fit"]["uncertainty"]["covariance"].pop()
+json.dump(p, open(sys.argv[2], "w"))
+PY
+expect 2 'bad-band.json: at /runs_fit/uncertainty/covariance: has [0-9]+ rows for [0-9]+ parameters' predict --profile "$work/bad-band.json"
 "$dtperf" predict --profile "$work/runs-fitted.json" --model resnet50 2>"$work/warn" >/dev/null || fail "predict with another model failed"
 grep -q "fitted to runs of 'transformer-base'" "$work/warn" || fail "no warning for a profile fitted to another model"
 sed 's/"nodes": 4,/"nodez": 4,/' "$work/runs.json" >"$work/bad-runs.json"

@@ -61,7 +61,7 @@ SweepReport build_sweep_report(Prepared& p, SweepAxes axes, std::vector<std::str
   }
   Setup base = p.evaluator.setup();
   if (!axes.compute_cv.empty() && base.variability.law == NoiseLaw::none) base.variability.law = cv_law;
-  return {p.run, SweepGrid(std::move(base), std::move(axes)), std::move(model_names)};
+  return {p.run, SweepGrid(std::move(base), std::move(axes), p.overrides), std::move(model_names)};
 }
 
 }  // namespace dtperf

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <thread>
 
+#include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/limits.hpp"
 
@@ -42,7 +44,9 @@ std::vector<T> or_base(const std::vector<T>& axis, T base) {
 
 }  // namespace
 
-SweepGrid::SweepGrid(Setup base, SweepAxes axes) : base_(std::move(base)), axes_(std::move(axes)) {
+SweepGrid::SweepGrid(Setup base, SweepAxes axes, ClusterOverrides what_ifs)
+    : base_(std::move(base)), axes_(std::move(axes)), fixed_(std::move(what_ifs)) {
+  if (!axes_.inter_latency_us.empty()) fixed_.inter_latency_s = 0.0;  // the axis sets it
   schemes_ = axes_.schemes.empty() ? std::vector<Scheme>{Scheme::allreduce()} : axes_.schemes;
   if (base_.model == nullptr && axes_.models.empty()) throw InputError::in_input("model", "no model to sweep");
   check_values(axes_.nodes, "nodes", 1, static_cast<double>(limits::kMaxNodes), false);
@@ -134,6 +138,11 @@ SweepEvaluator::SweepEvaluator(const SweepGrid& grid) : grid_(grid), state_(std:
 
 SweepEvaluator::~SweepEvaluator() = default;
 
+bool SweepGrid::banded() const {
+  const auto& fit = base_.cluster.runs_fit;
+  return fit && fit->model_sigma > 0.0;
+}
+
 void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   const SweepPoint p = grid_.point(index);
   State& s = *state_;
@@ -173,6 +182,19 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   row.has_quantiles = outcome.variability.has_value();
   row.iteration_p50_s = row.has_quantiles ? outcome.variability->iteration_p50_s : 0.0;
   row.iteration_p99_s = row.has_quantiles ? outcome.variability->iteration_p99_s : 0.0;
+  row.band.reset();
+  if (outcome.available && grid_.banded() && grid_.base().cluster.runs_fit->model == p.model->name) {
+    const BandModels models(*grid_.base().cluster.runs_fit,
+                            RunsModel{s.cluster, workload.forward_scale, workload.backward_scale}, grid_.fixed());
+    std::vector<double> times;
+    for (const RunsModel& m : models.models()) {
+      evaluator.set_compute_scales(m.forward_scale, m.backward_scale);
+      const SchemeOutcome o = evaluator.evaluate_on(m.profile, *p.scheme);
+      times.push_back(o.available ? o.iteration.iteration_s : std::numeric_limits<double>::quiet_NaN());
+    }
+    evaluator.set_compute_scales(workload.forward_scale, workload.backward_scale);
+    if (!models.empty()) row.band = models.band(row.iteration.iteration_s, times);
+  }
 }
 
 void run_sweep(const SweepGrid& grid, const SweepRun& run) {

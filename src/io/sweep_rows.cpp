@@ -20,8 +20,9 @@ struct Cell {
   std::optional<double> number;
 };
 
-// In the table: always, when the grid varies this axis, with variable compute, or never.
-enum class InTable { always, axis, quantile, never };
+// In the table: always, when the grid varies this axis, with variable compute, with a
+// fitted profile's bands, or never.
+enum class InTable { always, axis, quantile, band, never };
 
 struct Column {
   const char* key;    // JSON key and CSV field: the table name with its unit, snake_case
@@ -36,6 +37,7 @@ Cell text(std::string s) { return {true, std::move(s), std::nullopt}; }
 Cell number(double x) { return {false, {}, x}; }
 Cell result(const SweepRow& r, double x) { return r.available ? number(x) : Cell{}; }
 Cell quantile(const SweepRow& r, double x) { return r.available && r.has_quantiles ? number(x) : Cell{}; }
+Cell banded(const SweepRow& r, double x) { return r.available && r.band ? number(x) : Cell{}; }
 
 // The one list of columns.
 const Column kColumns[] = {
@@ -67,6 +69,10 @@ const Column kColumns[] = {
      [](const SweepRow& r) { return result(r, r.memory_bytes / units::GiB); }},
     {"iteration_p50_ms", "p50", "ms", 2, InTable::quantile, [](const SweepRow& r) { return quantile(r, r.iteration_p50_s * 1e3); }},
     {"iteration_p99_ms", "p99", "ms", 2, InTable::quantile, [](const SweepRow& r) { return quantile(r, r.iteration_p99_s * 1e3); }},
+    {"band_p10_ms", "P10", "ms", 2, InTable::band,
+     [](const SweepRow& r) { return banded(r, r.band ? r.band->p10_s * 1e3 : 0.0); }},
+    {"band_p90_ms", "P90", "ms", 2, InTable::band,
+     [](const SweepRow& r) { return banded(r, r.band ? r.band->p90_s * 1e3 : 0.0); }},
     {"unavailable_reason", "unavailable", "", 0, InTable::always,
      [](const SweepRow& r) { return r.available ? Cell{} : text(r.unavailable_reason); }},
 };
@@ -132,7 +138,7 @@ SweepWriter::SweepWriter(RowFormat format, const SweepGrid& grid) : format_(form
     const Column& c = kColumns[i];
     const bool shown = format != RowFormat::table || c.in_table == InTable::always ||
                        (c.in_table == InTable::axis && varied(c, grid)) ||
-                       (c.in_table == InTable::quantile && quantiles);
+                       (c.in_table == InTable::quantile && quantiles) || (c.in_table == InTable::band && grid.banded());
     if (shown) columns_.push_back(i);
   }
 }

@@ -55,6 +55,9 @@ struct SweepRow {
   bool has_quantiles = false;      // with variable compute
   double iteration_p50_s = 0.0;
   double iteration_p99_s = 0.0;
+  // From a profile fitted to runs of the point's model: the iteration's P10-P90 band
+  // (fit_runs.hpp; a what-if of the base or an axis fixes the parameter it sets).
+  std::optional<Band> band;
 };
 
 /// The most points a grid may have.
@@ -66,16 +69,21 @@ class SweepGrid {
   /// every value in range, clusters within the limits, slow ranks and nodes present in
   /// every cluster of the grid, no batch axis beside a global batch, no CV axis beside
   /// measured iteration times, at most kMaxSweepPoints points.
-  SweepGrid(Setup base, SweepAxes axes);
+  SweepGrid(Setup base, SweepAxes axes, ClusterOverrides what_ifs = {});
 
   std::uint64_t size() const { return size_; }
   SweepPoint point(std::uint64_t index) const;
   const Setup& base() const { return base_; }
   const SweepAxes& axes() const { return axes_; }
+  /// The base's what-ifs, and the axes that set a fitted parameter (latency).
+  const ClusterOverrides& fixed() const { return fixed_; }
+  /// Whether the points get a band: the base profile carries a fit's uncertainty.
+  bool banded() const;
 
  private:
   Setup base_;
   SweepAxes axes_;
+  ClusterOverrides fixed_;
   std::vector<Scheme> schemes_;  // the axis, or All-Reduce
   std::uint64_t size_ = 0;
 };
