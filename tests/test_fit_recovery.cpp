@@ -49,7 +49,7 @@ struct Regime {
   std::vector<Config> held_out;
 };
 
-MeasuredRun make_run(const Regime& r, const Config& c, std::size_t index) {
+MeasuredRun make_run(const Regime& r, const Config& c) {
   MeasuredRun run;
   run.label = fmt::format("{}-{}n{}", c.scheme.name(), c.nodes, c.nic_gbps > 0 ? fmt::format("-{:g}g", c.nic_gbps) : "");
   run.file = run.label;
@@ -58,7 +58,6 @@ MeasuredRun make_run(const Regime& r, const Config& c, std::size_t index) {
   if (c.nic_gbps > 0) run.config.cluster.nic_gbps = c.nic_gbps;
   run.config.workload.global_batch = r.global_batch;
   run.config.workload.batch_per_gpu = r.batch_per_gpu;
-  (void)index;
   return run;
 }
 
@@ -109,7 +108,7 @@ Outcome check(const Regime& r) {
 
   std::vector<MeasuredRun> runs;
   for (std::size_t i = 0; i < r.measured.size(); ++i) {
-    MeasuredRun run = make_run(r, r.measured[i], i);
+    MeasuredRun run = make_run(r, r.measured[i]);
     run.measured.iteration_s = predict_run(setup, truth, run).iteration_s * (1.0 + kNoise[i % std::size(kNoise)]);
     runs.push_back(run);
   }
@@ -139,10 +138,10 @@ Outcome check(const Regime& r) {
     out.parameter_failures += ok ? 0 : 1;
     out.table += fmt::format("  {:<20} truth {:>10} fitted {:.4g} [{:.4g}, {:.4g}] {}{}\n", name_of(p.parameter),
                              t ? fmt::format("{:.4g}", *t) : "-", p.value, p.low, p.high,
-                             p.identified ? "identified" : "prior", ok ? "" : "  FAIL");
+                             p.identified ? "pinned" : "open", ok ? "" : "  FAIL");
   }
   for (std::size_t i = 0; i < r.held_out.size(); ++i) {
-    const MeasuredRun run = make_run(r, r.held_out[i], i);
+    const MeasuredRun run = make_run(r, r.held_out[i]);
     const double true_s = predict_run(setup, truth, run).iteration_s;
     const PredictedRun predicted = predict_run_with_band(setup, fit, run);
     const double error = predicted.iteration_s / true_s - 1.0;

@@ -23,7 +23,7 @@ using namespace dtperf;
 
 namespace {
 
-const std::string kNetData = std::string(DTPERF_SHARED_DATA) + "/training-bottleneck/";
+const std::string kNetData = std::string(DTPERF_VALIDATION_DATA) + "/training-bottleneck/";
 
 struct Tally {
   int cells = 0;

@@ -39,7 +39,7 @@ using namespace dtperf;
 
 namespace {
 
-const std::string kData = std::string(DTPERF_SHARED_DATA) + "/nccl-tests/";
+const std::string kData = std::string(DTPERF_VALIDATION_DATA) + "/nccl-tests/";
 
 constexpr double kGeomeanBound = 0.05;
 constexpr double kWorstBound = 0.15;

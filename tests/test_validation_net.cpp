@@ -26,13 +26,12 @@ using namespace dtperf;
 
 namespace {
 
-const std::string kData = std::string(DTPERF_SHARED_DATA) + "/training-bottleneck/";
+const std::string kData = std::string(DTPERF_VALIDATION_DATA) + "/training-bottleneck/";
 
 // The logs are in the repository (validation/data/SOURCES.md): missing, the test fails.
-bool have_data() {
+void require_data() {
   INFO("the [NET] logs are not at " << kData << " (validation/data/training-bottleneck in the repository)");
   REQUIRE(std::filesystem::exists(kData + "resnet50.bk.log"));
-  return true;
 }
 
 // The paper's single-GPU iteration times (their sim_with_compression_*.py).
@@ -102,7 +101,7 @@ double net_overhead_s(const ModelSpec& model, double p, double bits_per_s,
 }  // namespace
 
 TEST_CASE("ResNet-50 scaling factors reproduce the [NET] simulation within 1 point", "[validation][net]") {
-  if (!have_data()) return;
+  require_data();
   const ModelSpec model = io::read_timing_log(kData + "resnet50.bk.log");
   const auto vector_add = io::read_reduction_log(kData + "cuda_vec_add.log");
   AllReducePredictor predictor(model);
@@ -121,7 +120,7 @@ TEST_CASE("ResNet-50 scaling factors reproduce the [NET] simulation within 1 poi
 }
 
 TEST_CASE("the engine matches the [NET] simulator loop for every log and rate", "[validation][net]") {
-  if (!have_data()) return;
+  require_data();
   const auto vector_add = io::read_reduction_log(kData + "cuda_vec_add.log");
   for (const Log& log : kLogs) {
     const ModelSpec model = io::read_timing_log(kData + log.name + ".bk.log");
@@ -152,7 +151,7 @@ TEST_CASE("the engine matches the [NET] simulator loop for every log and rate", 
 // alike in Fig. 3, so that step is not bandwidth.
 TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scaling factors are predicted",
           "[validation][net]") {
-  if (!have_data()) return;
+  require_data();
   const ModelSpec model = io::read_timing_log(kData + "resnet50.bk.log");
   Setup setup;
   setup.cluster = io::load_profile("p3dn-24xlarge");
@@ -190,7 +189,7 @@ TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scal
     table += "  " + cell.label + ": measured " + std::to_string(c.percent) + ", predicted " + std::to_string(predicted) +
              "\n";
   }
-  for (const auto& p : fit.parameters) table += "  " + std::string(name_of(p.parameter)) + " = " + std::to_string(p.value) + (p.identified ? "" : " (prior)") + "\n";
+  for (const auto& p : fit.parameters) table += "  " + std::string(name_of(p.parameter)) + " = " + std::to_string(p.value) + (p.identified ? "" : " (open)") + "\n";
   WARN(table << "worst difference " << worst << " points");
   CHECK(worst <= 5.0);
 }

@@ -14,7 +14,7 @@ using namespace dtperf;
 
 namespace {
 
-const std::string kData = std::string(DTPERF_SHARED_DATA) + "/training-bottleneck/";
+const std::string kData = std::string(DTPERF_VALIDATION_DATA) + "/training-bottleneck/";
 
 // ResNet-50 All-Reduce on the p3dn profile (overheads and all).
 struct Resnet {

@@ -6,7 +6,10 @@
 // overlap communication. Every all-reduce is a barrier over all ranks.
 //
 //   iteration = forward + max(backward end, last all-reduce end) + optimizer step
-//               + fixed iteration overhead (distributed runs only, fitted from runs)
+//               + the framework's host work that nothing hides (distributed runs only:
+//                 network.hpp's exposed_host_s, and any fixed what-if overhead)
+// Each all-reduce also pays the framework's launch work (NetworkParams::launch_s) on the
+// stream before its transfer.
 //
 // With gradient accumulation (K micro-steps, compute.hpp) the first K - 1 micro-steps only
 // compute (DDP's no_sync; Horovod's backward_passes_per_step), and the last is the
@@ -127,6 +130,7 @@ class AllReducePredictor {
   std::vector<double> comm_factor_;
   std::vector<double> remaining_s_;    // per bucket: backward work (and copies) after it
   double overhead_s_ = 0.0;
+  double launch_s_ = 0.0;  // of each bucket's cost: the framework's launch work, not the NICs
   double forward_s_ = 0.0;
   double accumulation_s_ = 0.0;  // the K - 1 compute-only micro-steps before the last
   double optimizer_s_ = 0.0;

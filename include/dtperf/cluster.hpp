@@ -151,8 +151,7 @@ struct ClusterProfile {
     std::optional<double> loo_max_abs_error;
     // How sure the fit is, for prediction bands (analysis/fit_runs.hpp): every parameter
     // it considered, in its fitting scale u (ln for scales, efficiencies and latencies),
-    // their covariance there (the runs' posterior for those the runs identify; the prior
-    // width, uncorrelated, for the others) and the model's own residual, a ln error no
+    // their joint posterior covariance there and the model's own residual, a ln error no
     // parameter explains. Empty: a fit that recorded none (no band is given).
     struct Parameter {
       std::string name;     // analysis/fit_runs.hpp's RunParameter names

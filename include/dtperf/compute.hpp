@@ -50,15 +50,12 @@ struct ComputeParams {
   // Contention while compute and communication overlap (see contention below):
   double interference_factor = 1.0;       // compute runs x this while communication runs
   double comm_interference_factor = 1.0;  // communication runs x this while compute runs
-  // Fixed time per distributed iteration outside the modelled kernels (framework and
-  // launcher work: Python, hooks, data loading that is not hidden), fitted from runs.
+  // What-ifs (--iteration-overhead-ms, --cross-node-overhead-ms), never fitted: a fixed
+  // time per distributed iteration, and more once the job's communication crosses nodes.
+  // The framework's host work a fit finds scales with its work instead (per collective,
+  // tensor and byte: NetworkParams::launch_s, tensor_s, host_s_per_byte,
+  // inter_host_s_per_byte).
   double iteration_overhead_s = 0.0;
-  // Fixed time per iteration added once the job's communication crosses nodes, whatever
-  // the bandwidth: coordination between hosts outside the modelled transfers (the
-  // network proxies' start and completion handshakes per collective, a framework's
-  // cross-host negotiation). [NET] shows it: ResNet-50 on p3dn loses 85 -> 75 % scaling
-  // from one node to two at 100 Gbit/s, the same at 25 and 40 Gbit/s, where the transfers
-  // are hidden behind backward. Only runs on one node and on several identify it.
   double cross_node_overhead_s = 0.0;
   // Compute runs on the host CPU (CPU training): a host-driven transport's CPU time per
   // byte then takes cores from it (contention.hpp).

@@ -83,7 +83,7 @@
 //
 // The per-tensor launches are not charged, because [DEC]'s SGP shows no sign of them: a
 // cost of c ms on the compute chain and 2c/3 in the transfer cycle (the split measured
-// above) moves dtperf's [DEC] SGP cells (-5.5, +0.7, +2.5 % at 8, 16 and 32 GPUs as
+// above) moves dtperf's [DEC] SGP cells (-5.4, +0.6, +2.3 % at 8, 16 and 32 GPUs as
 // charged here) by about +1.4, +1.6 and +1.6 % per ms, so the 10-23 ms the reference's
 // launches cost would put them 9-40 % too slow. [DEC]'s SGP issues far fewer launches
 // than the reference, or hides them.

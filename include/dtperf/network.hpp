@@ -121,6 +121,7 @@ struct CollectiveCost {
   Algorithm algorithm = Algorithm::ring;
   double intra_bytes_per_rank = 0.0;  // sent over intra-node links, per rank (average)
   double inter_bytes_per_node = 0.0;  // sent through one node's NICs, per direction
+  double launch_s = 0.0;  // of time_s: the framework's host work before the transfer
 };
 
 /// Hops that cross nodes on the slowest chunk's path through a ring of `nodes` x
@@ -196,7 +197,11 @@ struct EnumNames<Collective> {
 
 /// A training framework's host work per iteration that nothing hides (NetworkParams::
 /// tensor_s, host_s_per_byte, inter_host_s_per_byte): `tensors` gradient tensors
-/// synchronised and `handed_bytes` handed to collectives by a rank.
+/// synchronised and `handed_bytes` handed to collectives by a rank. Bytes handed count
+/// what the framework gives its collectives per iteration before any compression: the
+/// gradient buckets of All-Reduce, the parameter buckets a gossip step exchanges, each
+/// sharded unit's gathered parameters and scattered gradients once, a local-SGD
+/// fragment's parameters.
 inline double exposed_host_s(const NetworkParams& net, double tensors, double handed_bytes) {
   return net.tensor_s * tensors + net.host_s_per_byte * handed_bytes +
          (net.nodes > 1 ? net.inter_host_s_per_byte * handed_bytes : 0.0);

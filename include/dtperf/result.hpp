@@ -15,7 +15,7 @@ struct IterationResult {
   double backward_s = 0.0;        // backward compute, including interference
   double exposed_comm_s = 0.0;    // time compute waits for communication
   double optimizer_s = 0.0;       // optimizer step (and, for gossip, the mixing)
-  double overhead_s = 0.0;        // fixed per-iteration overhead of distributed runs
+  double overhead_s = 0.0;        // distributed runs: the framework's host work nothing hides, and any what-if
   double comm_busy_s = 0.0;       // time the communication stream is busy
   double nic_busy_s = 0.0;        // time the node's NICs carry traffic
   // Traffic per iteration, per direction.

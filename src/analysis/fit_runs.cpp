@@ -65,6 +65,26 @@ void apply_value(RunParameter p, double x, RunsModel& m) {
   }
 }
 
+// A parameter's value (natural units) in a model.
+double value_of(RunParameter p, const RunsModel& m) {
+  switch (p) {
+    case RunParameter::compute_scale:
+    case RunParameter::forward_scale: return m.forward_scale;
+    case RunParameter::backward_scale: return m.backward_scale;
+    case RunParameter::inter_efficiency: return m.profile.inter.transport_efficiency;
+    case RunParameter::inter_host: return m.profile.inter.host_gbps;
+    case RunParameter::inter_latency: return m.profile.inter.latency_s;
+    case RunParameter::intra_efficiency: return m.profile.intra.efficiency;
+    case RunParameter::kappa_compute: return m.profile.compute.interference_factor - 1.0;
+    case RunParameter::kappa_comm: return m.profile.compute.comm_interference_factor - 1.0;
+    case RunParameter::launch_overhead: return m.profile.transport.launch_s;
+    case RunParameter::tensor_overhead: return m.profile.transport.tensor_s;
+    case RunParameter::host_per_byte: return m.profile.transport.host_s_per_byte;
+    case RunParameter::inter_host_per_byte: return m.profile.transport.inter_host_s_per_byte;
+  }
+  return 0.0;
+}
+
 // Whether a what-if fixes the value a parameter would set.
 bool fixed_by(RunParameter p, const ClusterOverrides& o) {
   switch (p) {
@@ -241,14 +261,6 @@ class Problem {
     return (J.transpose() * J).inverse();
   }
 
-  /// Standard errors (fitting scale) of the free parameters at u.
-  Eigen::VectorXd standard_errors(const Eigen::VectorXd& u, const std::vector<int>& free) {
-    const Eigen::MatrixXd cov = covariance(u, free);
-    Eigen::VectorXd se(static_cast<Eigen::Index>(free.size()));
-    for (Eigen::Index c = 0; c < se.size(); ++c) se[c] = std::sqrt(std::max(0.0, cov(c, c)));
-    return se;
-  }
-
  private:
   const Setup& base_;
   std::span<const MeasuredRun> runs_;
@@ -353,8 +365,7 @@ struct FitCore {
   std::vector<FittedParameter> parameters;
   RunsModel model;
   std::vector<FitNote> notes;
-  // For the bands: the specs, the solution and its covariance over all parameters (the
-  // identified block from the runs, the prior width for the others).
+  // For the bands: the specs, the solution and the joint posterior covariance.
   std::vector<Spec> specs;
   Eigen::VectorXd u;
   Eigen::MatrixXd covariance;
@@ -400,8 +411,25 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
     }
     consider(narrowed);
   }
-  consider({0});
-  const Eigen::MatrixXd posterior = problem.covariance(u, all);
+  // The compute term alone first: the compute scale, or the forward and backward scales.
+  consider(specs.size() > 1 && specs[0].parameter == RunParameter::forward_scale ? std::vector<int>{0, 1}
+                                                                                : std::vector<int>{0});
+  Eigen::MatrixXd posterior = problem.covariance(u, all);
+  // A singular information matrix (a parameter with no effect at all and no prior pull is
+  // impossible, but round-off is not): such a parameter keeps its prior width, uncorrelated.
+  for (Eigen::Index j = 0; j < n; ++j) {
+    if (!std::isfinite(posterior(j, j)) || posterior(j, j) < 0.0) {
+      const double w = specs[static_cast<std::size_t>(j)].width_u;
+      posterior.row(j).setZero();
+      posterior.col(j).setZero();
+      posterior(j, j) = w * w;
+    }
+  }
+  for (Eigen::Index j = 0; j < n; ++j) {
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (!std::isfinite(posterior(j, k))) posterior(j, k) = 0.0;
+    }
+  }
 
   FitCore out;
   out.model = apply_parameters(base, specs, u);
@@ -511,8 +539,10 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
 }
 
 BandModels::BandModels(const ClusterProfile::RunsFit& fit, const RunsModel& base, const ClusterOverrides& overrides) {
-  n_ = fit.parameters.size();
-  if (fit.model_sigma <= 0.0 || n_ == 0 || fit.covariance.size() != n_ * n_) return;
+  const std::size_t n = fit.parameters.size();
+  if (fit.model_sigma <= 0.0 || n == 0 || fit.covariance.size() != n * n) return;
+  if (!std::all_of(fit.covariance.begin(), fit.covariance.end(), [](double c) { return std::isfinite(c); })) return;
+  n_ = n;
   covariance_ = fit.covariance;
   model_sigma_ = fit.model_sigma;
   for (const auto& x : fit.parameters) names_.push_back(x.name);
@@ -522,23 +552,22 @@ BandModels::BandModels(const ClusterProfile::RunsFit& fit, const RunsModel& base
     if (!p || fixed_by(*p, overrides)) continue;  // a what-if gave its value
     const double sd = std::sqrt(std::max(0.0, fit.covariance[j * n_ + j]));
     if (sd <= 0.0) continue;
-    const double below = std::max(x.low_u, x.u - 0.1 * sd);
-    const double above = std::min(x.high_u, x.u + 0.1 * sd);
+    // Around the base's own value (the profile may have moved since the fit: an anchor's
+    // compute scale on top, a calibration on top of a fitted profile), in the fit's scale.
+    const double now = value_of(*p, base) / x.unit;
+    if (x.log && !(now > 0.0)) continue;
+    const double u0 = std::clamp(x.log ? std::log(now) : now, x.low_u, x.high_u);
+    const double below = std::max(x.low_u, u0 - 0.1 * sd);
+    const double above = std::min(x.high_u, u0 + 0.1 * sd);
     if (above <= below) continue;
-    const auto natural = [&](double u) { return x.unit * (x.log ? std::exp(u) : u); };
-    const double fitted = natural(x.u);
     for (const double u : {below, above}) {
       RunsModel m = base;
-      // Compute scales move the base's by their ratio to the fitted value.
-      const double ratio = natural(u) / fitted;
-      switch (*p) {
-        case RunParameter::compute_scale:
-          m.forward_scale *= ratio;
-          m.backward_scale *= ratio;
-          break;
-        case RunParameter::forward_scale: m.forward_scale *= ratio; break;
-        case RunParameter::backward_scale: m.backward_scale *= ratio; break;
-        default: apply_value(*p, natural(u), m);
+      const double value = x.unit * (x.log ? std::exp(u) : u);
+      if (*p == RunParameter::compute_scale) {
+        m.forward_scale *= value / base.forward_scale;
+        m.backward_scale *= value / base.forward_scale;
+      } else {
+        apply_value(*p, value, m);
       }
       models_.push_back(std::move(m));
     }
@@ -561,7 +590,9 @@ Band BandModels::band(double point_s, std::span<const double> times_s, double re
   const double residual = residual_scale * model_sigma_;
   double variance = residual * residual;
   for (std::size_t a = 0; a < n_; ++a) {
-    for (std::size_t b = 0; b < n_; ++b) variance += g[a] * covariance_[a * n_ + b] * g[b];
+    for (std::size_t b = 0; b < n_; ++b) {
+      if (g[a] != 0.0 && g[b] != 0.0) variance += g[a] * covariance_[a * n_ + b] * g[b];
+    }
   }
   const double sigma = std::sqrt(std::max(0.0, variance));
   return {point_s * std::exp(-kP90Sigmas * sigma), point_s * std::exp(kP90Sigmas * sigma)};

@@ -68,8 +68,9 @@ void add_speedup_band(Prepared& p, AdviseReport& r) {
   const std::vector<double> best = times_at(p.evaluator, *models, a.best->scheme);
   std::vector<double> ratios;
   for (std::size_t i = 0; i < allreduce.size(); ++i) ratios.push_back(allreduce[i] / best[i]);
-  r.speedup_band = models->band(a.speedup, ratios, std::sqrt(2.0));
-  if (r.speedup_band->p10_s < 1.0 && r.speedup_band->p90_s > 1.0) {
+  const Band ratio = models->band(a.speedup, ratios, std::sqrt(2.0));  // the times' band, on a ratio
+  r.speedup_band = SpeedupBand{ratio.p10_s, ratio.p90_s};
+  if (r.speedup_band->p10 < 1.0 && r.speedup_band->p90 > 1.0) {
     a.verdict = Verdict::uncertain;
     r.settle = settling_measurement(models->widest(ratios), *a.best, r.run.cluster.nodes);
   }

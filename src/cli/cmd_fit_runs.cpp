@@ -1,7 +1,8 @@
 // dtperf fit --runs: measured training runs -> the model's parameters for this cluster
-// (compute scale, link efficiencies and latency, contention, overhead) with their
-// uncertainty, every run's residual and leave-one-out error, and a fitted profile that
-// predict, compare and advise take with --profile.
+// (compute scale, link efficiencies and latency, contention, the framework's host work)
+// with their uncertainty, every run's residual and leave-one-out error, and a fitted
+// profile that predict, compare, advise, whatif and sweep take with --profile (and print
+// bands from).
 #include "cmd_fit_runs.hpp"
 
 #include "checks.hpp"

@@ -65,6 +65,7 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   overhead_s_ = distributed_ ? s.compute.iteration_overhead_s + (net.nodes > 1 ? s.compute.cross_node_overhead_s : 0.0)
                              : 0.0;
   const bool copies = distributed_ && s.options.framework_copies;
+  launch_s_ = distributed_ ? net.launch_s : 0.0;
   const GroupShape world{net.nodes, net.gpus_per_node, net.gpus_per_node};
   std::size_t tensor = 0;
   for (std::size_t b = 0; b < bucket_count_; ++b) {
@@ -77,7 +78,7 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
     cost_s_[b] = cost.time_s;
     intra_bytes_[b] = cost.intra_bytes_per_rank;
     inter_bytes_[b] = cost.inter_bytes_per_node;
-    const double share = contention.host_share(cost, world.ranks_per_node, cost.time_s);
+    const double share = contention.host_share(cost, world.ranks_per_node, cost.time_s - cost.launch_s);
     interference_[b] = contention.compute_beside(share);
     comm_factor_[b] = contention.exchange_beside_compute(share);
     // 2 passes (read + write) over the bucket into the flat buffer, and 2 back out.
@@ -148,7 +149,7 @@ IterationResult AllReducePredictor::predict(const AllReduceScenario& s) {
     r.comm_busy_s += cost_s_[b] + copy_out_s_[b];
     r.intra_bytes_per_gpu += intra_bytes_[b];
     r.inter_bytes_per_node += inter_bytes_[b];
-    if (inter_bytes_[b] > 0.0) r.nic_busy_s += cost_s_[b];
+    if (inter_bytes_[b] > 0.0) r.nic_busy_s += cost_s_[b] - launch_s_;
   }
   r.inter_bytes_per_gpu = r.inter_bytes_per_node / net.gpus_per_node;
   const double nic_capacity = net.nics_per_node * net.nic_line_bytes_per_s * r.iteration_s;

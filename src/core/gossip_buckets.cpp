@@ -84,7 +84,7 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
       const std::size_t cell = p * buckets + b;
       cost_s[cell] = cost.time_s + bucket_gather_s[b];
       if (lanes > 0) latency_cell_s[cell] = std::min(cost_s[cell], one_byte_s + bucket_gather_s[b]);
-      host_share[cell] = contention.host_share(cost, shape.ranks_per_node, cost_s[cell]);
+      host_share[cell] = contention.host_share(cost, shape.ranks_per_node, cost_s[cell] - cost.launch_s);
       intra_bytes_per_rank[cell] = cost.intra_bytes_per_rank;
       inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
     }

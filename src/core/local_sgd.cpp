@@ -130,9 +130,10 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   r.slow_s = g == 1 && tau > 0 ? std::min(r.comm_s, r.window_s) * (1.0 - 1.0 / interference) : 0.0;
   r.wire_bytes_per_gpu = o.outer_gossip ? wire : codec.reducible ? 2.0 * (groups - 1.0) / groups * wire
                                                                  : (groups - 1.0) * wire;
-  // The framework's host work for the fragment it hands over (per tensor: the inner
-  // steps' All-Reduce has it).
-  const double sync_overhead = s.compute.cross_node_overhead_s + exposed_host_s(net, 0.0, wire);
+  // The framework's host work for the fragment it hands over, a rank's shard of the
+  // fragment's parameters (per tensor: the inner steps' All-Reduce has it).
+  const double sync_overhead =
+      s.compute.cross_node_overhead_s + exposed_host_s(net, 0.0, shard * static_cast<double>(param_bytes));
   const double per_sync = r.prep_s + r.wait_s + r.slow_s + r.fold_s + r.step_s + sync_overhead;
   r.round_s = H * in.iteration_s + fragments * per_sync;
   r.compute_utilization = H * in.iteration_s / r.round_s;
@@ -147,7 +148,7 @@ LocalSgdResult predict_local_sgd(const ModelSpec& model, const LocalSgdScenario&
   it.optimizer_s += per_step * (r.prep_s + r.fold_s + r.step_s);
   it.overhead_s += per_step * sync_overhead;
   it.comm_busy_s += per_step * r.comm_s;
-  it.nic_busy_s += per_step * cross.time_s * (tau > 0 ? comm_factor : 1.0);
+  it.nic_busy_s += per_step * (cross.time_s - cross.launch_s) * (tau > 0 ? comm_factor : 1.0);
   it.intra_bytes_per_gpu += per_step * gather.intra_bytes_per_rank;
   it.inter_bytes_per_gpu += per_step * (r.wire_bytes_per_gpu + gather.inter_bytes_per_node / per_node);
   it.inter_bytes_per_node = it.inter_bytes_per_gpu * per_node;

@@ -187,6 +187,23 @@ CollectiveCost ring_pass(const NetworkParams& net, const GroupShape& g, double p
   return cost;
 }
 
+// The transfer of a point-to-point send, without the framework's launch work.
+CollectiveCost pair_transfer_cost(const NetworkParams& net, const GroupShape& pair, double bytes) {
+  const double wire = bytes / net.compression_ratio;
+  CollectiveCost cost;
+  cost.algorithm = Algorithm::ring;
+  if (pair.nodes <= 1) {
+    cost.time_s = net.intra_latency_s + wire / net.intra_bytes_per_s;
+    cost.intra_bytes_per_rank = wire;
+  } else {
+    GroupShape one_rank = pair;
+    one_rank.ranks_per_node = 1;
+    cost.time_s = net.inter_latency_s + wire / group_nic_bytes_per_s(net, one_rank);
+    cost.inter_bytes_per_node = wire;
+  }
+  return cost;
+}
+
 // The formula alone, for a group of at least 2 ranks and a positive size.
 CollectiveCost formula_cost(const NetworkParams& net, const GroupShape& g, Collective collective, double bytes,
                             Algorithm algorithm) {
@@ -220,7 +237,7 @@ CollectiveCost formula_cost(const NetworkParams& net, const GroupShape& g, Colle
       return cost;
     }
     case Collective::sendrecv: {
-      if (g.nodes <= 1) return pair_send_cost(net, g, bytes);
+      if (g.nodes <= 1) return pair_transfer_cost(net, g, bytes);
       const GroupShape crossing{g.nodes, 1, 1};  // one rank per node sends across
       CollectiveCost cost;
       cost.algorithm = Algorithm::ring;
@@ -293,6 +310,7 @@ CollectiveCost collective_cost(const NetworkParams& net, const GroupShape& g, Co
   CollectiveCost cost = formula_cost(net, g, collective, bytes, algorithm);
   cost.time_s *= measured_ratio(net, g, collective, bytes / net.compression_ratio);
   cost.time_s += net.launch_s;
+  cost.launch_s = net.launch_s;
   return cost;
 }
 
@@ -302,19 +320,9 @@ CollectiveCost allreduce_cost(const NetworkParams& net, const GroupShape& group,
 }
 
 CollectiveCost pair_send_cost(const NetworkParams& net, const GroupShape& pair, double bytes) {
-  const double wire = bytes / net.compression_ratio;
-  CollectiveCost cost;
-  cost.algorithm = Algorithm::ring;
-  if (pair.nodes <= 1) {
-    cost.time_s = net.intra_latency_s + wire / net.intra_bytes_per_s;
-    cost.intra_bytes_per_rank = wire;
-  } else {
-    GroupShape one_rank = pair;
-    one_rank.ranks_per_node = 1;
-    cost.time_s = net.inter_latency_s + wire / group_nic_bytes_per_s(net, one_rank);
-    cost.inter_bytes_per_node = wire;
-  }
+  CollectiveCost cost = pair_transfer_cost(net, pair, bytes);
   cost.time_s += net.launch_s;
+  cost.launch_s = net.launch_s;
   return cost;
 }
 

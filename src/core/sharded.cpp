@@ -24,7 +24,7 @@ struct Stream {
     const double t = c.time_s * factor;
     free_s = std::max(free_s, issue_s) + t;
     busy_s += t;
-    if (c.inter_bytes_per_node > 0.0) nic_busy_s += t;
+    if (c.inter_bytes_per_node > 0.0) nic_busy_s += (c.time_s - c.launch_s) * factor;
     intra_bytes_per_rank += c.intra_bytes_per_rank;
     inter_bytes_per_node += c.inter_bytes_per_node;
     return free_s;

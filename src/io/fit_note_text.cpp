@@ -113,7 +113,7 @@ std::string fit_note_text(const FitNote& n) {
                          n.peak_flops_per_s / 1e12, 100.0 * n.assumed_efficiency);
     case K::network_instead_of_compute:
       return "compute cannot explain these runs (their time does not follow the compute term: communication hides "
-             "it); the network term was fitted instead and compute kept at the model's own estimate";
+             "it); the network term is pinned instead and compute stays open, near the model's own estimate";
     case K::run_not_explained:
       return fmt::format("run '{}' is not explained within 10 % ({:+.1f} %): a term the model lacks, or a run that "
                          "differs from its description",

@@ -346,8 +346,8 @@ Rendered render(const AdviseReport& r) {
   json["advice"] = advice_json(r.advice);
   std::string band;
   if (const auto& b = r.speedup_band) {
-    json["advice"]["speedup_band"] = {{"p10", b->p10_s}, {"p90", b->p90_s}};
-    band = fmt::format("speedup P10-P90 from the fitted profile: {:.3f}x to {:.3f}x{}\n", b->p10_s, b->p90_s,
+    json["advice"]["speedup_band"] = {{"p10", b->p10}, {"p90", b->p90}};
+    band = fmt::format("speedup P10-P90 from the fitted profile: {:.3f}x to {:.3f}x{}\n", b->p10, b->p90,
                        r.settle.empty() ? "" : "; on both sides of 1: " + r.settle);
     if (!r.settle.empty()) json["advice"]["settle"] = r.settle;
   }

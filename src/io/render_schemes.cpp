@@ -241,6 +241,10 @@ Rendered render(const WhatifReport& r) {
   std::string text = run_header(r.run);
   text += fmt::format("# scheme: {}; here: {} % scaling at {} Gbit/s per NIC\n", scheme, percent(r.here.scaling_factor),
                       fixed(nic_gbps, 1));
+  if (r.here_band) {
+    text += fmt::format("# iteration {:.2f} ms, P10-P90 {} ms: the fitted profile's uncertainty and the model's residual\n",
+                        r.here.iteration_s / units::ms, band_text(*r.here_band));
+  }
   text += table(rate_columns(), std::span<const RatePoint>(r.rates));
   text += fmt::format("\n# the least NIC rate (at the profile's efficiency and at line rate) and the least compression (at "
                       "{} Gbit/s{}) that reach each target\n",

@@ -36,7 +36,7 @@ namespace dtperf {
 std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing = true);
 
 // The advice is data: verdicts, factors, break-even sides and caveats are values, and
-// io/report_schemes.hpp renders them as sentences (text) and as fields (JSON).
+// io/render.hpp (render_advice.cpp) renders them as sentences (text) and as fields (JSON).
 
 // uncertain: a profile fitted to runs leaves the speedup's P10-P90 band on both sides of
 // 1 (report.hpp's advise report decides it and names the measurement that would settle it).

@@ -104,11 +104,11 @@ struct EnumNames<RunParameter> {
 
 struct FittedParameter {
   RunParameter parameter = RunParameter::compute_scale;
-  double prior = 0.0;       // natural units (seconds for latency and overhead)
+  double prior = 0.0;       // natural units (s for latency and per launch or tensor, s/B per byte)
   double value = 0.0;
   double low = 0.0;         // value -/+ one standard error, in natural units
   double high = 0.0;
-  bool identified = false;  // false: kept at the prior
+  bool identified = false;  // narrowed by the runs to under half its prior width ("pinned")
 };
 
 struct RunResidual {
@@ -129,10 +129,10 @@ struct RunsModel {
 
 struct RunsFit {
   std::vector<FittedParameter> parameters;
-  // For prediction bands: every parameter in its fitting scale, their covariance (the
-  // runs' posterior for the identified ones, the prior width for the others), the
-  // model's residual, and the identified parameters' correlations (|r| >= 0.5, the pairs
-  // the runs cannot tell apart well), as a fitted profile keeps them (cluster.hpp).
+  // For prediction bands: every parameter in its fitting scale, their joint posterior
+  // covariance, the model's residual, and the identified parameters' correlations
+  // (|r| >= 0.5, the pairs the runs pin only together), as a fitted profile keeps them
+  // (cluster.hpp).
   std::vector<ClusterProfile::RunsFit::Parameter> uncertainty;
   std::vector<double> covariance;  // row-major, uncertainty.size() squared
   double model_sigma = 0.0;

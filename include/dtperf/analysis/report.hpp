@@ -134,13 +134,19 @@ struct CompareReport {
 };
 CompareReport build_compare_report(Prepared& prepared);
 
+/// A speedup's P10-P90 band (a ratio of iteration times).
+struct SpeedupBand {
+  double p10 = 0.0;
+  double p90 = 0.0;
+};
+
 struct AdviseReport {
   RunContext run;
   Advice advice;
   // From a fitted profile: the best topology's speedup band (both predictions move
   // together with the parameters); where it lies on both sides of 1 the verdict is
   // "uncertain" and `settle` names the measurement that would decide it.
-  std::optional<Band> speedup_band;
+  std::optional<SpeedupBand> speedup_band;
   std::string settle;
 };
 /// `stage` is told each step of the search ("break-even bandwidth"), for progress lines.
