@@ -54,6 +54,9 @@ expect 2 'nic-gbps' predict --nic-gbps -5
 expect 2 'transport-efficiency' predict --transport-efficiency 1.5
 expect 2 'algorithm' predict --algorithm butterfly
 expect 2 'unknown model .resnet-50. \(did you mean .resnet50.\?\)' predict --model resnet-50
+# Models by size: the canonical spelling in the header, one clear error for a bad key.
+expect 0 'gpt:layers=24,d=2048,heads=32,ffn=8192,seq=2048' predict --model gpt:layers=24,d=2048,seq=2048 --profile dgx-a100
+expect 2 "^dtperf: error: --model: llama:layers=2,d=256,kv=2: unknown key 'kv'" predict --model llama:layers=2,d=256,kv=2
 expect 2 "unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" predict --profile dgx-a10
 expect 2 "profile 'p3dn-24xlarge' has no bf16 peak" predict --profile p3dn-24xlarge --dtype bf16
 expect 2 '' no-such-command

@@ -124,3 +124,37 @@ TEST_CASE("unknown model names suggest a built-in one", "[model_files][errors]")
   CHECK(error_of([] { load_model("resnet-50"); }).find("unknown model 'resnet-50' (did you mean 'resnet50'?)") !=
         std::string::npos);
 }
+
+TEST_CASE("Models by size: defaults, canonical names and one clear error per bad key", "[model_files][sized]") {
+  // The 1.3B GPT: d 2048 -> 32 heads of 64, FFN 8192; 24 x (12 d^2 + 13 d) + 2 d + 50,257 d
+  // + 2,048 d = 1,315,723,264 parameters.
+  const ModelSpec gpt = load_model("gpt:layers=24,d=2048,seq=2048");
+  CHECK(gpt.name == "gpt:layers=24,d=2048,heads=32,ffn=8192,seq=2048,vocab=50257,batch=1,attention=fused,dropout=no");
+  CHECK(gpt.total_params() == 1'315'723'264);
+  // Llama's FFN rule: ceil(8 x 5120 / 3) = 13,654 -> 13,824 (next multiple of 256), as
+  // Llama-2-13B; 40 heads of 128.
+  const ModelSpec llama = load_model("llama:layers=40,d=5120");
+  CHECK(llama.name == "llama:layers=40,d=5120,heads=40,kv_heads=40,ffn=13824,seq=4096,vocab=32000,batch=1,attention=fused");
+  CHECK(llama.total_params() == 13'015'864'320);
+  CHECK(load_model("gpt:layers=2,d=128,batch=2.5").default_batch_per_gpu == 2.5);
+  CHECK(error_of([] { load_model("gpt:layers=24"); }) == "model: gpt:layers=24: give d=");
+  CHECK(error_of([] { load_model("gpt:layers=0,d=64"); }) ==
+        "model: gpt:layers=0,d=64: layers=0 is out of range: it must be from 1 to 100000");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=100"); }) ==
+        "model: gpt:layers=2,d=100: d=100 is not a multiple of 64: give heads=");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=128,heads=3"); }) ==
+        "model: gpt:layers=2,d=128,heads=3: heads=3 does not divide d=128");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=128,layer=3"); }).starts_with(
+      "model: gpt:layers=2,d=128,layer=3: unknown key 'layer' (did you mean 'layers'?); keys: layers, d,"));
+  CHECK(error_of([] { load_model("gpt:layers=2,d=128,d=256"); }) == "model: gpt:layers=2,d=128,d=256: 'd' given twice");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=1e3"); }) == "model: gpt:layers=2,d=1e3: d=1e3 is not a whole number");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=128,"); }) ==
+        "model: gpt:layers=2,d=128,: '' is not key=value (keys: layers, d, heads, ffn, seq, vocab, batch, attention, "
+        "dropout)");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=128,attention=flash"); }) ==
+        "model: gpt:layers=2,d=128,attention=flash: attention=flash: expected one of eager, fused");
+  CHECK(error_of([] { load_model("llama:layers=2,d=256,heads=2,kv_heads=3"); }) ==
+        "model: llama:layers=2,d=256,heads=2,kv_heads=3: kv_heads=3 does not divide heads=2");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=128,batch=0"); }) ==
+        "model: gpt:layers=2,d=128,batch=0: batch=0 is out of range: it must be positive and at most 1e+09");
+}

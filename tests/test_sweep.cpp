@@ -207,6 +207,9 @@ TEST_CASE("sweep axis values: lists and ranges", "[sweep][cli]") {
   CHECK(axes_refused({"nodes=1", "nodes=2"}).find("given twice") != std::string::npos);
   CHECK(axes_refused({"scheme=rign"}).find("did you mean 'ring'?") != std::string::npos);
   CHECK(cli::parse_axes({"scheme=all"}).axes.schemes.size() >= 8);
+  // A model by size keeps its own commas: four models here.
+  CHECK(cli::parse_axes({"model=resnet50,gpt:layers=24,d=2048,seq=2048,llama:layers=2,d=256,vgg16"}).models ==
+        std::vector<std::string>{"resnet50", "gpt:layers=24,d=2048,seq=2048", "llama:layers=2,d=256", "vgg16"});
 }
 
 TEST_CASE("sweep rows: CSV, JSON lines and the table from one column list", "[sweep][io]") {

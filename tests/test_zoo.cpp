@@ -235,3 +235,132 @@ TEST_CASE("Building a zoo model twice gives the same tensors", "[zoo]") {
     CHECK(a.tensors[i].forward_flops_per_sample == b.tensors[i].forward_flops_per_sample);
   }
 }
+
+// ---- Models by size ------------------------------------------------------------------
+
+namespace {
+
+// GPT-2's architecture: per layer 12 d^2 weights (QKV 3 d^2, output d^2, MLP 2 x 4 d^2)
+// and 13 d biases and norms (QKV 3 d, output d, MLP 4 d + d, two LayerNorms 4 d); then
+// the final LayerNorm 2 d, the tied token embedding V d and the learned positions S d.
+std::int64_t gpt_formula(std::int64_t layers, std::int64_t d, std::int64_t vocab, std::int64_t seq) {
+  return layers * (12 * d * d + 13 * d) + 2 * d + vocab * d + seq * d;
+}
+
+}  // namespace
+
+TEST_CASE("GPT by size counts MosaicML's published MPT parameter counts exactly", "[zoo][sized]") {
+  // llm-foundry benchmarks (validation/data/validation-s3/README.md): vocabulary 50,368,
+  // context 2,048; d and layers from llm-foundry's mpt-*.yaml.
+  struct Published {
+    int layers;
+    std::int64_t d;
+    std::int64_t params;
+  };
+  for (const Published p : {Published{24, 1536, 760'470'528}, Published{24, 2048, 1'315'950'592},
+                            Published{32, 2560, 2'651'837'440}, Published{32, 4096, 6'658'859'008},
+                            Published{40, 5120, 12'853'954'560}, Published{48, 7168, 29'975'214'080},
+                            Published{80, 8192, 64'862'437'376}}) {
+    INFO(p.d);
+    CHECK(gpt_formula(p.layers, p.d, 50368, 2048) == p.params);
+    dtperf::GptShape shape;
+    shape.layers = p.layers;
+    shape.model_dim = p.d;
+    shape.heads = p.d / 64;
+    shape.ffn_dim = 4 * p.d;
+    shape.context = 2048;
+    shape.vocab = 50368;
+    CHECK(dtperf::gpt_model(shape).total_params() == p.params);
+  }
+}
+
+TEST_CASE("Llama by size counts Meta's published Llama 2 parameter counts exactly", "[zoo][sized]") {
+  // Per layer: Q and output d^2 each, K and V d x kv (kv = d x kv_heads / heads), three
+  // SwiGLU matrices 3 d f, two RMSNorms 2 d; then the final norm d and the untied
+  // embedding and LM head 2 V d. Hugging Face meta-llama/Llama-2-{7,13,70}b-hf.
+  struct Published {
+    int layers;
+    std::int64_t d, heads, kv_heads, ffn, params;
+  };
+  for (const Published p : {Published{32, 4096, 32, 32, 11008, 6'738'415'616},
+                            Published{40, 5120, 40, 40, 13824, 13'015'864'320},
+                            Published{80, 8192, 64, 8, 28672, 68'976'648'192}}) {
+    INFO(p.d);
+    const std::int64_t kv = p.d / p.heads * p.kv_heads;
+    CHECK(p.layers * (2 * p.d * p.d + 2 * p.d * kv + 3 * p.d * p.ffn + 2 * p.d) + p.d + 2 * 32000 * p.d == p.params);
+    dtperf::LlamaShape shape;
+    shape.layers = p.layers;
+    shape.model_dim = p.d;
+    shape.heads = p.heads;
+    shape.kv_heads = p.kv_heads;
+    shape.ffn_dim = p.ffn;
+    CHECK(dtperf::llama_model(shape).total_params() == p.params);
+  }
+}
+
+TEST_CASE("The zoo's GPT-2 and Llama-2-7B are the sized builders at their published shapes", "[zoo][sized]") {
+  const auto same_tensors = [](const ModelSpec& a, const ModelSpec& b) {
+    REQUIRE(a.tensors.size() == b.tensors.size());
+    for (std::size_t i = 0; i < a.tensors.size(); ++i) {
+      INFO(a.tensors[i].name);
+      CHECK(a.tensors[i].name == b.tensors[i].name);
+      CHECK(a.tensors[i].params == b.tensors[i].params);
+      CHECK(a.tensors[i].forward_flops_per_sample == b.tensors[i].forward_flops_per_sample);
+      CHECK(a.tensors[i].backward_flops_per_sample == b.tensors[i].backward_flops_per_sample);
+      CHECK(a.tensors[i].forward_memory_bytes_per_sample == b.tensors[i].forward_memory_bytes_per_sample);
+      CHECK(a.tensors[i].saved_activation_bytes_per_sample == b.tensors[i].saved_activation_bytes_per_sample);
+      CHECK(a.tensors[i].saved_fixed_bytes_per_sample == b.tensors[i].saved_fixed_bytes_per_sample);
+    }
+  };
+  dtperf::GptShape xl;
+  xl.layers = 48;
+  xl.model_dim = 1600;
+  xl.heads = 25;
+  xl.ffn_dim = 6400;
+  xl.attention = dtperf::Attention::eager;
+  xl.dropout = true;
+  same_tensors(dtperf::gpt_model(xl), zoo("gpt2-xl"));
+  dtperf::LlamaShape llama;
+  llama.attention = dtperf::Attention::eager;
+  same_tensors(dtperf::llama_model(llama), zoo("llama-7b"));
+}
+
+TEST_CASE("Fused attention keeps no score matrix and recomputes the scores in backward", "[zoo][sized]") {
+  // GPT, d 1024, 16 heads, 2,048 tokens, no dropout. Per sequence and layer the attention
+  // products QK^T and AV are 2 x 2 x d FLOPs per unmasked query-key pair, n (n / 2) pairs,
+  // the same in both forms; eager keeps the 16 x 2048 x 2048 softmax output (fp32), fused
+  // keeps Q, K, V, O (4 d n) and a log-sum-exp per query and head (16 n).
+  dtperf::GptShape shape;
+  shape.layers = 1;
+  shape.model_dim = 1024;
+  shape.heads = 16;
+  shape.ffn_dim = 4096;
+  shape.context = 2048;
+  shape.attention = dtperf::Attention::eager;
+  const ModelSpec eager = dtperf::gpt_model(shape);
+  shape.attention = dtperf::Attention::fused;
+  const ModelSpec fused = dtperf::gpt_model(shape);
+  const auto proj = [](const ModelSpec& m) {
+    for (const auto& t : m.tensors)
+      if (t.name == "h.0.attn.c_proj.weight") return t;
+    FAIL("no c_proj");
+    return m.tensors.front();
+  };
+  const double n = 2048.0, d = 1024.0, h = 16.0;
+  const double products = 2.0 * 2.0 * d * (n / 2.0) * n;
+  const double softmax = 5.0 * h * (n / 2.0) * n;
+  const double linear = 2.0 * d * d * n;
+  const double residual = d * n;
+  CHECK(proj(eager).forward_flops_per_sample == Approx(linear + products + softmax + residual));
+  CHECK(proj(fused).forward_flops_per_sample == Approx(linear + products + softmax + residual));
+  // Backward: the linear and the residual twice over; products 2.5 x, softmax 2 x (fused)
+  // against 2 x everything (eager).
+  CHECK(proj(eager).backward_flops_per_sample == Approx(2.0 * (linear + products + softmax + residual)));
+  CHECK(proj(fused).backward_flops_per_sample == Approx(2.0 * (linear + residual) + 2.5 * products + 2.0 * softmax));
+  // Kept (4 bytes per element): the projection's input d n; eager Q, K, V copies 3 d n and
+  // the probabilities h n^2; fused Q, K, V and O 4 d n and h n.
+  CHECK(proj(eager).saved_activation_bytes_per_sample == Approx(4.0 * (d * n + 3.0 * d * n + h * n * n)));
+  CHECK(proj(fused).saved_activation_bytes_per_sample == Approx(4.0 * (d * n + 4.0 * d * n + h * n)));
+  CHECK(fused.name ==
+        "gpt:layers=1,d=1024,heads=16,ffn=4096,seq=2048,vocab=50257,batch=1,attention=fused,dropout=no");
+}

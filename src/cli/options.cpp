@@ -35,7 +35,7 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("-p,--profile", profile, "Cluster profile: a built-in name (dtperf profiles) or a JSON file")
       ->capture_default_str();
   app.add_option("-m,--model", model,
-                 "Model: a built-in name (dtperf models), a .json layer file or a .log per-layer timing log")
+                 "Model: a built-in name (dtperf models), a model by size (gpt:layers=24,d=2048,seq=2048; llama:...), a .json layer file or a .log per-layer timing log")
       ->capture_default_str();
 
   const char* cluster_group = "Cluster what-ifs (default: the profile's values)";

@@ -33,6 +33,22 @@ std::vector<std::string> split(const std::string& text, char separator) {
   }
 }
 
+// The model axis: comma-separated names, where a model by size keeps its own key=value
+// pairs ("model=resnet50,gpt:layers=24,d=2048" is two models): a piece with '=' and no
+// ':' continues the model before it.
+std::vector<std::string> model_values(const std::string& values) {
+  std::vector<std::string> models;
+  for (std::string& piece : split(values, ',')) {
+    const bool continues = piece.find('=') != std::string::npos && piece.find(':') == std::string::npos;
+    if (continues && !models.empty() && models.back().find(':') != std::string::npos) {
+      models.back() += "," + piece;
+    } else {
+      models.push_back(std::move(piece));
+    }
+  }
+  return models;
+}
+
 double number(const std::string& axis, const std::string& text) {
   double value = 0.0;
   const char* end = text.data() + text.size();
@@ -134,7 +150,7 @@ AxisSpecs parse_axes(const std::vector<std::string>& vary) {
     if (!seen.insert(name).second) refuse(name, "the axis is given twice");
     if (values.empty()) refuse(name, "no values");
     if (name == "model") {
-      specs.models = split(values, ',');
+      specs.models = model_values(values);
     } else if (name == "scheme") {
       a.schemes = schemes(values);
     } else if (name == "nodes") {

@@ -212,11 +212,12 @@ ModelSpec load_model(const std::string& name_or_path) {
   if (name_or_path.ends_with(".json")) return read_layer_file(name_or_path);
   if (name_or_path.ends_with(".log")) return read_timing_log(name_or_path);
   if (auto model = zoo_model(name_or_path)) return *model;
+  if (auto model = sized_model(name_or_path)) return *model;
   std::vector<std::string> names;
   for (const auto& entry : model_zoo()) names.emplace_back(entry.name);
   throw InputError::in_input("model",
-                   fmt::format("unknown model '{}'{}; built-in models: {} (or give a .json layer file "
-                               "or a .log timing log)",
+                   fmt::format("unknown model '{}'{}; built-in models: {} (or a model by size, gpt:layers=L,d=D,... "
+                               "or llama:layers=L,d=D,..., or a .json layer file or a .log timing log)",
                                name_or_path, did_you_mean(name_or_path, names), join_names(names)));
 }
 

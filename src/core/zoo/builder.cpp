@@ -55,9 +55,13 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
 }
 
 void ModelBuilder::attach(std::size_t index, Work forward) {
+  attach(index, forward, kBackwardToForward * forward.flops);
+}
+
+void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops) {
   TensorSpec& tensor = model_.tensors.at(index);
   tensor.forward_flops_per_sample += forward.flops;
-  tensor.backward_flops_per_sample += kBackwardToForward * forward.flops;
+  tensor.backward_flops_per_sample += backward_flops;
   tensor.forward_memory_bytes_per_sample += forward.bytes;
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
   tensor.saved_activation_bytes_per_sample += forward.saved;
@@ -136,6 +140,24 @@ Work attention_products(std::int64_t model_dim, std::int64_t heads, double query
   const double mask = probs_dropout ? stored * kMaskBytes : 0.0;
   return {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops,
           query_tokens * kept * kActivationBytes, query_tokens * mask};
+}
+
+FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads,
+                                        double query_tokens, double keys_per_query) {
+  constexpr double kBackwardProductsToForward = 2.5;  // FlashAttention-2: 5 products / 2
+  const double d = static_cast<double>(model_dim);
+  const double kv = static_cast<double>(kv_dim);
+  const double h = static_cast<double>(heads);
+  const double gemm_flops = 2.0 * 2.0 * d * keys_per_query;
+  const double softmax_flops = kSoftmaxFlopsPerElement * h * keys_per_query;
+  const double bytes = (2.0 * d + 2.0 * kv) * kActivationBytes;  // Q, K, V read, output written
+  const double kept = 2.0 * d + 2.0 * kv + h;                     // Q, K, V, output, log-sum-exp
+  FusedAttention out;
+  out.forward = {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops,
+                 query_tokens * kept * kActivationBytes, 0.0};
+  out.backward_flops =
+      query_tokens * (kBackwardProductsToForward * gemm_flops + kBackwardToForward * softmax_flops);
+  return out;
 }
 
 Work softmax_cross_entropy(std::int64_t classes, double tokens) {

@@ -83,8 +83,10 @@ class ModelBuilder {
   std::size_t add(std::string name, std::int64_t params, Work forward);
   std::size_t add(std::string name, std::int64_t params, Work forward, double backward_flops);
 
-  // Adds the work of a parameter-free operator to the tensor at `index`.
+  // Adds the work of a parameter-free operator to the tensor at `index` (backward FLOPs
+  // kBackwardToForward x forward unless given).
   void attach(std::size_t index, Work forward);
+  void attach(std::size_t index, Work forward, double backward_flops);
 
   // The operator of the tensor at `index` (a linear just added) reads a tensor an earlier
   // operator keeps already (key and value projections after the query's): its input is
@@ -127,6 +129,18 @@ std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,
 // `probs_dropout`, the dropped probabilities and their mask.
 Work attention_products(std::int64_t model_dim, std::int64_t heads, double query_tokens,
                         double keys_per_query, double stored_keys_per_query, bool probs_dropout);
+// The same products in one fused kernel (FlashAttention-2, Dao 2023, Algorithms 1 and 2):
+// Q, K, V read and the output written once, the scores never leave the chip; kept for
+// backward: Q, K and V (keys and values at `kv_dim`, grouped-query attention), the output
+// and one log-sum-exp per query and head. Backward recomputes QK^T: 5 matrix products
+// against forward's 2, so 2.5 x forward's product FLOPs (the paper's own count, Sec. 4.1),
+// and the softmax twice over as every elementwise operator here.
+struct FusedAttention {
+  Work forward;
+  double backward_flops = 0.0;
+};
+FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads,
+                                        double query_tokens, double keys_per_query);
 // Logits of `vocab` classes per token from a projection whose weight is tied to an
 // embedding: the GEMM, softmax and cross-entropy.
 Work tied_output_projection(std::int64_t model_dim, std::int64_t vocab, double tokens);
