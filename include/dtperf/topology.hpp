@@ -78,6 +78,9 @@ struct TopologyInfo {
   const char* name;
   const char* description;
   const char* constraint;  // what (ranks, node size) it needs, in words
+  // Ranks average in small groups (gossip). False for `complete`: one group of all ranks
+  // is an all-reduce of parameters, overlapped as Decent-DP runs it, not decentralized.
+  bool gossip = true;
 };
 
 /// The built-in topologies, in a stable order.

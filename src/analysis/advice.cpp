@@ -31,7 +31,9 @@ std::vector<Scheme> whole_model_gossip_schemes() { return {Scheme::sgp(), Scheme
 
 std::vector<Scheme> decentdp_schemes() {
   std::vector<Scheme> out;
-  for (const TopologyInfo& t : topologies()) out.push_back(Scheme::gossip(t.name));
+  for (const TopologyInfo& t : topologies()) {
+    if (t.gossip) out.push_back(Scheme::gossip(t.name));
+  }
   return out;
 }
 
@@ -345,12 +347,24 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
 }  // namespace
 
 std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing) {
-  std::vector<SchemeOutcome> out{evaluator.evaluate(Scheme::allreduce())};
+  std::vector<SchemeOutcome> out{evaluator.evaluate(Scheme::allreduce()),
+                                 evaluator.evaluate(Scheme::gossip("complete"), {}, with_mixing)};
   for (const Scheme& scheme : decentdp_schemes()) out.push_back(evaluator.evaluate(scheme, {}, with_mixing));
   for (const Scheme& scheme : whole_model_gossip_schemes()) out.push_back(evaluator.evaluate(scheme));
   for (const Sharding s : kShardings) out.push_back(evaluator.evaluate(Scheme::sharded(s)));
   out.push_back(evaluator.evaluate(Scheme::local_sgd()));
   out.push_back(evaluator.evaluate(Scheme::diloco()));
+  return out;
+}
+
+std::vector<const SchemeOutcome*> tied_with_best(const Advice& a) {
+  std::vector<const SchemeOutcome*> out;
+  if (!a.best) return out;
+  for (const SchemeOutcome& o : a.candidates) {
+    const bool close = o.iteration.iteration_s <= kComparableSpeed * a.best->iteration.iteration_s &&
+                       a.best->iteration.iteration_s <= kComparableSpeed * o.iteration.iteration_s;
+    if (runnable(o) && close && o.scheme.name() != a.best->scheme.name()) out.push_back(&o);
+  }
   return out;
 }
 
@@ -387,8 +401,12 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme));
   a.best = choose(e, a.candidates);
   for (const Scheme& scheme : whole_model_gossip_schemes()) a.whole_model_gossip.push_back(e.evaluate(scheme));
+  a.parameter_allreduce = e.evaluate(Scheme::gossip("complete"));
   if (a.best) {
     a.best->mixing = e.setup_mixing(a.best->scheme.topology);
+    for (SchemeOutcome& c : a.candidates) {
+      if (runnable(c)) c.mixing = e.setup_mixing(c.scheme.topology);  // computed by choose() already
+    }
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;
     step("what each factor contributes");
     a.factors = attribute(e, a.best->scheme);

@@ -15,7 +15,8 @@ namespace dtperf {
 namespace {
 
 const TopologyInfo kTopologies[] = {
-    {"complete", "one group of all ranks: exact average every step (an all-reduce of parameters)", "any size"},
+    {"complete", "one group of all ranks: exact average every step (an all-reduce of parameters)", "any size",
+     false},
     {"ring", "one-peer ring: pairs {2i,2i+1} and {2i-1,2i} on alternate steps", "an even number of ranks"},
     {"one-peer-exp", "one-peer exponential graph: step k pairs ranks at distance 2^k", "ranks a power of two"},
     {"alternating-exp-ring",

@@ -256,7 +256,13 @@ Json advice_json(const Advice& a) {
             {"break_even_variability",
              break_even_json(a.variability, "compute_cv", variability_text(a.variability, best, a.variability_law))},
             {"caveats", caveats}};
-  if (a.best) j["best"] = scheme_outcome_json(*a.best, t_ar);
+  j["parameter_allreduce"] = scheme_outcome_json(a.parameter_allreduce, t_ar);
+  if (a.best) {
+    j["best"] = scheme_outcome_json(*a.best, t_ar);
+    Json tied = Json::array();
+    for (const SchemeOutcome* o : tied_with_best(a)) tied.push_back(o->scheme.name());
+    j["tied_with_best"] = tied;
+  }
   if (a.sharded_alternative) j["sharded_alternative"] = scheme_outcome_json(*a.sharded_alternative, t_ar);
   if (const auto& l = a.low_communication) {
     const int h = l->diloco.local_sgd_options.inner_steps;
@@ -278,6 +284,17 @@ std::string advice_text(const Advice& a) {
     out += fmt::format("verdict: {}. Best decentralized topology: {}, {:.3f}x the speed of all-reduce "
                        "({:.2f} ms vs {:.2f} ms per iteration).\n",
                        name_of(a.verdict), a.best->scheme.name(), a.speedup, t_best, t_ar);
+    if (const auto tied = tied_with_best(a); !tied.empty()) {
+      std::vector<std::string> names;
+      for (const SchemeOutcome* o : tied) {
+        names.push_back(fmt::format("{} ({:.2f} ms, spectral gap {:.4f})", o->scheme.name(),
+                                    o->iteration.iteration_s / units::ms, o->mixing ? o->mixing->spectral_gap : 0.0));
+      }
+      out += fmt::format("tie: {} within {:.0f} % of it, closer than the model tells apart; {} mixes best "
+                         "(spectral gap {:.4f}), so its replicas agree soonest for the same time.\n",
+                         fmt::join(names, ", "), (kComparableSpeed - 1.0) * 100.0, a.best->scheme.name(),
+                         a.best->mixing ? a.best->mixing->spectral_gap : 0.0);
+    }
     out += fmt::format("\nwhere the difference comes from ({:+.2f} ms per iteration, switching each factor off in the "
                        "model; Shapley shares):\n",
                        t_ar - t_best);
@@ -316,6 +333,12 @@ std::string advice_text(const Advice& a) {
                                   : fmt::format("{} not applicable", o.scheme.name()));
     }
     out += fmt::format("\nwhole-model gossip (for reference, not ranked by the verdict): {}\n", fmt::join(parts, ", "));
+  }
+  if (const SchemeOutcome& p = a.parameter_allreduce; p.available) {
+    out += fmt::format("overlapped all-reduce of parameters (Decent-DP's complete topology; for reference, not "
+                       "decentralized): {:.2f} ms ({:.3f}x{})\n",
+                       p.iteration.iteration_s / units::ms, a.allreduce.iteration.iteration_s / p.iteration.iteration_s,
+                       p.memory.fits() ? "" : ", does not fit");
   }
   if (const auto& l = a.low_communication) {
     const LocalSgdRound& r = *l->diloco.local_sgd;

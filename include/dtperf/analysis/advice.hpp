@@ -152,7 +152,10 @@ struct LowCommunication {
 
 struct Advice {
   SchemeOutcome allreduce;
-  std::vector<SchemeOutcome> candidates;  // Decent-DP topologies, available or not
+  std::vector<SchemeOutcome> candidates;  // Decent-DP's gossip topologies, available or not
+  // Decent-DP's `complete` topology: an all-reduce of parameters overlapped with the next
+  // iteration. Reported beside the verdict, never ranked as decentralized training.
+  SchemeOutcome parameter_allreduce;
   // SGP (overlapped and not) and D-PSGD: predicted and reported beside the verdict, not
   // candidates for it: they exchange whole models without a spectral gap to rank them
   // by, and the factor attribution is defined for Decent-DP's bucketed exchange.
@@ -174,6 +177,10 @@ struct Advice {
 
 inline constexpr double kVerdictMargin = 1.05;
 inline constexpr double kComparableSpeed = 1.03;
+
+/// The runnable candidates other than the chosen one within kComparableSpeed of it: ties
+/// the model cannot tell apart, broken by the spectral gap.
+std::vector<const SchemeOutcome*> tied_with_best(const Advice& advice);
 
 /// Called as each step of the advice starts ("the break-even NIC rate"), for progress.
 using AdviceProgress = std::function<void(const char* step)>;
