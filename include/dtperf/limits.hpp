@@ -1,7 +1,8 @@
 #pragma once
 // The limits every input is checked against (command line and files alike), so that an
 // absurd but well-formed input is refused with a message naming the limit rather than
-// answered with overflowed integers or unbounded time and memory. The README lists them.
+// answered with overflowed integers or unbounded time and memory. docs/MANUAL.md
+// ("Limits") lists them.
 #include <cstdint>
 
 namespace dtperf::limits {

@@ -2,7 +2,7 @@
 // Checks for numeric command-line options. CLI11's own (PositiveNumber, Range) let NaN
 // through (every comparison with NaN is false) and accept any finite value: 1e308 Gbit/s,
 // 1e9 nodes. These reject anything that is not a finite number inside the option's
-// documented limits, naming the limit; the limits are the README's ("Limits").
+// documented limits, naming the limit; the limits are docs/MANUAL.md's ("Limits").
 #include <CLI/CLI.hpp>
 
 #include <string>

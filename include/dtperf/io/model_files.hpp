@@ -8,7 +8,7 @@
 //                                      number of tensors, then `wait_us,bytes` per tensor
 //                                      in backward order (negative waits count as 0);
 //   a JSON layer file (*.json)         schema "dtperf.model/1", documented in
-//                                      README.md ("Describing your own model").
+//                                      docs/MANUAL.md ("Your own model").
 // Reduction-cost tables (`bytes,seconds` per line, the [NET] cuda_vec_add.log) load here
 // too. Every error names the file and the line or JSON pointer.
 #include <optional>

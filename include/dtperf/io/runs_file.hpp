@@ -7,7 +7,7 @@
 // global_batch, bucket_cap_mib, algorithm, nic_gbps, ...) and its measurement:
 //   "iteration_ms": 73.0   or   {"median": 73.0, "p10": 71.9, "p90": 75.2}
 //   "breakdown_ms": {"forward": 20.1, "backward": 41.7, "exposed_comm": 9.0, "optimizer": 2.2}
-// README.md ("Fit the model to measured runs") lists every key. Parsing is strict: an
+// docs/MANUAL.md ("The runs file") lists every key. Parsing is strict: an
 // unknown key, a wrong type, a value out of range, p10 > median > p90, a duplicate label
 // or a file without runs is an InputError naming the file, the line (JSON lines) and the
 // JSON pointer.
