@@ -94,6 +94,22 @@ TEST_CASE("a run with gradient accumulation carries its micro-steps", "[runs][ac
   CHECK(*runs[0].config.workload.global_batch == 512.0);
 }
 
+TEST_CASE("a run may name the model it trained", "[runs][sized]") {
+  const auto runs = io::parse_runs(R"({"schema": "dtperf.runs/1", "runs": [
+      {"model": "gpt:layers=2,d=128,seq=256", "scheme": "fsdp", "nodes": 2, "iteration_ms": 90},
+      {"scheme": "all-reduce", "nodes": 2, "iteration_ms": 80}]})",
+                                   "runs.json");
+  REQUIRE(runs.size() == 2);
+  REQUIRE(runs[0].config.model);
+  CHECK(runs[0].config.model_name == "gpt:layers=2,d=128,seq=256");
+  // 2 x (12 x 128^2 + 13 x 128) + 2 x 128 + 50,257 x 128 + 256 x 128
+  CHECK(runs[0].config.model->total_params() == 2 * (12 * 128 * 128 + 13 * 128) + 2 * 128 + 50257 * 128 + 256 * 128);
+  CHECK_FALSE(runs[1].config.model);
+  CHECK(error_of(R"({"schema": "dtperf.runs/1", "runs": [
+      {"model": "gpt:layers=2", "scheme": "fsdp", "nodes": 2, "iteration_ms": 90}]})") ==
+        "runs.json: at /runs/0/model: gpt:layers=2: give d=");
+}
+
 TEST_CASE("bad runs files name the place and the reason", "[runs][errors]") {
   const std::string head = R"({"schema": "dtperf.runs/1", "runs": [)";
   CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodez": 2, "iteration_ms": 1}]})"),

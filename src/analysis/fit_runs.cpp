@@ -110,6 +110,7 @@ class Problem {
       : base_(base), runs_(runs), specs_(std::move(specs)) {
     for (const MeasuredRun& run : runs_) {
       Setup s = base_;
+      if (run.config.model) s.model = run.config.model.get();
       s.dtype = run.config.cluster.dtype.value_or(base_.dtype);
       s.workload = run.config.workload;
       s.allreduce = run.config.allreduce;
@@ -284,7 +285,8 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
     ComputeRequest request;
     request.source = c.workload.compute_source;
     request.single_gpu_iteration_s = c.workload.single_gpu_iteration_s;
-    measured_compute = measured_compute && resolve_compute_source(*base.model, request) != ComputeSource::flops;
+    const ModelSpec& model = c.model ? *c.model : *base.model;
+    measured_compute = measured_compute && resolve_compute_source(model, request) != ComputeSource::flops;
     const int nodes = c.cluster.nodes.value_or(base.cluster.nodes);
     const int per_node = c.cluster.gpus_per_node.value_or(base.cluster.gpus_per_node);
     multi_node = multi_node || nodes > 1;

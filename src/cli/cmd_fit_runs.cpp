@@ -24,7 +24,7 @@ void add_fit_runs_options(CLI::App& cmd, FitRunsCliOptions& o) {
   cmd.add_option("-p,--profile", o.profile, "With --runs: the cluster's profile, the priors (built-in name or file)")
       ->type_name("PROFILE")
       ->group(group);
-  cmd.add_option("-m,--model", o.model, "With --runs: the model the runs trained (built-in name, .json or .log)")
+  cmd.add_option("-m,--model", o.model, "With --runs: the model the runs trained, for runs that name none (built-in name, model by size, .json or .log)")
       ->type_name("MODEL")
       ->group(group);
   one_of<DType>(cmd.add_option("--dtype", o.dtype, "With --runs: compute dtype (default: the profile's)"))->group(group);
@@ -36,11 +36,19 @@ void add_fit_runs_options(CLI::App& cmd, FitRunsCliOptions& o) {
 
 void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const std::string& created, bool json) {
   if (o.profile.empty()) throw InputError("--profile", "", "--runs needs --profile: the cluster the runs ran on");
-  if (o.model.empty()) throw InputError("--model", "", "--runs needs --model: the model the runs trained");
   std::vector<MeasuredRun> runs = io::read_runs_file(o.runs);
+  // The model of runs that name none; not needed when every run names its own.
+  std::string model = o.model;
+  if (model.empty()) {
+    const bool all_named = std::all_of(runs.begin(), runs.end(), [](const MeasuredRun& r) { return r.config.model; });
+    if (!all_named) {
+      throw InputError("--model", "", "--runs needs --model: the model the runs trained (or a \"model\" in every run)");
+    }
+    model = runs.front().config.model_name;
+  }
   ModelOptions model_options;
   model_options.profile = o.profile;
-  model_options.model = o.model;
+  model_options.model = model;
   model_options.reduction_log = o.reduction_log;
   FitRunsRequest request;
   if (!o.dtype.empty()) request.dtype = model_options.cluster.dtype = parse_name<DType>(o.dtype);

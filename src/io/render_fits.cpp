@@ -2,6 +2,8 @@
 // sizes it was not fitted to), and a fit to measured training runs (parameters, residuals,
 // leave-one-out errors).
 #include <cmath>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -307,8 +309,14 @@ Rendered render(const FitRunsReport& r) {
   if (!r.output.empty()) json["profile"] = r.output;
   std::vector<RunRow> rows;
   for (std::size_t i = 0; i < r.fit.runs.size(); ++i) rows.push_back({r.fit.runs[i], r.runs[i], r.gpus[i]});
-  std::string text = fmt::format("# dtperf fit --runs {}: {} on {} ({} runs)\n", r.runs_file, r.model, r.base_profile,
-                                 r.runs.size());
+  std::set<std::string> models;
+  for (const MeasuredRun& run : r.runs) models.insert(run.config.model ? run.config.model->name : r.model);
+  std::string text =
+      models.size() > 1
+          ? fmt::format("# dtperf fit --runs {}: {} models on {} ({} runs)\n", r.runs_file, models.size(),
+                        r.base_profile, r.runs.size())
+          : fmt::format("# dtperf fit --runs {}: {} on {} ({} runs)\n", r.runs_file, *models.begin(), r.base_profile,
+                        r.runs.size());
   text += table(parameter_columns(), std::span<const FittedParameter>(r.fit.parameters)) +
           "# pinned: the runs narrow it to less than half its prior width; open: they do not (alone), and its "
           "uncertainty goes into every prediction's band\n";

@@ -1,6 +1,7 @@
 #include "dtperf/io/runs_file.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -8,6 +9,7 @@
 
 #include "dtperf/error.hpp"
 #include "dtperf/io/json_reader.hpp"
+#include "dtperf/io/model_files.hpp"
 #include "dtperf/topology.hpp"
 #include "dtperf/units.hpp"
 
@@ -74,6 +76,15 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   run.pointer = pointer;
   run.source = r.optional_string("source").value_or("");
   RunConfig& c = run.config;
+  if (auto name = r.optional_string("model")) {
+    try {
+      c.model = std::make_shared<const ModelSpec>(load_model(*name));
+    } catch (const InputError& e) {
+      if (!e.input().empty()) throw InputError(file, r.pointer_of("model"), e.reason());
+      throw;  // an error inside the model's own file names that file
+    }
+    c.model_name = *name;
+  }
   c.scheme = read_scheme(r);
 
   ClusterOverrides& o = c.cluster;
@@ -87,16 +98,16 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (auto x = r.optional_number("intra_gb_per_s", Range::positive)) o.intra_bandwidth_bytes_per_s = *x * units::GB;
   if (auto x = r.optional_number("intra_latency_us", Range::non_negative)) o.intra_latency_s = *x * units::us;
   o.intra_efficiency = r.optional_number("intra_efficiency", Range::fraction);
-  if (r.has("dtype")) o.dtype = parse_name<DType>(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16"}));
+  if (r.has("dtype")) o.dtype = parse_name<DType>(r.choice("dtype", names_of<DType>()));
 
   WorkloadOptions& w = c.workload;
   w.batch_per_gpu = r.optional_number("batch_per_gpu", Range::positive);
   w.global_batch = r.optional_number("global_batch", Range::positive);
   if (w.batch_per_gpu && w.global_batch) r.fail("global_batch", "give batch_per_gpu or global_batch, not both");
-  if (r.has("optimizer")) w.optimizer = parse_name<Optimizer>(r.choice("optimizer", {"sgd", "sgd-momentum", "adam"}));
+  if (r.has("optimizer")) w.optimizer = parse_name<Optimizer>(r.choice("optimizer", names_of<Optimizer>()));
   if (r.has("compute_source")) {
     w.compute_source = *parse_name<ComputeSource>(
-        r.choice("compute_source", {"auto", "measured-layers", "measured-iteration", "flops"}));
+        r.choice("compute_source", names_of<ComputeSource>()));
   }
   if (auto x = r.optional_number("single_gpu_iteration_ms", Range::positive)) w.single_gpu_iteration_s = *x * units::ms;
   w.measured_batch_per_gpu = r.optional_number("measured_batch_per_gpu", Range::positive);
@@ -106,8 +117,8 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (r.has("grad_dtype")) w.grad_bytes = r.choice("grad_dtype", {"fp32", "bf16", "fp16"}) == "fp32" ? 4 : 2;
 
   AllReduceOptions& a = c.allreduce;
-  if (r.has("algorithm")) a.algorithm = *parse_name<Algorithm>(r.choice("algorithm", {"auto", "ring", "tree", "hierarchical"}));
-  if (r.has("bucketing")) a.bucketing = *parse_name<Bucketing>(r.choice("bucketing", {"ddp", "horovod"}));
+  if (r.has("algorithm")) a.algorithm = *parse_name<Algorithm>(r.choice("algorithm", names_of<Algorithm>()));
+  if (r.has("bucketing")) a.bucketing = *parse_name<Bucketing>(r.choice("bucketing", names_of<Bucketing>()));
   if (auto x = r.optional_number("bucket_cap_mib", Range::positive)) a.bucket_cap_bytes = *x * units::MiB;
   if (auto x = r.optional_number("first_bucket_mib", Range::positive)) a.first_bucket_cap_bytes = *x * units::MiB;
   if (auto x = r.optional_number("fusion_cycle_ms", Range::positive)) a.fusion_cycle_s = *x * units::ms;
@@ -118,10 +129,10 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (auto x = optional_count(r, "inner_steps")) l.inner_steps = *x;
   if (auto x = optional_count(r, "group_nodes")) l.group_nodes = *x;
   if (r.has("outer")) l.outer_gossip = r.choice("outer", {"all-reduce", "gossip"}) == "gossip";
-  if (r.has("outer_sync")) l.sync = *parse_name<OuterSync>(r.choice("outer_sync", {"blocking", "delayed", "streaming"}));
+  if (r.has("outer_sync")) l.sync = *parse_name<OuterSync>(r.choice("outer_sync", names_of<OuterSync>()));
   if (auto x = optional_count(r, "fragments")) l.fragments = *x;
   if (auto x = optional_count(r, "overlap_steps")) l.overlap_steps = *x;
-  if (r.has("outer_codec")) l.codec = *parse_name<OuterCodec>(r.choice("outer_codec", {"fp32", "bf16", "int8", "int4", "top-k"}));
+  if (r.has("outer_codec")) l.codec = *parse_name<OuterCodec>(r.choice("outer_codec", names_of<OuterCodec>()));
   if (auto x = r.optional_number("top_k_fraction", Range::fraction)) l.top_k_fraction = *x;
 
   read_measurement(r, json, run.measured);

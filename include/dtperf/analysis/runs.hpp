@@ -2,6 +2,7 @@
 // Measured training runs: a configuration (scheme, cluster shape, workload, framework
 // settings) and what one iteration took on the real cluster. The typed form of a
 // `dtperf.runs/1` file (io/runs_file.hpp); the fitter (fit_runs.hpp) explains them.
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,10 @@ namespace dtperf {
 
 /// One configuration as it ran: everything not given is the profile's or the model's.
 struct RunConfig {
+  // The model this run trained, when it names one (a runs file may mix models: the
+  // compute and link parameters are the cluster's, whatever it trains); else the fit's.
+  std::string model_name;
+  std::shared_ptr<const ModelSpec> model;
   Scheme scheme = Scheme::allreduce();
   ClusterOverrides cluster;    // nodes, GPUs per node, link what-ifs, dtype
   WorkloadOptions workload;    // batch, optimizer, compression, measured single-GPU time
