@@ -157,3 +157,26 @@ TEST_CASE("node-level advice judges consensus over the nodes", "[advice][node_le
   const SchemeOutcome o = e.evaluate(a.best->scheme, {}, true);
   CHECK(o.mixing->spectral_gap == a.best->mixing->spectral_gap);
 }
+
+TEST_CASE("a model that fits only sharded: the sharded scheme named even with variable compute, no searches",
+          "[advice][memory]") {
+  // Llama-2-7B on 16 x DGX H100 with Adam: 6.74 G x (4 weights + 4 gradients + 8 optimizer
+  // + 4 buffers) bytes = 125 GiB before activations, against 80 GiB: nothing replicated fits.
+  static const ModelSpec llama = *zoo_model("llama-7b");
+  Setup s;
+  s.cluster = io::load_profile("dgx-h100");
+  s.cluster.nodes = 16;
+  s.model = &llama;
+  s.dtype = DType::bf16;
+  s.variability.law = NoiseLaw::normal;
+  s.variability.cv = 0.1;
+  Evaluator e(s);
+  const Advice a = advise(e);
+  CHECK(a.verdict == Verdict::does_not_fit);
+  REQUIRE(a.sharded_alternative.has_value());
+  CHECK(a.sharded_alternative->memory.fits());
+  CHECK(a.sharded_without_variability);
+  CHECK(a.nodes.why == BreakEven::Why::does_not_fit);
+  CHECK(a.bandwidth.why == BreakEven::Why::does_not_fit);
+  CHECK_FALSE(a.low_communication.has_value());
+}

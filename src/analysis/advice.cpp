@@ -4,6 +4,10 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <functional>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace dtperf {
 
@@ -197,9 +201,10 @@ std::optional<LowCommunication> low_communication(Evaluator& e, const SchemeOutc
   return l;
 }
 
-BreakEven node_break_even(Evaluator& e) {
+BreakEven node_break_even(Evaluator& e, const std::function<void(int)>& at_nodes) {
   ClusterProfile cluster = e.setup().cluster;
   const auto advantage_at = [&](int nodes) {
+    at_nodes(nodes);
     cluster.nodes = nodes;
     return advantage_on(e, cluster);
   };
@@ -412,8 +417,11 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     a.factors = attribute(e, a.best->scheme);
   }
   if (!a.allreduce.memory.fits()) {
+    a.sharded_without_variability = e.setup().variability.any();
+    Factors deterministic;
+    deterministic.variable_compute = false;
     for (const Sharding sharding : kShardings) {
-      SchemeOutcome o = e.evaluate(Scheme::sharded(sharding));
+      SchemeOutcome o = e.evaluate(Scheme::sharded(sharding), deterministic);
       if (runnable(o) && (!a.sharded_alternative || better(o, *a.sharded_alternative))) {
         a.sharded_alternative = std::move(o);
       }
@@ -423,10 +431,23 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
               : !a.best || a.speedup <= 1.0 / kVerdictMargin ? Verdict::stay_with_allreduce
               : a.speedup >= kVerdictMargin                  ? Verdict::decentralize
                                                              : Verdict::no_clear_winner;
+  if (a.verdict == Verdict::does_not_fit) {
+    // Nothing replicated runs at this size: no break-even to search, and local SGD and
+    // DiLoCo keep a whole replica and more.
+    a.bandwidth.why = a.nodes.why = BreakEven::Why::does_not_fit;
+    a.caveats = caveats(e, a);
+    return a;
+  }
   step("the break-even NIC rate");
   a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e); });
   step("the break-even node count");
-  a.nodes = with_short_simulations(e, [&] { return node_break_even(e); });
+  std::string at_nodes;
+  a.nodes = with_short_simulations(e, [&] {
+    return node_break_even(e, [&](int nodes) {
+      at_nodes = fmt::format("the break-even node count: {} nodes", nodes);
+      step(at_nodes.c_str());
+    });
+  });
   if (a.best) {
     step("the break-even compute variability");
     a.variability = variability_break_even(e, a.best->scheme);

@@ -66,6 +66,8 @@ std::string shares_explained(const Advice& a) {
 
 std::string faster_or_slower(bool faster) { return faster ? "faster" : "slower"; }
 
+constexpr const char* kNotSearched = "not searched: no replicated scheme fits in GPU memory";
+
 std::string bandwidth_text(const BreakEven& b) {
   switch (b.outcome) {
     case BreakEven::Outcome::crosses:
@@ -76,8 +78,9 @@ std::string bandwidth_text(const BreakEven& b) {
       return fmt::format("decentralized training is {} at every rate from {:g} to {:g} Gbit/s per NIC",
                          faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), b.range_low, b.range_high);
     case BreakEven::Outcome::not_applicable:
-      return b.why == BreakEven::Why::one_node ? "one node: the inter-node rate plays no part"
-                                               : "no topology fits this cluster";
+      return b.why == BreakEven::Why::one_node       ? "one node: the inter-node rate plays no part"
+             : b.why == BreakEven::Why::does_not_fit ? kNotSearched
+                                                     : "no topology fits this cluster";
   }
   return "";
 }
@@ -93,7 +96,7 @@ std::string nodes_text(const BreakEven& b) {
       return fmt::format("decentralized training is {} at every size from {:g} to {:g} nodes",
                          faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), b.range_low, b.range_high);
     case BreakEven::Outcome::not_applicable:
-      return "no topology fits any size";
+      return b.why == BreakEven::Why::does_not_fit ? kNotSearched : "no topology fits any size";
   }
   return "";
 }
@@ -263,7 +266,10 @@ Json advice_json(const Advice& a) {
     for (const SchemeOutcome* o : tied_with_best(a)) tied.push_back(o->scheme.name());
     j["tied_with_best"] = tied;
   }
-  if (a.sharded_alternative) j["sharded_alternative"] = scheme_outcome_json(*a.sharded_alternative, t_ar);
+  if (a.sharded_alternative) {
+    j["sharded_alternative"] = scheme_outcome_json(*a.sharded_alternative, t_ar);
+    j["sharded_alternative"]["without_variable_compute"] = a.sharded_without_variability;
+  }
   if (const auto& l = a.low_communication) {
     const int h = l->diloco.local_sgd_options.inner_steps;
     j["low_communication"] = {
@@ -309,8 +315,11 @@ std::string advice_text(const Advice& a) {
                        "{:g} GiB.",
                        name_of(a.verdict), gib(m.total_bytes()), gib(m.capacity_bytes));
     if (const auto& s = a.sharded_alternative) {
-      out += fmt::format(" Sharded, {} fits: {:.1f} GiB per GPU, {:.2f} ms per iteration (dtperf predict --scheme {}).\n",
+      out += fmt::format(" Sharded, {} fits: {:.1f} GiB per GPU, {:.2f} ms per iteration{} (dtperf predict --scheme {}).\n",
                          s->scheme.name(), gib(s->memory.total_bytes()), s->iteration.iteration_s / units::ms,
+                         a.sharded_without_variability
+                             ? " without variable compute (sharded schemes are modelled without it)"
+                             : "",
                          s->scheme.name());
     } else {
       out += " No sharded scheme fits either: reduce the batch per GPU or recompute activations "
@@ -350,8 +359,10 @@ std::string advice_text(const Advice& a) {
         l->diloco.iteration.iteration_s / units::ms, l->speedup, l->local_sgd.iteration.iteration_s / units::ms,
         r.groups, r.gpus_per_group, o.inner_steps, name_of(o.sync), name_of(o.codec),
         percent(r.compute_utilization));
-    out += "  inner steps: " + inner_steps_text(l->inner_steps) + "\n";
-    out += "  bandwidth:   " + low_communication_rate_text(l->bandwidth, o.inner_steps) + "\n";
+    if (const std::string t = inner_steps_text(l->inner_steps); !t.empty()) out += "  inner steps: " + t + "\n";
+    if (const std::string t = low_communication_rate_text(l->bandwidth, o.inner_steps); !t.empty()) {
+      out += "  bandwidth:   " + t + "\n";
+    }
   }
   out += "\nbreak-even:\n";
   out += "  bandwidth: " + bandwidth_text(a.bandwidth) + "\n";

@@ -78,7 +78,8 @@ struct BreakEven {
     always_slower,
     not_applicable,  // see `why`
   };
-  enum class Why : std::uint8_t { none, one_node, no_topology };
+  // does_not_fit: not searched, no replicated scheme fits in GPU memory at this size.
+  enum class Why : std::uint8_t { none, one_node, no_topology, does_not_fit };
   Outcome outcome = Outcome::not_applicable;
   Why why = Why::none;
   double value = 0.0;         // crosses: the break-even point (nodes: the first count past it)
@@ -161,8 +162,10 @@ struct Advice {
   // by, and the factor attribution is defined for Decent-DP's bucketed exchange.
   std::vector<SchemeOutcome> whole_model_gossip;
   std::optional<SchemeOutcome> best;      // the fastest available candidate that fits in memory
-  // When All-Reduce does not fit in GPU memory: the fastest sharded scheme that does.
+  // When All-Reduce does not fit in GPU memory: the fastest sharded scheme that does;
+  // with variable compute, predicted without it (sharded schemes are modelled without).
   std::optional<SchemeOutcome> sharded_alternative;
+  bool sharded_without_variability = false;
   double speedup = 1.0;                   // T_allreduce / T_best
   Verdict verdict = Verdict::no_clear_winner;
   std::vector<FactorShare> factors;
