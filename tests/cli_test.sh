@@ -143,7 +143,9 @@ expect 2 "alternating-exp-ring needs a power-of-two number of whole nodes >= 2, 
 expect 2 "unknown scheme 'aer'; expected one of: all-reduce, sgp" predict --scheme aer
 expect 2 "unknown scheme 'rng' \(did you mean 'ring'\?\)" compare --measured-iteration-ms 50 --measured-scheme rng
 expect 2 'cannot be reproduced by scaling compute' compare "${dec[@]}" --measured-iteration-ms 0.001
-expect 2 'measured-gpus: 6 GPUs do not fill whole nodes of 4' compare "${dec[@]}" --measured-iteration-ms 70 --measured-gpus 6
+expect 2 'measured-gpus: 6 GPUs neither fill whole nodes of 4 GPUs nor divide one' compare "${dec[@]}" --measured-iteration-ms 70 --measured-gpus 6
+# A single-GPU measurement on a multi-GPU node anchors compute on part of one node.
+expect 0 'to reproduce 300 ms measured with all-reduce on 1 GPU' predict --profile dgx-a100 --measured-gpus 1 --measured-iteration-ms 300
 expect 2 'excludes' predict --batch-per-gpu 8 --global-batch 64
 
 # --- variable compute and stragglers
@@ -333,7 +335,7 @@ assert r["collective"] == "all_reduce" and r["ranks"] == 16 and len(r["rows"]) =
 row = r["rows"][-1]
 assert abs(row["predicted_busbw_GB_per_s"] - row["bytes"] / (row["predicted_time_us"] * 1e3) * 30 / 16) < 1e-9, row
 PY
-expect 0 'sizes >= 1 MiB: geometric mean \|error\|' collective --profile dgx-a100 --log "$work/ar.txt" --collective all_reduce --nodes 2
+expect 0 'sizes >= 1 MiB: error as a factor, .*: geometric mean' collective --profile dgx-a100 --log "$work/ar.txt" --collective all_reduce --nodes 2
 expect 2 "^dtperf: error: --collective: all_scatter not in" collective --collective all_scatter
 expect 2 "^dtperf: error: --max-bytes: 8 is below --min-bytes 1024$" collective -b 1K -e 8
 

@@ -249,9 +249,10 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   return out;
 }
 
-double Evaluator::fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s) {
+double Evaluator::fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s, int gpus_per_node) {
   ClusterProfile cluster = setup_.cluster;
   cluster.nodes = nodes;
+  if (gpus_per_node > 0) cluster.gpus_per_node = gpus_per_node;
   const double saved = setup_.workload.compute_scale;
   const auto iteration_at = [&](double scale) {
     setup_.workload.compute_scale = scale;

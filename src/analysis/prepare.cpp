@@ -47,11 +47,15 @@ std::optional<AnchorResult> fit_anchor(Evaluator& evaluator, const Inputs& in, c
   }
   const int per_node = in.profile.gpus_per_node;
   const int gpus = anchor.gpus > 0 ? anchor.gpus : in.profile.ranks();
-  if (gpus % per_node != 0) {
-    throw InputError::in_input("measured-gpus", fmt::format("{} GPUs do not fill whole nodes of {} GPUs", gpus, per_node));
+  // Whole nodes, or part of one node (a single-GPU measurement on an 8-GPU node).
+  const bool part_of_node = gpus < per_node && per_node % gpus == 0;
+  if (gpus % per_node != 0 && !part_of_node) {
+    throw InputError::in_input("measured-gpus", fmt::format("{} GPUs neither fill whole nodes of {} GPUs nor divide one",
+                                                            gpus, per_node));
   }
   const double scale = checked_model(model_source(in), [&] {
-    return evaluator.fit_compute_scale(*scheme, gpus / per_node, anchor.measured_iteration_ms * units::ms);
+    return part_of_node ? evaluator.fit_compute_scale(*scheme, 1, anchor.measured_iteration_ms * units::ms, gpus)
+                        : evaluator.fit_compute_scale(*scheme, gpus / per_node, anchor.measured_iteration_ms * units::ms);
   });
   evaluator.set_compute_scale(scale);
   return AnchorResult{scale, scheme->name(), gpus, anchor.measured_iteration_ms};

@@ -33,8 +33,9 @@ CollectiveReport build_collective_report(const ClusterProfile& profile, Collecti
     p.predicted_s = collective_cost(net, group, collective, p.bytes, algorithm).time_s;
     if (p.measured_s && p.bytes >= units::MiB) {
       const double ratio = p.predicted_s / *p.measured_s;
+      // As a factor, max(p/m, m/p) - 1, for the mean and the worst alike.
       log_sum += std::abs(std::log(ratio));
-      worst = std::max(worst, std::abs(ratio - 1.0));
+      worst = std::max(worst, std::exp(std::abs(std::log(ratio))) - 1.0);
       ++large;
     }
   }

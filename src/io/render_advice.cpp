@@ -282,6 +282,16 @@ Json advice_json(const Advice& a) {
   return j;
 }
 
+namespace {
+
+// ", does not fit: N GiB per GPU of M" for a scheme that does not fit in GPU memory.
+std::string not_fitting(const SchemeOutcome& o) {
+  if (o.memory.fits()) return "";
+  return fmt::format(", does not fit: {:.1f} GiB per GPU of {:g}", gib(o.memory.total_bytes()), gib(o.memory.capacity_bytes));
+}
+
+}  // namespace
+
 std::string advice_text(const Advice& a) {
   std::string out;
   const double t_ar = a.allreduce.iteration.iteration_s / units::ms;
@@ -354,11 +364,11 @@ std::string advice_text(const Advice& a) {
     const LocalSgdOptions& o = l->diloco.local_sgd_options;
     out += fmt::format(
         "\nlow-communication training (for reference, not ranked by the verdict: it changes the optimisation): "
-        "diloco {:.2f} ms per inner step ({:.3f}x), local-sgd {:.2f} ms, with {} groups of {} GPUs synchronising "
+        "diloco {:.2f} ms per inner step ({:.3f}x{}), local-sgd {:.2f} ms{}, with {} groups of {} GPUs synchronising "
         "every {} steps ({}, {}); compute utilisation {} %\n",
-        l->diloco.iteration.iteration_s / units::ms, l->speedup, l->local_sgd.iteration.iteration_s / units::ms,
-        r.groups, r.gpus_per_group, o.inner_steps, name_of(o.sync), name_of(o.codec),
-        percent(r.compute_utilization));
+        l->diloco.iteration.iteration_s / units::ms, l->speedup, not_fitting(l->diloco),
+        l->local_sgd.iteration.iteration_s / units::ms, not_fitting(l->local_sgd), r.groups, r.gpus_per_group,
+        o.inner_steps, name_of(o.sync), name_of(o.codec), percent(r.compute_utilization));
     if (const std::string t = inner_steps_text(l->inner_steps); !t.empty()) out += "  inner steps: " + t + "\n";
     if (const std::string t = low_communication_rate_text(l->bandwidth, o.inner_steps); !t.empty()) {
       out += "  bandwidth:   " + t + "\n";

@@ -107,8 +107,8 @@ std::string what_line(const RunContext& run) {
                         fit->backward_scale, fit->runs);
   }
   if (const auto& a = run.anchor) {
-    text += fmt::format("; compute scaled x{:.4g} to reproduce {:g} ms measured with {} on {} GPUs", a->compute_scale,
-                        a->measured_iteration_ms, a->scheme, a->gpus);
+    text += fmt::format("; compute scaled x{:.4g} to reproduce {:g} ms measured with {} on {} GPU{}", a->compute_scale,
+                        a->measured_iteration_ms, a->scheme, a->gpus, a->gpus == 1 ? "" : "s");
   }
   return text;
 }

@@ -128,7 +128,7 @@ class Evaluator {
   /// The compute scale that makes `scheme` on `nodes` nodes take `measured_iteration_s`
   /// (bisection; the iteration time grows with the scale). Throws InputError when no
   /// scale in [1e-3, 1e3] reaches the measurement.
-  double fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s);
+  double fit_compute_scale(const Scheme& scheme, int nodes, double measured_iteration_s, int gpus_per_node = 0);
   void set_compute_scale(double scale) { setup_.workload.compute_scale = scale; }
   /// Separate forward and backward scales (on top of the compute scale), from a fit.
   void set_compute_scales(double forward, double backward) {
