@@ -13,7 +13,9 @@
 
 namespace dtperf {
 
-enum class DType : std::uint8_t { fp32, tf32, fp16, bf16 };
+// fp8: matrix products in 8-bit floating point (NVIDIA Transformer Engine, Hopper and
+// later), the rest of training in 16-bit: activations, weights and memory as bf16.
+enum class DType : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
 template <>
 struct EnumNames<DType> {
   static constexpr Named<DType> table[] = {
@@ -21,6 +23,7 @@ struct EnumNames<DType> {
       {DType::tf32, "tf32"},
       {DType::fp16, "fp16"},
       {DType::bf16, "bf16"},
+      {DType::fp8, "fp8"},
   };
 };
 

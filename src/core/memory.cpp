@@ -40,13 +40,14 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& clu
   const double wire = model.param_bytes;
   MemoryBreakdown m;
   m.capacity_bytes = cluster.gpu.memory_gib * units::GiB;
-  m.weights_bytes = params * (model.param_bytes < 4 && (dtype == DType::fp16 || dtype == DType::bf16) ? wire : 4.0);
+  const bool half = dtype == DType::fp16 || dtype == DType::bf16 || dtype == DType::fp8;  // fp8: 16-bit outside GEMMs
+  m.weights_bytes = params * (model.param_bytes < 4 && half ? wire : 4.0);
   m.gradients_bytes = params * wire;
   const double state_per_param = request.optimizer == Optimizer::adam           ? 8.0
                                  : request.optimizer == Optimizer::sgd_momentum ? 4.0
                                                                                 : 0.0;
   m.optimizer_bytes = params * state_per_param;
-  const double element_scale = dtype == DType::fp16 || dtype == DType::bf16 ? 0.5 : 1.0;
+  const double element_scale = half ? 0.5 : 1.0;
   double per_sample = saved_bytes_per_sample(model, element_scale, request.recompute_activations);
   if (per_sample <= 0.0 && model.measured_saved_bytes_per_sample) {
     // A measured total at the collector's dtype; recomputation keeps about 1/sqrt(n) of it.

@@ -11,7 +11,7 @@ namespace dtperf::io {
 
 namespace {
 
-const std::vector<std::string> kDtypes = {"fp32", "tf32", "fp16", "bf16"};
+const std::vector<std::string> kDtypes = names_of<DType>();
 const std::vector<std::string> kSources = {"datasheet", "calibrated", "manual"};
 
 std::vector<std::pair<double, double>> read_points(const Json& points, const std::string& file,
