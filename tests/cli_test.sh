@@ -424,7 +424,7 @@ expect 0 'leave-one-out median' fit --runs "$work/runs.json" --profile a100x4-ib
 # Runs of several models (each run names its own): no --model needed.
 expect 0 '3 models on dgx-a100 \(4 runs\)' fit --runs "$2/../validation/data/validation-s3/mpt-a100-fsdp.json" --profile dgx-a100 --no-leave-one-out
 expect 2 'needs --model: the model the runs trained \(or a "model" in every run\)' fit --runs "$work/runs.json" --profile a100x4-ib100
-python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["runs_fit"]["model"]=="transformer-base"; assert p["runs_fit"]["forward_scale"]>1' \
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["runs_fit"]["models"]==["transformer-base"]; assert p["runs_fit"]["forward_scale"]>1' \
   "$work/runs-fitted.json" || fail "the runs-fitted profile lacks its runs_fit block"
 expect 0 'fitted to 3 measured runs' predict --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
 expect 0 'alternating-exp-ring' compare --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000

@@ -6,18 +6,21 @@
 FILES (absolute, or relative to REPO_ROOT) default to README.md and docs/*.md.
 
 - Only fenced blocks whose info string is `console` (```console) run; ```sh, ```json and
-  plain ``` blocks never do. A console block may be indented (in a list): its indentation
+  plain ``` blocks never do (an info string that starts with "console" but says more is an
+  error, not a skipped block). A console block may be indented (in a list): its indentation
   is removed from its lines.
 - In a console block a line starting with "$ " is a command; a command line ending with a
   backslash continues on the next line. The lines after a command, up to the next "$ "
   line or the block's end, are its expected output. Text before a block's first command
   is an error.
-- Each command runs as `bash -c COMMAND` (no pipefail: `| head` is fine), stdin empty,
-  with PATH starting with the directories of dtperf (and of dtperf-calibrate, with
-  --calibrate) and LC_ALL=C; nothing else in the environment changes.
-- Only stdout is compared (a command shows stderr with 2>&1). The exit status is not
-  compared, but status 127 (command not found), death by a signal other than SIGPIPE
-  (bash's status 128+N counts as signal N) and running past --timeout fail.
+- Each command runs as `bash -o pipefail -c COMMAND` (a failure anywhere in a pipeline
+  counts; `| head` is fine: SIGPIPE is not a failure), stdin empty, with PATH starting with
+  the directories of dtperf (and of dtperf-calibrate, with --calibrate) and LC_ALL=C;
+  nothing else in the environment changes.
+- Only stdout is compared (a command shows stderr with 2>&1). A non-zero exit status fails,
+  except where the command shows its stderr (2>&1: an example of an error, which exits 2);
+  status 127 (command not found), death by a signal other than SIGPIPE (bash's status
+  128+N counts as signal N) and running past --timeout always fail.
 - Each documentation file runs, block after block, in its own temporary directory holding
   a symlink to every top-level entry of REPO_ROOT but .git and build*: repository paths
   resolve, files a command writes stay there (later commands of the file can read them).
@@ -72,8 +75,11 @@ def console_blocks(lines: List[str]) -> Iterator[Tuple[int, int, int]]:
         end = i + 1
         while end < len(lines) and not closing.match(lines[end]):
             end += 1
-        if opening.group(3).strip() == "console":
+        info = opening.group(3).strip()
+        if info == "console":
             yield len(opening.group(1)), i + 1, end
+        elif info.startswith("console"):
+            raise DocError(f"line {i + 1}: info string '{info}': a runnable block says exactly 'console'")
         i = end + 1
 
 
@@ -134,7 +140,7 @@ class Result:
 
 
 def run(command: str, cwd: str, env: Dict[str, str], timeout: float) -> Result:
-    process = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    process = subprocess.Popen(["bash", "-o", "pipefail", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     error: Optional[str] = None
     try:
@@ -157,6 +163,8 @@ def run(command: str, cwd: str, env: Dict[str, str], timeout: float) -> Result:
         except ValueError:
             name = f"signal {signal_number}"
         error = f"killed by {name} (status {status})"
+    elif error is None and status != 0 and not signal_number and "2>&1" not in command:
+        error = f"exit status {status} (an example of an error shows its stderr with 2>&1)"
     return Result(out.decode("utf-8", "replace").split("\n"), err.decode("utf-8", "replace"), error)
 
 

@@ -60,6 +60,10 @@ class ParseTest(unittest.TestCase):
     def test_other_blocks_are_not_run(self) -> None:
         self.assertEqual(docs_test.parse("```sh\n$ a\n```\n```\n$ b\n```\n```json\n{}\n```\n"), [])
 
+    def test_a_console_block_with_more_in_its_info_string_is_refused(self) -> None:
+        with self.assertRaises(docs_test.DocError):
+            docs_test.parse("```console title\n$ echo\n```\n")
+
     def test_text_before_the_first_command_is_refused(self) -> None:
         with self.assertRaises(docs_test.DocError):
             docs_test.parse("```console\noutput without a command\n$ echo\n```\n")
@@ -126,6 +130,13 @@ class RunTest(unittest.TestCase):
                         "doc.md:5: killed by SIGSEGV", "doc.md:6: timed out after 0.5 s",
                         "5 commands in 1 files: 1 matched"]:
             self.assertIn(message, out)
+
+    def test_a_failing_command_fails_unless_it_shows_its_error(self) -> None:
+        # pipefail: the failure of the first command of a pipeline counts too.
+        status, out, _ = self.main("```console\n$ false | cat\n$ sh -c 'echo oops >&2; exit 2' 2>&1\noops\n```\n")
+        self.assertEqual(status, 1)
+        self.assertIn("doc.md:2: exit status 1", out)
+        self.assertIn("2 commands in 1 files: 1 matched", out)
 
     def test_update_writes_the_actual_output(self) -> None:
         status, out, doc = self.main("Intro\n```console\n$ echo new\nold\n\n$ echo same\nsame\n```\nEnd\n", "--update")

@@ -139,7 +139,12 @@ TEST_CASE("Models by size: defaults, canonical names and one clear error per bad
   CHECK(load_model("gpt:layers=2,d=128,batch=2.5").default_batch_per_gpu == 2.5);
   CHECK(error_of([] { load_model("gpt:layers=24"); }) == "model: gpt:layers=24: give d=");
   CHECK(error_of([] { load_model("gpt:layers=0,d=64"); }) ==
-        "model: gpt:layers=0,d=64: layers=0 is out of range: it must be from 1 to 100000");
+        "model: gpt:layers=0,d=64: layers=0 is out of range: it must be from 1 to 10000");
+  CHECK(error_of([] { load_model("gpt:layers=99999999999999999999,d=64"); }) ==
+        "model: gpt:layers=99999999999999999999,d=64: layers=99999999999999999999 is out of range: it must be from 1 "
+        "to 10000");
+  CHECK(error_of([] { load_model("gpt:layers=+2,d=64"); }) == "model: gpt:layers=+2,d=64: layers=+2 is not a whole number");
+  CHECK(error_of([] { load_model("gpt:layers=2,d= 64"); }) == "model: gpt:layers=2,d= 64: d= 64 is not a whole number");
   CHECK(error_of([] { load_model("gpt:layers=2,d=100"); }) ==
         "model: gpt:layers=2,d=100: d=100 is not a multiple of 64: give heads=");
   CHECK(error_of([] { load_model("gpt:layers=2,d=128,heads=3"); }) ==

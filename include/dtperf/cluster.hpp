@@ -14,7 +14,9 @@
 namespace dtperf {
 
 // fp8: matrix products in 8-bit floating point (NVIDIA Transformer Engine, Hopper and
-// later), the rest of training in 16-bit: activations, weights and memory as bf16.
+// later), the rest of training in 16-bit: activations, weights and memory as bf16. Every
+// matrix product runs at the fp8 peak, attention's included, which Transformer Engine keeps
+// in bf16 by default: optimistic where attention is a large share.
 enum class DType : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
 template <>
 struct EnumNames<DType> {
@@ -145,7 +147,13 @@ struct ClusterProfile {
   /// compute scales apply to that model only; the link, contention and overhead values it
   /// fitted are in the sections above.
   struct RunsFit {
-    std::string model;
+    // The models the runs trained. Fitted on one model, the compute scales are that
+    // model's (other models get the profile without them); fitted across several, they
+    // are the cluster's, and apply to any model.
+    std::vector<std::string> models;
+    bool applies_to(const std::string& model) const {
+      return models.size() > 1 || (models.size() == 1 && models.front() == model);
+    }
     double forward_scale = 1.0;
     double backward_scale = 1.0;
     int runs = 0;

@@ -24,5 +24,11 @@ inline constexpr double kMaxTimeMs = 1e7;                // 2.8 hours per iterat
 inline constexpr double kMaxSamples = 1e9;
 inline constexpr double kMaxMiB = 1e6;                   // buckets
 inline constexpr double kMaxFactor = 1e3;                // slow ranks and nodes
+// Models by size (gpt:, llama:): with these the largest tensor (10^6 x 8 x 10^6, or
+// 10^8 x 10^6) stays below kMaxParams and a whole model's count (10^4 layers of at most
+// 3 x 8 x 10^12 + 4 x 10^12 parameters) within int64.
+inline constexpr std::int64_t kMaxLayers = 10'000;
+inline constexpr std::int64_t kMaxWidth = 1'000'000;      // model width, heads; FFN up to 8 x this
+inline constexpr std::int64_t kMaxTokens = 100'000'000;   // context, vocabulary
 
 }  // namespace dtperf::limits

@@ -365,9 +365,13 @@ std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixin
 std::vector<const SchemeOutcome*> tied_with_best(const Advice& a) {
   std::vector<const SchemeOutcome*> out;
   if (!a.best) return out;
+  // The window choose() picked from: within kComparableSpeed of the fastest.
+  double fastest_s = a.best->iteration.iteration_s;
   for (const SchemeOutcome& o : a.candidates) {
-    const bool close = o.iteration.iteration_s <= kComparableSpeed * a.best->iteration.iteration_s &&
-                       a.best->iteration.iteration_s <= kComparableSpeed * o.iteration.iteration_s;
+    if (runnable(o)) fastest_s = std::min(fastest_s, o.iteration.iteration_s);
+  }
+  for (const SchemeOutcome& o : a.candidates) {
+    const bool close = o.iteration.iteration_s <= kComparableSpeed * fastest_s;
     if (runnable(o) && close && o.scheme.name() != a.best->scheme.name()) out.push_back(&o);
   }
   return out;
@@ -410,7 +414,7 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   if (a.best) {
     a.best->mixing = e.setup_mixing(a.best->scheme.topology);
     for (SchemeOutcome& c : a.candidates) {
-      if (runnable(c)) c.mixing = e.setup_mixing(c.scheme.topology);  // computed by choose() already
+      if (runnable(c)) c.mixing = e.setup_mixing(c.scheme.topology);  // cached per topology
     }
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;
     step("what each factor contributes");

@@ -133,6 +133,12 @@ class Problem {
       o = e.evaluate_on(cluster, run.config.scheme);
     } catch (const std::invalid_argument& error) {
       throw InputError(run.file, run.pointer, error.what());
+    } catch (const InputError& error) {
+      // A dtype the profile has no peak for is the run's own "dtype" where it names one.
+      if (error.input() == "dtype" && run.config.cluster.dtype) {
+        throw InputError(run.file, run.pointer + "/dtype", error.reason());
+      }
+      throw;
     }
     if (!o.available) throw InputError(run.file, run.pointer, o.unavailable_reason);
     return o.iteration;

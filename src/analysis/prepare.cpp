@@ -77,14 +77,14 @@ Prepared prepare(const std::string& command, const Inputs& in, const AnalysisReq
   run.what_if = what_if_names(in.overrides);
   run.gossip = request.gossip;
   if (const auto& fit = in.profile.runs_fit) {
-    if (fit->model == in.model.name) {
+    if (fit->applies_to(in.model.name)) {
       p.evaluator.set_compute_scales(fit->forward_scale, fit->backward_scale);
       run.runs_fit_applied = true;
     } else {
       run.warnings.push_back(fmt::format(
           "profile '{}' was fitted to runs of '{}'; its compute scales (forward x{:.4g}, backward x{:.4g}) are not "
           "applied to '{}'",
-          in.profile.name, fit->model, fit->forward_scale, fit->backward_scale, in.model.name));
+          in.profile.name, fit->models.front(), fit->forward_scale, fit->backward_scale, in.model.name));
     }
   }
   if (request.anchor) run.anchor = fit_anchor(p.evaluator, in, *request.anchor);

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -41,8 +43,8 @@ CollectiveReport build_collective_report(const ClusterProfile& profile, Collecti
   }
   r.points = std::move(points);
   if (large > 0) {
-    r.geomean_abs_error_large = std::exp(log_sum / large) - 1.0;
-    r.max_abs_error_large = worst;
+    r.geomean_factor_error_large = std::exp(log_sum / large) - 1.0;
+    r.max_factor_error_large = worst;
   }
   return r;
 }
@@ -65,20 +67,20 @@ namespace {
 
 // The profile the runs fitted: the fitted parameters on the base, its compute scales for
 // the model the runs trained, and the fit in its provenance.
-ClusterProfile fitted_profile(const RunsFit& fit, const FitRunsRequest& request, const std::string& model) {
+ClusterProfile fitted_profile(const RunsFit& fit, const FitRunsRequest& request, const std::vector<std::string>& models) {
   ClusterProfile p = fit.fitted.profile;
   p.name = request.name.empty() ? p.name + "-fitted" : request.name;
   // The compute scales hold for the dtype the runs computed in: it becomes the default.
   if (request.dtype) p.compute.dtype = *request.dtype;
-  p.runs_fit = ClusterProfile::RunsFit{model, fit.fitted.forward_scale, fit.fitted.backward_scale,
+  p.runs_fit = ClusterProfile::RunsFit{models, fit.fitted.forward_scale, fit.fitted.backward_scale,
                                        static_cast<int>(fit.runs.size()), fit.rms_error, fit.loo_median_abs_error,
                                        fit.loo_max_abs_error};
   keep_uncertainty(fit, *p.runs_fit);
   p.provenance.source = "calibrated";
   p.provenance.created = request.created;
   p.provenance.tool = std::string("dtperf fit --runs ") + kVersion;
-  p.provenance.notes = fmt::format("fitted to {} measured runs of {} ({}) on top of profile '{}'", fit.runs.size(), model,
-                                   request.runs_file, request.profile_name);
+  p.provenance.notes = fmt::format("fitted to {} measured runs of {} ({}) on top of profile '{}'", fit.runs.size(),
+                                   fmt::join(models, ", "), request.runs_file, request.profile_name);
   p.provenance.residuals.clear();
   for (const RunResidual& r : fit.runs) {
     p.provenance.residuals.push_back(fmt::format("run {}: measured {:.3f} ms, predicted {:.3f} ms ({:+.2f} %)", r.label,
@@ -110,7 +112,12 @@ FitRunsReport build_fit_runs_report(const Inputs& inputs, std::vector<MeasuredRu
     r.gpus.push_back(c.nodes.value_or(inputs.profile.nodes) * c.gpus_per_node.value_or(inputs.profile.gpus_per_node));
   }
   r.runs = std::move(runs);
-  r.profile = fitted_profile(r.fit, request, inputs.model.name);
+  std::vector<std::string> models;  // in the runs' order, once each
+  for (const MeasuredRun& run : r.runs) {
+    const std::string& name = run.config.model ? run.config.model->name : inputs.model.name;
+    if (std::find(models.begin(), models.end(), name) == models.end()) models.push_back(name);
+  }
+  r.profile = fitted_profile(r.fit, request, models);
   r.output = std::move(output);
   return r;
 }

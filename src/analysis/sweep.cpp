@@ -183,7 +183,7 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   row.iteration_p50_s = row.has_quantiles ? outcome.variability->iteration_p50_s : 0.0;
   row.iteration_p99_s = row.has_quantiles ? outcome.variability->iteration_p99_s : 0.0;
   row.band.reset();
-  if (outcome.available && grid_.banded() && grid_.base().cluster.runs_fit->model == p.model->name) {
+  if (outcome.available && grid_.banded() && grid_.base().cluster.runs_fit->applies_to(p.model->name)) {
     const BandModels models(*grid_.base().cluster.runs_fit,
                             RunsModel{s.cluster, workload.forward_scale, workload.backward_scale}, grid_.fixed());
     std::vector<double> times;

@@ -5,6 +5,9 @@
 // bands from).
 #include "cmd_fit_runs.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "checks.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/analysis/fit_runs.hpp"

@@ -11,11 +11,15 @@
 // 2023) 128-wide heads, SwiGLU of 2/3 x 4 d rounded up to 256 (11,008 at d 4096, 13,824
 // at d 5120), 4,096 tokens and 32,000 tokens of vocabulary.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -55,14 +59,15 @@ class ShapeKeys {
   std::optional<std::int64_t> integer(const std::string& key, std::int64_t low, std::int64_t high) const {
     const auto it = values_.find(key);
     if (it == values_.end()) return std::nullopt;
-    std::size_t used = 0;
-    long long value = 0;
-    try {
-      value = std::stoll(it->second, &used);
-    } catch (const std::exception&) {
-      used = 0;
+    const std::string& text = it->second;
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc::result_out_of_range) {
+      fail(fmt::format("{}={} is out of range: it must be from {} to {}", key, text, low, high));
     }
-    if (used == 0 || used != it->second.size()) fail(fmt::format("{}={} is not a whole number", key, it->second));
+    if (error != std::errc() || end != text.data() + text.size()) {
+      fail(fmt::format("{}={} is not a whole number", key, text));
+    }
     if (value < low || value > high) {
       fail(fmt::format("{}={} is out of range: it must be from {} to {}", key, value, low, high));
     }
@@ -77,15 +82,11 @@ class ShapeKeys {
   double batch() const {
     const auto it = values_.find("batch");
     if (it == values_.end()) return 1.0;
-    std::size_t used = 0;
+    const std::string& text = it->second;
     double value = 0.0;
-    try {
-      value = std::stod(it->second, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != it->second.size() || !std::isfinite(value)) {
-      fail(fmt::format("batch={} is not a number", it->second));
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+      fail(fmt::format("batch={} is not a number", text));
     }
     if (!(value > 0.0) || value > limits::kMaxSamples) {
       fail(fmt::format("batch={} is out of range: it must be positive and at most {:g}", it->second,
@@ -117,12 +118,9 @@ class ShapeKeys {
   std::map<std::string, std::string> values_;
 };
 
-// Bounds on the shape: with them the largest tensor (10^6 x 8 x 10^6, or 10^8 x 10^6)
-// stays below limits::kMaxParams and the whole model's count (10^5 layers of at most
-// 3 x 8 x 10^12 + 4 x 10^12) within int64.
-constexpr std::int64_t kMaxLayers = 100'000;
-constexpr std::int64_t kMaxWidth = 1'000'000;      // d, FFN, heads
-constexpr std::int64_t kMaxTokens = 100'000'000;   // context, vocabulary
+using limits::kMaxLayers;
+using limits::kMaxTokens;
+using limits::kMaxWidth;
 
 void check_heads(const ShapeKeys& keys, std::int64_t d, std::int64_t heads) {
   if (d % heads != 0) keys.fail(fmt::format("heads={} does not divide d={}", heads, d));

@@ -40,7 +40,7 @@ void read_gpu(ObjectReader r, ClusterProfile::Gpu& gpu) {
   }
   peaks.finish();
   if (gpu.peak_flops_per_s.empty()) {
-    r.fail("peak_tflops", "give the peak of at least one dtype (fp32, tf32, fp16, bf16)");
+    r.fail("peak_tflops", "give the peak of at least one dtype (" + join_names(kDtypes) + ")");
   }
   gpu.memory_bytes_per_s = r.number("memory_bandwidth_GB_per_s", Range::positive) * units::GB;
   gpu.memory_gib = r.optional_number("memory_GiB", Range::positive).value_or(0.0);
@@ -101,7 +101,20 @@ void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
 }
 
 void read_runs_fit(ObjectReader r, ClusterProfile::RunsFit& f) {
-  f.model = r.string("model");
+  // "models" (a list); "model" (one name) in profiles fitted before runs could mix models.
+  if (r.has("model") == r.has("models")) r.fail("models", "give the models the runs trained (models: [...])");
+  if (r.has("model")) {
+    f.models = {r.string("model")};
+  } else {
+    const Json& models = r.array("models");
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      if (!models[i].is_string() || models[i].get<std::string>().empty()) {
+        throw InputError(r.file(), pointer_append(r.pointer_of("models"), i), "expected a model name");
+      }
+      f.models.push_back(models[i].get<std::string>());
+    }
+    if (f.models.empty()) r.fail("models", "at least one model");
+  }
   f.forward_scale = r.number("forward_scale", Range::positive);
   f.backward_scale = r.number("backward_scale", Range::positive);
   f.runs = static_cast<int>(r.integer("runs", 1));
@@ -345,7 +358,7 @@ Json profile_to_json(const ClusterProfile& p) {
   }
   if (p.runs_fit) {
     const auto& f = *p.runs_fit;
-    j["runs_fit"] = {{"model", f.model},
+    j["runs_fit"] = {{"models", f.models},
                      {"forward_scale", f.forward_scale},
                      {"backward_scale", f.backward_scale},
                      {"runs", f.runs},

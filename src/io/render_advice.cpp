@@ -306,7 +306,7 @@ std::string advice_text(const Advice& a) {
         names.push_back(fmt::format("{} ({:.2f} ms, spectral gap {:.4f})", o->scheme.name(),
                                     o->iteration.iteration_s / units::ms, o->mixing ? o->mixing->spectral_gap : 0.0));
       }
-      out += fmt::format("tie: {} within {:.0f} % of it, closer than the model tells apart; {} mixes best "
+      out += fmt::format("tie: {} within {:.0f} % of the fastest, closer than the model tells apart; {} mixes best "
                          "(spectral gap {:.4f}), so its replicas agree soonest for the same time.\n",
                          fmt::join(names, ", "), (kComparableSpeed - 1.0) * 100.0, a.best->scheme.name(),
                          a.best->mixing ? a.best->mixing->spectral_gap : 0.0);

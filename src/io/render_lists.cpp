@@ -100,11 +100,11 @@ Rendered render(const CollectiveReport& r) {
   } else {
     text = fmt::format("# dtperf collective: {}, measured in {} (the faster of out-of-place and in-place)\n", where, r.log);
     text += table(point_columns(), std::span<const PointRow>(rows));
-    if (r.geomean_abs_error_large) {
+    if (r.geomean_factor_error_large) {
       text += fmt::format("# sizes >= 1 MiB: error as a factor, max(predicted/measured, measured/predicted) - 1: geometric mean {:.1f} %, worst {:.1f} %\n",
-                          100.0 * *r.geomean_abs_error_large, 100.0 * *r.max_abs_error_large);
-      json["geometric_mean_abs_error_at_least_1MiB"] = *r.geomean_abs_error_large;
-      json["max_abs_error_at_least_1MiB"] = *r.max_abs_error_large;
+                          100.0 * *r.geomean_factor_error_large, 100.0 * *r.max_factor_error_large);
+      json["geometric_mean_factor_error_at_least_1MiB"] = *r.geomean_factor_error_large;
+      json["max_factor_error_at_least_1MiB"] = *r.max_factor_error_large;
     }
     json["log"] = r.log;
   }

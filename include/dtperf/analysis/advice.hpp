@@ -181,8 +181,9 @@ struct Advice {
 inline constexpr double kVerdictMargin = 1.05;
 inline constexpr double kComparableSpeed = 1.03;
 
-/// The runnable candidates other than the chosen one within kComparableSpeed of it: ties
-/// the model cannot tell apart, broken by the spectral gap.
+/// The runnable candidates other than the chosen one within kComparableSpeed of the fastest
+/// (the set the choice was made from): ties the model cannot tell apart, broken by the
+/// spectral gap.
 std::vector<const SchemeOutcome*> tied_with_best(const Advice& advice);
 
 /// Called as each step of the advice starts ("the break-even NIC rate"), for progress.

@@ -214,10 +214,10 @@ struct CollectiveReport {
   double bus_factor = 1.0;
   std::vector<CollectivePoint> points;
   std::string log;  // the measured log beside the prediction, if any
-  // Over the measured sizes >= 1 MiB: exp(mean |ln(predicted / measured)|) - 1, and the
-  // largest |predicted / measured - 1|. Empty without a log or such sizes.
-  std::optional<double> geomean_abs_error_large;
-  std::optional<double> max_abs_error_large;
+  // Over the measured sizes >= 1 MiB, the error as a factor, max(p/m, m/p) - 1: its
+  // geometric mean exp(mean |ln(p/m)|) - 1 and its largest. Empty without a log or such sizes.
+  std::optional<double> geomean_factor_error_large;
+  std::optional<double> max_factor_error_large;
 };
 /// The collective on `profile` at every point's size (measured times kept beside).
 CollectiveReport build_collective_report(const ClusterProfile& profile, Collective collective, Algorithm algorithm,
