@@ -155,7 +155,7 @@ TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") 
 
   j = good();
   j["gpu"]["peak_tflops"] = Json::object();
-  CHECK(error_of(j) == "p.json: at /gpu/peak_tflops: give the peak of at least one dtype (fp32, tf32, fp16, bf16)");
+  CHECK(error_of(j) == "p.json: at /gpu/peak_tflops: give the peak of at least one dtype (fp32, tf32, fp16, bf16, fp8)");
 
   j = good();
   j["calibration"] = {{"collectives", {{{"collective", "all_reduce"}, {"ranks", 8}, {"nodes", 1},

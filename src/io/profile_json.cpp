@@ -321,11 +321,11 @@ Json profile_to_json(const ClusterProfile& p) {
     Json c = Json::object();
     if (!cal.tables.empty()) {
       c["collectives"] = Json::array();
-      for (const auto& t : cal.tables) {
-        c["collectives"].push_back({{"collective", t.collective},
-                                    {"ranks", t.ranks},
-                                    {"nodes", t.nodes},
-                                    {"points_bytes_us", points_json(t.bytes_and_time_s, 1.0, units::us)}});
+      for (const auto& table : cal.tables) {
+        c["collectives"].push_back({{"collective", table.collective},
+                                    {"ranks", table.ranks},
+                                    {"nodes", table.nodes},
+                                    {"points_bytes_us", points_json(table.bytes_and_time_s, 1.0, units::us)}});
       }
     }
     if (!cal.fits.empty()) {
