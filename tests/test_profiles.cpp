@@ -185,3 +185,31 @@ TEST_CASE("unknown profile names list the built-ins and suggest one", "[profiles
   }
   CHECK_THROWS_WITH(load_profile("/nonexistent/x.json"), "/nonexistent/x.json: cannot open the file for reading");
 }
+
+TEST_CASE("a fitted profile's compute scales: one model's alone, several models' for any", "[profiles][runs_fit]") {
+  const auto with_fit = [](const Json& fit) {
+    Json j = good();
+    j["runs_fit"] = fit;
+    return j;
+  };
+  const Json one = {{"models", {"resnet50"}}, {"forward_scale", 2.0}, {"backward_scale", 2.0}, {"runs", 3},
+                    {"rms_error", 0.01}};
+  const ClusterProfile p = parse_profile(with_fit(one), "p.json");
+  CHECK(p.runs_fit->applies_to("resnet50"));
+  CHECK_FALSE(p.runs_fit->applies_to("vgg16"));
+  Json several = one;
+  several["models"] = {"resnet50", "vgg16"};
+  CHECK(parse_profile(with_fit(several), "p.json").runs_fit->applies_to("gpt2-xl"));
+  // Profiles written before runs could mix models name one model.
+  Json legacy = one;
+  legacy.erase("models");
+  legacy["model"] = "resnet50";
+  CHECK(parse_profile(with_fit(legacy), "p.json").runs_fit->models == std::vector<std::string>{"resnet50"});
+  CHECK(profile_to_json(parse_profile(with_fit(legacy), "p.json"))["runs_fit"]["models"] == Json({"resnet50"}));
+  Json both = one;
+  both["model"] = "resnet50";
+  CHECK(error_of(with_fit(both)) == "p.json: at /runs_fit/models: give the models the runs trained (models: [...])");
+  Json empty = one;
+  empty["models"] = Json::array();
+  CHECK(error_of(with_fit(empty)) == "p.json: at /runs_fit/models: at least one model");
+}
