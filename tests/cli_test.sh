@@ -54,6 +54,8 @@ expect 2 'nic-gbps' predict --nic-gbps -5
 expect 2 'transport-efficiency' predict --transport-efficiency 1.5
 expect 2 'algorithm' predict --algorithm butterfly
 expect 2 'unknown model .resnet-50. \(did you mean .resnet50.\?\)' predict --model resnet-50
+# An option without its value: one line naming it.
+expect 2 '^dtperf: error: --nodes: needs a value$' predict --nodes
 # Models by size: the canonical spelling in the header, one clear error for a bad key.
 expect 0 'gpt:layers=24,d=2048,heads=32,ffn=8192,seq=2048' predict --model gpt:layers=24,d=2048,seq=2048 --profile dgx-a100
 expect 2 "^dtperf: error: --model: llama:layers=2,d=256,kv=2: unknown key 'kv'" predict --model llama:layers=2,d=256,kv=2

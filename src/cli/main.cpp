@@ -36,6 +36,13 @@ std::vector<std::string> command_names(const CLI::App& app) {
 // A parse error as one line; unexpected arguments name the option they most resemble
 // (a dash for an underscore, or a typo).
 std::string parse_message(const CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args) {
+  // "--nodes: 1 required N:[1, 1048576] missing" (an option without its value).
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    const std::string text = one_line(e.what());
+    const std::size_t colon = text.find(':');
+    if (colon != std::string::npos && text.ends_with("missing")) return text.substr(0, colon) + ": needs a value";
+    return text;
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return one_line(e.what());
   const CLI::App* command = nullptr;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
