@@ -10,20 +10,15 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "dtperf/analysis/fit_runs.hpp"
-#include "dtperf/io/model_files.hpp"
-#include "dtperf/io/profile_json.hpp"
-#include "dtperf/zoo.hpp"
+#include "validation_cells.hpp"
 
 using namespace dtperf;
 
 namespace {
-
-const std::string kNetData = std::string(DTPERF_VALIDATION_DATA) + "/training-bottleneck/";
 
 struct Tally {
   int cells = 0;
@@ -42,77 +37,26 @@ struct Tally {
   }
 };
 
-MeasuredRun dec_run(Scheme scheme, int nodes, double measured_ms) {
-  MeasuredRun r;
-  r.label = "[DEC] " + scheme.name() + " " + std::to_string(4 * nodes) + " GPUs";
-  r.file = r.label;
-  r.config.scheme = std::move(scheme);
-  r.config.cluster.nodes = nodes;
-  r.config.workload.global_batch = 25000;
-  r.measured.iteration_s = measured_ms * 1e-3;
-  return r;
-}
-
 void dec_cells(Tally& t) {
-  const ModelSpec model = *zoo_model("transformer-base");
-  Setup setup;
-  setup.cluster = io::load_profile("a100x4-ib100");
-  setup.model = &model;
-  setup.dtype = DType::fp16;
-  const double allreduce_ms[3] = {73.0, 54.8, 51.5};
-  std::vector<MeasuredRun> fitted_on;
-  for (int i = 0; i < 3; ++i) fitted_on.push_back(dec_run(Scheme::allreduce(), 2 << i, allreduce_ms[i]));
-  const RunsFit fit = fit_runs(setup, fitted_on);
-  const struct {
-    Scheme scheme;
-    double measured_ms[3];
-  } held_out[] = {{Scheme::gossip("one-peer-exp"), {63.4, 46.8, 44.7}},
-                  {Scheme::gossip("alternating-exp-ring"), {61.7, 45.8, 43.7}},
-                  {Scheme::sgp(), {69.4, 53.0, 50.7}}};
-  for (const auto& row : held_out) {
+  const validation::DecFit f;
+  for (const auto& row : validation::kDecHeldOut) {
     for (int i = 0; i < 3; ++i) {
-      const MeasuredRun cell = dec_run(row.scheme, 2 << i, row.measured_ms[i]);
-      t.add(cell.label, cell.measured.iteration_s, predict_run_with_band(setup, fit, cell));
+      const MeasuredRun cell = validation::dec_run(row.scheme, 2 << i, row.measured_ms[i]);
+      t.add("[DEC] " + cell.label, cell.measured.iteration_s, predict_run_with_band(f.setup, f.fit, cell));
     }
   }
 }
 
 void net_cells(Tally& t) {
-  const ModelSpec model = io::read_timing_log(kNetData + "resnet50.bk.log");
-  Setup setup;
-  setup.cluster = io::load_profile("p3dn-24xlarge");
-  setup.model = &model;
-  setup.dtype = DType::fp32;
-  constexpr double kSingleGpuMs = 128.09;
-  const auto net_run = [&](int gpus, double gbps, double percent) {
-    MeasuredRun r;
-    r.label = fmt::format("[NET] {} GPUs at {:g} Gbit/s", gpus, gbps);
-    r.file = r.label;
-    r.config.cluster.nodes = gpus / 8;
-    r.config.cluster.nic_gbps = gbps;
-    r.config.allreduce.bucketing = Bucketing::horovod;
-    if (gpus == 16) r.config.allreduce.algorithm = Algorithm::tree;
-    r.config.workload.single_gpu_iteration_s = kSingleGpuMs * 1e-3;
-    r.measured.iteration_s = kSingleGpuMs * 1e-3 / (percent / 100.0);
-    return r;
-  };
-  const RunsFit fit = fit_runs(setup, std::vector<MeasuredRun>{net_run(8, 100, 85), net_run(16, 100, 75)});
-  const struct {
-    int gpus;
-    double gbps;
-    double percent;
-  } cells[] = {{16, 1, 13},  {16, 10, 68},  {16, 25, 75},  {16, 40, 75},  {32, 1, 8},   {32, 10, 50},
-               {32, 25, 73}, {32, 40, 74},  {32, 100, 74}, {64, 1, 7.5}, {64, 10, 47}, {64, 25, 69},
-               {64, 40, 71}, {64, 100, 71}};
-  for (const auto& c : cells) {
-    const MeasuredRun cell = net_run(c.gpus, c.gbps, c.percent);
-    t.add(cell.label, cell.measured.iteration_s, predict_run_with_band(setup, fit, cell));
+  const validation::NetFit f;
+  for (const auto& c : validation::kNetHeldOut) {
+    const MeasuredRun cell = validation::net_run(c.gpus, c.gbps, c.percent);
+    t.add("[NET] " + cell.label, cell.measured.iteration_s, predict_run_with_band(f.setup, f.fit, cell));
   }
 }
 
 Tally held_out_cells() {
-  INFO("the [NET] logs are not at " << kNetData << " (validation/data/training-bottleneck in the repository)");
-  REQUIRE(std::filesystem::exists(kNetData + "resnet50.bk.log"));
+  validation::require_net_data();
   Tally t;
   dec_cells(t);
   net_cells(t);

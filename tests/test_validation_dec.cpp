@@ -24,50 +24,13 @@
 #include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"
+#include "validation_cells.hpp"
 
 using namespace dtperf;
 
-namespace {
-
-MeasuredRun dec_run(Scheme scheme, int nodes, double measured_ms) {
-  MeasuredRun r;
-  r.label = scheme.name() + "-" + std::to_string(4 * nodes);
-  r.file = r.label;
-  r.config.scheme = std::move(scheme);
-  r.config.cluster.nodes = nodes;
-  r.config.workload.global_batch = 25000;
-  r.measured.iteration_s = measured_ms * 1e-3;
-  return r;
-}
-
-// The measured decentralized cells (ms at 8, 16, 32 GPUs), which the fit never sees.
-struct HeldOutRow {
-  Scheme scheme;
-  double measured_ms[3];
-};
-const HeldOutRow kHeldOut[] = {{Scheme::gossip("one-peer-exp"), {63.4, 46.8, 44.7}},
-                               {Scheme::gossip("alternating-exp-ring"), {61.7, 45.8, 43.7}},
-                               {Scheme::sgp(), {69.4, 53.0, 50.7}}};
-
-// The protocol's fit: the datasheet profile as priors, the three All-Reduce cells.
-struct DecFit {
-  ModelSpec model = *zoo_model("transformer-base");
-  Setup setup;
-  RunsFit fit;
-  DecFit() {
-    setup.cluster = io::load_profile("a100x4-ib100");
-    setup.model = &model;
-    setup.dtype = DType::fp16;
-    const double allreduce_ms[3] = {73.0, 54.8, 51.5};
-    std::vector<MeasuredRun> fitted_on;
-    for (int i = 0; i < 3; ++i) fitted_on.push_back(dec_run(Scheme::allreduce(), 2 << i, allreduce_ms[i]));
-    fit = fit_runs(setup, fitted_on);
-  }
-  DecFit(const DecFit&) = delete;  // setup points at model
-  DecFit& operator=(const DecFit&) = delete;
-};
-
-}  // namespace
+using validation::dec_run;
+using validation::DecFit;
+using validation::kDecHeldOut;
 
 TEST_CASE("[DEC]: fitted on the All-Reduce runs, the decentralized runs are predicted", "[validation][dec]") {
   const DecFit f;
@@ -75,7 +38,7 @@ TEST_CASE("[DEC]: fitted on the All-Reduce runs, the decentralized runs are pred
   const RunsFit& fit = f.fit;
   std::vector<double> errors;
   std::string table = "[DEC] held-out cells (fitted on All-Reduce at 8/16/32 GPUs):\n";
-  for (const auto& row : kHeldOut) {
+  for (const auto& row : kDecHeldOut) {
     for (int i = 0; i < 3; ++i) {
       const MeasuredRun cell = dec_run(row.scheme, 2 << i, row.measured_ms[i]);
       const double predicted_ms = predict_run(setup, fit.fitted, cell).iteration_s * 1e3;
@@ -108,7 +71,7 @@ TEST_CASE("[DEC]: fitted on the All-Reduce runs, the decentralized runs are pred
 
 TEST_CASE("[DEC]: no decentralized cell is more than 8 % off", "[validation][dec]") {
   const DecFit f;
-  for (const auto& row : kHeldOut) {
+  for (const auto& row : kDecHeldOut) {
     for (int i = 0; i < 3; ++i) {
       const MeasuredRun cell = dec_run(row.scheme, 2 << i, row.measured_ms[i]);
       const double error = predict_run(f.setup, f.fit.fitted, cell).iteration_s * 1e3 / row.measured_ms[i] - 1.0;

@@ -21,18 +21,16 @@
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/scenario.hpp"
+#include "validation_cells.hpp"
 
 using namespace dtperf;
 
 namespace {
 
-const std::string kData = std::string(DTPERF_VALIDATION_DATA) + "/training-bottleneck/";
+const std::string& kData = validation::kNetData;
 
 // The logs are in the repository (validation/data/SOURCES.md): missing, the test fails.
-void require_data() {
-  INFO("the [NET] logs are not at " << kData << " (validation/data/training-bottleneck in the repository)");
-  REQUIRE(std::filesystem::exists(kData + "resnet50.bk.log"));
-}
+void require_data() { validation::require_net_data(); }
 
 // The paper's single-GPU iteration times (their sim_with_compression_*.py).
 struct Log {
@@ -152,39 +150,15 @@ TEST_CASE("the engine matches the [NET] simulator loop for every log and rate", 
 TEST_CASE("[NET]: fitted on 8 and 16 GPUs at 100 Gbit/s, the other measured scaling factors are predicted",
           "[validation][net]") {
   require_data();
-  const ModelSpec model = io::read_timing_log(kData + "resnet50.bk.log");
-  Setup setup;
-  setup.cluster = io::load_profile("p3dn-24xlarge");
-  setup.model = &model;
-  setup.dtype = DType::fp32;
-  constexpr double kSingleGpuMs = 128.09;
-  const auto net_run = [&](int gpus, double gbps, double percent) {
-    MeasuredRun r;
-    r.label = std::to_string(gpus) + " GPUs at " + std::to_string(static_cast<int>(gbps)) + " Gbit/s";
-    r.file = r.label;
-    r.config.cluster.nodes = gpus / 8;
-    r.config.cluster.nic_gbps = gbps;
-    r.config.allreduce.bucketing = Bucketing::horovod;
-    // NCCL 2.4 (the runs used 2.4.8) took its trees at every size on two nodes (as
-    // NCCL's developers state for 2.4.7); on more nodes its own choice.
-    if (gpus == 16) r.config.allreduce.algorithm = Algorithm::tree;
-    r.config.workload.single_gpu_iteration_s = kSingleGpuMs * 1e-3;
-    r.measured.iteration_s = kSingleGpuMs * 1e-3 / (percent / 100.0);
-    return r;
-  };
-  const RunsFit fit = fit_runs(setup, std::vector<MeasuredRun>{net_run(8, 100, 85), net_run(16, 100, 75)});
-  const struct {
-    int gpus;
-    double gbps;
-    double percent;
-  } cells[] = {{16, 1, 13},  {16, 10, 68},  {16, 25, 75},  {16, 40, 75},  {32, 1, 8},   {32, 10, 50},
-               {32, 25, 73}, {32, 40, 74},  {32, 100, 74}, {64, 1, 7.5}, {64, 10, 47}, {64, 25, 69},
-               {64, 40, 71}, {64, 100, 71}};
+  const validation::NetFit f;
+  const Setup& setup = f.setup;
+  const RunsFit& fit = f.fit;
   std::string table = "[NET] held-out cells (fitted on 8 and 16 GPUs at 100 Gbit/s), scaling factor %:\n";
   double worst = 0.0;
-  for (const auto& c : cells) {
-    const MeasuredRun cell = net_run(c.gpus, c.gbps, c.percent);
-    const double predicted = 100.0 * kSingleGpuMs * 1e-3 / predict_run(setup, fit.fitted, cell).iteration_s;
+  for (const auto& c : validation::kNetHeldOut) {
+    const MeasuredRun cell = validation::net_run(c.gpus, c.gbps, c.percent);
+    const double predicted =
+        100.0 * validation::kNetSingleGpuMs * 1e-3 / predict_run(setup, fit.fitted, cell).iteration_s;
     worst = std::max(worst, std::abs(predicted - c.percent));
     table += "  " + cell.label + ": measured " + std::to_string(c.percent) + ", predicted " + std::to_string(predicted) +
              "\n";

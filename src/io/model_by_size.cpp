@@ -122,21 +122,22 @@ using limits::kMaxLayers;
 using limits::kMaxTokens;
 using limits::kMaxWidth;
 
-void check_heads(const ShapeKeys& keys, std::int64_t d, std::int64_t heads) {
+// The heads given, or d / head_width where d is a multiple of it; they must divide d.
+std::int64_t heads_of(const ShapeKeys& keys, std::int64_t d, std::int64_t head_width) {
+  const auto given = keys.integer("heads", 1, kMaxWidth);
+  if (!given && d % head_width != 0) {
+    keys.fail(fmt::format("d={} is not a multiple of {}: give heads=", d, head_width));
+  }
+  const std::int64_t heads = given.value_or(d / head_width);
   if (d % heads != 0) keys.fail(fmt::format("heads={} does not divide d={}", heads, d));
+  return heads;
 }
 
 GptShape gpt_shape(const ShapeKeys& keys) {
   GptShape s;
   s.layers = static_cast<int>(keys.required("layers", 1, kMaxLayers));
   s.model_dim = keys.required("d", 1, kMaxWidth);
-  if (auto heads = keys.integer("heads", 1, kMaxWidth)) {
-    s.heads = *heads;
-  } else {
-    if (s.model_dim % 64 != 0) keys.fail(fmt::format("d={} is not a multiple of 64: give heads=", s.model_dim));
-    s.heads = s.model_dim / 64;
-  }
-  check_heads(keys, s.model_dim, s.heads);
+  s.heads = heads_of(keys, s.model_dim, 64);
   s.ffn_dim = keys.integer("ffn", 1, kMaxWidth * 8).value_or(4 * s.model_dim);
   s.context = keys.integer("seq", 1, kMaxTokens).value_or(1024);
   s.vocab = keys.integer("vocab", 1, kMaxTokens).value_or(50257);
@@ -150,13 +151,7 @@ LlamaShape llama_shape(const ShapeKeys& keys) {
   LlamaShape s;
   s.layers = static_cast<int>(keys.required("layers", 1, kMaxLayers));
   s.model_dim = keys.required("d", 1, kMaxWidth);
-  if (auto heads = keys.integer("heads", 1, kMaxWidth)) {
-    s.heads = *heads;
-  } else {
-    if (s.model_dim % 128 != 0) keys.fail(fmt::format("d={} is not a multiple of 128: give heads=", s.model_dim));
-    s.heads = s.model_dim / 128;
-  }
-  check_heads(keys, s.model_dim, s.heads);
+  s.heads = heads_of(keys, s.model_dim, 128);
   s.kv_heads = keys.integer("kv_heads", 1, kMaxWidth).value_or(s.heads);
   if (s.heads % s.kv_heads != 0) keys.fail(fmt::format("kv_heads={} does not divide heads={}", s.kv_heads, s.heads));
   constexpr std::int64_t kMultipleOf = 256;

@@ -1,6 +1,7 @@
 #include "dtperf/io/runs_file.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -68,7 +69,11 @@ void read_measurement(ObjectReader& r, const Json& run, RunMeasurement& m) {
   }
 }
 
-MeasuredRun read_run(const Json& json, const std::string& file, const std::string& pointer, std::size_t index) {
+// The models the runs of one file name, each loaded once (runs of one model share it).
+using LoadedModels = std::map<std::string, std::shared_ptr<const ModelSpec>>;
+
+MeasuredRun read_run(const Json& json, const std::string& file, const std::string& pointer, std::size_t index,
+                     LoadedModels& models) {
   ObjectReader r(json, file, pointer);
   MeasuredRun run;
   run.label = r.optional_string("label").value_or(fmt::format("run {}", index + 1));
@@ -78,7 +83,9 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   RunConfig& c = run.config;
   if (auto name = r.optional_string("model")) {
     try {
-      c.model = std::make_shared<const ModelSpec>(load_model(*name));
+      auto& loaded = models[*name];
+      if (!loaded) loaded = std::make_shared<const ModelSpec>(load_model(*name));
+      c.model = loaded;
     } catch (const InputError& e) {
       if (!e.input().empty()) throw InputError(file, r.pointer_of("model"), e.reason());
       throw;  // an error inside the model's own file names that file
@@ -178,6 +185,7 @@ void check_labels(const std::vector<MeasuredRun>& runs, const std::string& file)
 
 std::vector<MeasuredRun> parse_runs(const std::string& text, const std::string& file) {
   std::vector<MeasuredRun> runs;
+  LoadedModels models;
   if (is_json_lines(text)) {
     std::istringstream in(text);
     std::string line;
@@ -195,7 +203,7 @@ std::vector<MeasuredRun> parse_runs(const std::string& text, const std::string& 
         header = false;
         continue;
       }
-      runs.push_back(read_run(json, where, "", runs.size()));
+      runs.push_back(read_run(json, where, "", runs.size(), models));
     }
   } else {
     const Json json = parse_json_text(text, file);
@@ -203,7 +211,7 @@ std::vector<MeasuredRun> parse_runs(const std::string& text, const std::string& 
     check_schema(r);
     const Json& list = r.array("runs");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      runs.push_back(read_run(list[i], file, pointer_append(r.pointer_of("runs"), i), i));
+      runs.push_back(read_run(list[i], file, pointer_append(r.pointer_of("runs"), i), i, models));
     }
     r.finish();
   }
