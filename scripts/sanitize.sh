@@ -29,4 +29,7 @@ if [ ! -f build-san/build.ninja ]; then
 fi
 meson configure build-san -Dfuzz_seconds="${DTPERF_FUZZ_SECONDS:-30}" >&2
 ninja -C build-san >&2
-meson test -C build-san --print-errorlogs "$@"
+# Instrumented code runs several times slower (the CLI suite's 185 commands each start the
+# ASan runtime), and CI machines share their cores: each suite gets three times its
+# plain-build time limit here.
+meson test -C build-san --print-errorlogs --timeout-multiplier 3 "$@"

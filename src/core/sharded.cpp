@@ -76,22 +76,27 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
   const GroupShape node{1, net.gpus_per_node, net.gpus_per_node};
   const GroupShape across{net.nodes, 1, net.gpus_per_node};
   const GroupShape& group = hybrid ? node : world;
-  const auto gather = [&](std::size_t u) {
-    return collective_cost(s.param_network, group, Collective::all_gather, ag_bytes[u]);
-  };
-  const auto scatter = [&](std::size_t u) { return collective_cost(net, group, Collective::reduce_scatter, rs_bytes[u]); };
+  const bool across_nodes = hybrid && net.nodes > 1;
+  // Each unit's collectives cost the same at every micro-step: priced once here, not in
+  // the micro-step loops (a 16-step accumulation would price them 16 times).
+  std::vector<CollectiveCost> gather_cost(count), scatter_cost(count), across_cost(across_nodes ? count : 0);
+  for (std::size_t u = 0; u < count; ++u) {
+    gather_cost[u] = collective_cost(s.param_network, group, Collective::all_gather, ag_bytes[u]);
+    scatter_cost[u] = collective_cost(net, group, Collective::reduce_scatter, rs_bytes[u]);
+    if (across_nodes) {
+      // Every GPU of the node all-reduces its shard at once: the node's NICs carry G of
+      // these collectives' bytes (the cost already shares the NICs among them).
+      across_cost[u] = allreduce_cost(net, across, rs_bytes[u] / net.gpus_per_node, s.options.algorithm);
+      across_cost[u].inter_bytes_per_node *= net.gpus_per_node;
+    }
+  }
+  const auto gather = [&](std::size_t u) -> const CollectiveCost& { return gather_cost[u]; };
 
   Stream stream;
   stream.factor = distributed ? s.compute.comm_interference_factor : 1.0;
   const auto reduce = [&](std::size_t u, double issue_s) {
-    double end = stream.run(issue_s, scatter(u));
-    if (hybrid && net.nodes > 1) {
-      // Every GPU of the node all-reduces its shard at once: the node's NICs carry G of
-      // these collectives' bytes (the cost already shares the NICs among them).
-      CollectiveCost c = allreduce_cost(net, across, rs_bytes[u] / net.gpus_per_node, s.options.algorithm);
-      c.inter_bytes_per_node *= net.gpus_per_node;
-      end = stream.run(end, c);
-    }
+    double end = stream.run(issue_s, scatter_cost[u]);
+    if (across_nodes) end = stream.run(end, across_cost[u]);
     return end;
   };
 
