@@ -56,6 +56,15 @@ expect 2 'algorithm' predict --algorithm butterfly
 expect 2 'unknown model .resnet-50. \(did you mean .resnet50.\?\)' predict --model resnet-50
 # An option without its value: one line naming it.
 expect 2 '^dtperf: error: --nodes: needs a value$' predict --nodes
+# An option that takes one value, given twice, is refused (not the last one silently);
+# flags and repeatable options may repeat; a scenario's options are overridden by design.
+expect 2 '^dtperf: error: --nodes: given twice \(1, then 2\); give it once$' predict --nodes 1 --nodes=2
+expect 2 '^dtperf: error: -o: given twice' predict -o "$work/a.json" -o "$work/b.json"
+[ -e "$work/a.json" ] || [ -e "$work/b.json" ] && fail "a refused command wrote its -o file"
+expect 0 'nodes' predict --json --json
+expect 0 '^# 4 points' sweep --vary nodes=1,2 --vary nic-gbps=10,20 --quiet
+expect 2 '^dtperf: error: --nodes: given twice \(2, then 3\)' run "$2/../scenarios/a40-ethernet-advise.json" --nodes 2 --nodes 3
+expect 0 'on 2 x a40x4-eth25' run "$2/../scenarios/a40-ethernet-advise.json" --nodes 2
 # Models by size: the canonical spelling in the header, one clear error for a bad key.
 expect 0 'gpt:layers=24,d=2048,heads=32,ffn=8192,seq=2048' predict --model gpt:layers=24,d=2048,seq=2048 --profile dgx-a100
 expect 2 "^dtperf: error: --model: llama:layers=2,d=256,kv=2: unknown key 'kv'" predict --model llama:layers=2,d=256,kv=2

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <utility>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -64,6 +66,41 @@ std::string parse_message(const CLI::App& app, const CLI::ParseError& e, const s
   return one_line(e.what());
 }
 
+// The first option of TOKENS (the words after the command's name) given more than once
+// where it takes one value: "--nodes: given twice (1, then 2); give it once". Repeatable
+// options (--vary, --slow-rank: vectors) and flags are left alone. A scenario's own options
+// are not checked here: the command line overrides them by design.
+std::string repeated_option(const CLI::App& app, const std::string& command_name, const std::vector<std::string>& tokens) {
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == command_name) command = sub;
+  }
+  if (command == nullptr) return "";
+  std::vector<std::pair<const CLI::Option*, std::string>> seen;  // option, its first value
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& token = tokens[i];
+    const bool is_long = token.rfind("--", 0) == 0 && token.size() > 2;
+    const bool is_short = !is_long && token.size() == 2 && token[0] == '-' && std::isalpha(static_cast<unsigned char>(token[1]));
+    if (!is_long && !is_short) continue;
+    const std::size_t equals = token.find('=');
+    const CLI::Option* option = command->get_option_no_throw(token.substr(0, equals));
+    if (option == nullptr || option->get_type_size_max() == 0 || option->get_expected_min() == 0 ||
+        option->get_items_expected_max() > 1 || option->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll) {
+      continue;
+    }
+    const std::string value = equals != std::string::npos ? token.substr(equals + 1)
+                              : i + 1 < tokens.size()     ? tokens[i + 1]
+                                                          : "";
+    for (const auto& [earlier, first_value] : seen) {
+      if (earlier == option) {
+        return token.substr(0, equals) + ": given twice (" + first_value + ", then " + value + "); give it once";
+      }
+    }
+    seen.emplace_back(option, value);
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +134,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The words the user typed after the command's name (after the scenario file for run).
+  std::vector<std::string> given(args.empty() ? args.begin() : args.begin() + 1, args.end());
   try {
     if (!args.empty() && args.front() == "run") {
       if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
@@ -109,6 +148,13 @@ int main(int argc, char** argv) {
       sources = dtperf::cli::ValueSources(scenario, expanded.pointers, overrides);
       expanded.args.insert(expanded.args.end(), overrides.begin(), overrides.end());
       args = std::move(expanded.args);
+      given = overrides;
+    }
+    // The command line's own options, once each (a scenario's are overridden by design).
+    if (const std::string repeated = repeated_option(app, args.empty() ? "" : args.front(), given);
+        !repeated.empty()) {
+      std::cerr << "dtperf: error: " << dtperf::cli::printable(repeated) << "\n";
+      return 2;
     }
     std::reverse(args.begin(), args.end());  // CLI11 takes them last to first
     std::vector<std::string> consumed = args;  // and consumes them
