@@ -42,11 +42,25 @@ TEST_CASE("a line chart has its axes, a line and a legend entry per series, and 
 TEST_CASE("a bar chart has one bar and one label per entry, on a scale from zero", "[svg]") {
   BarChart chart;
   chart.title = "compare";
-  chart.y_label = "iteration (ms)";
+  chart.value_label = "iteration (ms)";
   chart.bars = {{"all-reduce", 50.12}, {"ring", 41.5}, {"alternating-exp-ring", 40.59}};
   const std::string svg = render_svg(chart);
   CHECK(count(svg, "<rect x=") == 3);
   CHECK(svg.find(">alternating-exp-ring<") != std::string::npos);
   CHECK(svg.find(">50.12<") != std::string::npos);
   CHECK(svg.find(">0</text>") != std::string::npos);  // the value axis starts at 0
+}
+
+TEST_CASE("a bar chart gives every bar a row of its own, so names and values never overlap", "[svg]") {
+  BarChart chart;
+  chart.value_label = "iteration (ms)";
+  for (int i = 0; i < 18; ++i) chart.bars.emplace_back("scheme-with-a-long-name-" + std::to_string(i), 100.0 + i);
+  const std::string svg = render_svg(chart);
+  // 18 rows of 22 px under a 50 px title, 50 px of axis below: 50 + 396 + 50 = 496 px.
+  CHECK(svg.find("height=\"496\"") != std::string::npos);
+  // The left margin fits the longest name (26 characters at 7 px, plus 16): 198 px.
+  CHECK(svg.find("<path d=\"M198 50 V446 H656\"") != std::string::npos);
+  // Rows 22 px apart: the first two names' baselines at 50 + 4 + 11 = 65 and 87.
+  CHECK(svg.find("<text x=\"192.0\" y=\"65.0\" text-anchor=\"end\">scheme-with-a-long-name-0<") != std::string::npos);
+  CHECK(svg.find("<text x=\"192.0\" y=\"87.0\" text-anchor=\"end\">scheme-with-a-long-name-1<") != std::string::npos);
 }

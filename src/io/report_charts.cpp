@@ -14,7 +14,7 @@ std::string compare_chart(const CompareReport& r) {
   BarChart chart;
   chart.title = fmt::format("{} on {} x {} ({} GPUs): time per iteration", r.run.model.name, r.run.cluster.nodes,
                             r.run.cluster.name, r.run.cluster.ranks());
-  chart.y_label = "iteration (ms)";
+  chart.value_label = "iteration (ms)";
   for (const auto& outcome : r.outcomes) {
     if (outcome.available) chart.bars.emplace_back(outcome.scheme.name(), outcome.iteration.iteration_s * 1e3);
   }

@@ -47,13 +47,13 @@ std::vector<double> linear_ticks(double low, double high) {
   return ticks;
 }
 
-std::string frame(const std::string& title, const std::string& body) {
+std::string frame(const std::string& title, const std::string& body, double height = kHeight) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">{3}</text>\n{4}</svg>\n",
-      kWidth, kHeight, kWidth / 2, escaped(title), body);
+      kWidth, height, kWidth / 2, escaped(title), body);
 }
 
 std::string axes(const std::string& x_label, const std::string& y_label) {
@@ -125,34 +125,49 @@ std::string render_svg(const LineChart& chart) {
   return frame(chart.title, body);
 }
 
+// Horizontal bars, one row each, names at the left and values at the bars' ends: a name
+// or a value never runs into its neighbour's however many bars there are (upright bars
+// with 18 schemes put 40-pixel values over 34-pixel slots). The drawing grows a row at a
+// time; the left margin fits the longest name.
 std::string render_svg(const BarChart& chart) {
-  double y_high = 0.0;
-  for (const auto& [name, value] : chart.bars) y_high = std::max(y_high, value);
-  if (!(y_high > 0)) y_high = 1.0;
-  const std::vector<double> y_ticks = linear_ticks(0.0, y_high);
-  y_high = std::max(y_high, y_ticks.back());
-  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  const auto fy = [&](double y) { return kHeight - kBottom - y / y_high * plot_h; };
-  std::string body = axes("", chart.y_label);
-  for (const double t : y_ticks) {
-    body += fmt::format(
-        "<path d=\"M{0} {1:.1f} H{2}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        kLeft, fy(t), kWidth - kRight, kLeft - 6, fy(t) + 4, label(t));
+  constexpr double kRow = 22, kBar = 14, kCharWidth = 7.0;  // px; 7 px bounds a 12 px sans glyph
+  constexpr double kValueRoom = 64, kAxisRoom = 50;        // a value right of its bar; ticks and title
+  double x_high = 0.0;
+  std::size_t longest = 0;
+  for (const auto& [name, value] : chart.bars) {
+    x_high = std::max(x_high, value);
+    longest = std::max(longest, name.size());
   }
-  const double slot = plot_w / std::max<std::size_t>(1, chart.bars.size());
+  if (!(x_high > 0)) x_high = 1.0;
+  const std::vector<double> x_ticks = linear_ticks(0.0, x_high);
+  x_high = std::max(x_high, x_ticks.back());
+  const double left = std::max(kLeft, 16 + kCharWidth * static_cast<double>(longest));
+  const double right = kWidth - kValueRoom;
+  const double rows = static_cast<double>(std::max<std::size_t>(1, chart.bars.size()));
+  const double bottom = kTop + rows * kRow;
+  const double height = bottom + kAxisRoom;
+  const auto fx = [&](double x) { return left + x / x_high * (right - left); };
+
+  std::string body = fmt::format(
+      "<path d=\"M{0} {1} V{2} H{3}\" stroke=\"black\" fill=\"none\"/>\n"
+      "<text x=\"{4}\" y=\"{5}\" text-anchor=\"middle\">{6}</text>\n",
+      left, kTop, bottom, right, (left + right) / 2, height - 12, escaped(chart.value_label));
+  for (const double t : x_ticks) {
+    body += fmt::format("<path d=\"M{0:.1f} {1} V{2}\" stroke=\"#ddd\"/><text x=\"{0:.1f}\" y=\"{3}\" "
+                        "text-anchor=\"middle\">{4}</text>\n",
+                        fx(t), kTop, bottom, bottom + 16, label(t));
+  }
   for (std::size_t i = 0; i < chart.bars.size(); ++i) {
     const auto& [name, value] = chart.bars[i];
-    const double x = kLeft + slot * i + slot * 0.15;
+    const double y = kTop + kRow * static_cast<double>(i) + (kRow - kBar) / 2;
     body += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n"
-        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n"
-        "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\" transform=\"rotate(-25 {:.1f} {})\">{}"
-        "</text>\n",
-        x, fy(value), slot * 0.7, fy(0) - fy(value), kColors[i % std::size(kColors)], x + slot * 0.35, fy(value) - 4,
-        label(std::round(value * 100) / 100), x + slot * 0.35, kHeight - kBottom + 14, x + slot * 0.35,
-        kHeight - kBottom + 14, escaped(name));
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n"
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>\n"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+        left - 6, y + kBar - 3, escaped(name), left, y, fx(value) - left, kBar, kColors[i % std::size(kColors)],
+        fx(value) + 4, y + kBar - 3, label(std::round(value * 100) / 100));
   }
-  return frame(chart.title, body);
+  return frame(chart.title, body, height);
 }
 
 }  // namespace dtperf::io

@@ -1,6 +1,6 @@
 #pragma once
 // Small self-contained SVG charts for reports (`--plot FILE.svg`): a line chart (one line
-// per series, e.g. scaling factor against NIC rate) and a bar chart (one bar per scheme).
+// per series, e.g. scaling factor against NIC rate) and a bar chart (one horizontal bar per scheme).
 // Axes carry their labels with units, ticks at round values (decades on a log axis), and a
 // legend names every series. No scripts, fonts or external references: any SVG viewer or
 // rsvg-convert renders it. Pure: the SVG text is returned, the caller writes it.
@@ -26,8 +26,8 @@ struct LineChart {
 
 struct BarChart {
   std::string title;
-  std::string y_label;
-  std::vector<std::pair<std::string, double>> bars;  // (name, value >= 0)
+  std::string value_label;  // with its unit, e.g. "iteration (ms)"
+  std::vector<std::pair<std::string, double>> bars;  // (name, value >= 0), drawn top to bottom
 };
 
 std::string render_svg(const LineChart& chart);
