@@ -330,6 +330,11 @@ for chart in whatif compare; do
   fi
 done
 expect 2 "^dtperf: error: --plot: expected a file name ending in .svg" whatif --plot "$work/chart.png"
+# What bounds the scaling factor at any NIC rate: PCIe on a PCIe-only node, overheads elsewhere.
+"$dtperf" whatif --profile t4x8-pcie-ib100 --model bert-large --json >"$work/pcie.json" || fail "whatif on PCIe failed"
+python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["bound"]; assert b["limit"]=="intra-node-link", b; assert b["unbounded_scaling_factor"]>=b["best_scaling_factor"]+0.01, b' \
+  "$work/pcie.json" || fail "whatif does not name PCIe as the bound of a PCIe-only node"
+expect 0 'compute and fixed overheads bound it' whatif --scheme alternating-exp-ring --profile a100x4-ib100 --model transformer-base
 
 # --- dtperf collective: nccl-tests' table, predicted; a log beside its prediction
 expect 0 '^# Avg bus bandwidth' collective --profile dgx-h100 --nodes 2 -b 1K -e 64M

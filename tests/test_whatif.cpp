@@ -122,6 +122,32 @@ TEST_CASE("a target above what compute and overheads allow is not reached, with 
   CHECK_FALSE(c.value);
 }
 
+TEST_CASE("what bounds the scaling factor at any NIC rate: the overheads, or the intra-node link", "[whatif]") {
+  // Fixed overheads: the same 42 ms as above; the V100s' NVLink (150 GB/s) is not the limit.
+  Resnet r;
+  r.setup.cluster.compute.iteration_overhead_s = 22.3e-3;
+  r.setup.cluster.compute.cross_node_overhead_s = 19.9e-3;
+  {
+    Evaluator e(r.setup);
+    const BoundAtAnyRate b = bound_at_any_rate(e, Scheme::allreduce());
+    CHECK(b.limit == RateBound::compute_and_overheads);
+    CHECK(b.unbounded_scaling == b.best_scaling);
+    CHECK(b.best_scaling == Approx(least_rate_gbps(e, Scheme::allreduce(), 0.99, false).best_scaling));
+  }
+  // The same nodes with PCIe Gen3 x16 between their GPUs (15.75 GB/s) and no overheads:
+  // the ring moves 2 (G-1)/G x 102 MB of gradients through each GPU's PCIe link, 11.4 ms
+  // at 15.75 GB/s against ResNet-50's compute; an unbounded intra-node link lifts the
+  // scaling factor by more than a point, so PCIe is named.
+  r.setup.cluster.compute.iteration_overhead_s = 0.0;
+  r.setup.cluster.compute.cross_node_overhead_s = 0.0;
+  r.setup.cluster.intra.bandwidth_bytes_per_s = 15.75e9;
+  Evaluator pcie(r.setup);
+  const BoundAtAnyRate b = bound_at_any_rate(pcie, Scheme::allreduce());
+  CHECK(b.limit == RateBound::intra_node_link);
+  CHECK(b.unbounded_scaling - b.best_scaling >= kBoundLiftPoints / 100.0);
+  CHECK(std::string(bound_name(b.limit)) == "intra-node-link");
+}
+
 TEST_CASE("the codec's cost is charged once per iteration per gradient byte", "[whatif]") {
   // 102.2 MB of ResNet-50 gradients at 0.1 ns per byte: 10.2 ms more per iteration.
   Resnet r;

@@ -44,6 +44,7 @@ WhatifReport build_whatif_report(Prepared& p, const WhatifRequest& request) {
                          least_rate_gbps(e, request.scheme, target, true),
                          least_compression(e.setup(), request.scheme, target, request.codec_ns_per_byte * 1e-9)});
   }
+  r.bound = bound_at_any_rate(e, request.scheme);
   r.max_nodes = request.max_nodes;
   if (request.scheme.kind != Scheme::Kind::allreduce) {
     r.nodes_to_win = least_nodes_to_win(e, request.scheme, request.max_nodes);

@@ -1,6 +1,7 @@
 #include "dtperf/analysis/whatif.hpp"
 
 #include <cmath>
+#include <utility>
 
 namespace dtperf {
 
@@ -50,6 +51,41 @@ Solved least_rate_gbps(Evaluator& evaluator, const Scheme& scheme, double target
   s.value = least_reaching(kMinRateGbps, kMaxRateGbps, [&](double gbps) { return scaling(gbps) >= target; });
   s.best_scaling = scaling(kMaxRateGbps);
   return s;
+}
+
+BoundAtAnyRate bound_at_any_rate(Evaluator& evaluator, const Scheme& scheme) {
+  // Unbounded: a million times the bandwidth, no ceiling, no CPU cost per byte.
+  constexpr double kUnbounded = 1e6;
+  const ClusterProfile fast = at_rate(evaluator.setup().cluster, kMaxRateGbps, false);
+  const auto scaling = [&](const ClusterProfile& cluster) {
+    return evaluator.evaluate_on(cluster, scheme).iteration.scaling_factor;
+  };
+  BoundAtAnyRate out;
+  out.best_scaling = scaling(fast);
+  out.unbounded_scaling = out.best_scaling;
+  ClusterProfile intra = fast;
+  intra.intra.bandwidth_bytes_per_s *= kUnbounded;
+  ClusterProfile host = fast;
+  host.inter.host_gbps = 0.0;
+  host.inter.host_cpu_ns_per_byte = 0.0;
+  const std::pair<RateBound, double> lifted[] = {{RateBound::intra_node_link, scaling(intra)},
+                                                 {RateBound::host_transport, scaling(host)}};
+  for (const auto& [limit, unbounded] : lifted) {
+    if (unbounded - out.best_scaling >= kBoundLiftPoints / 100.0 && unbounded > out.unbounded_scaling) {
+      out.limit = limit;
+      out.unbounded_scaling = unbounded;
+    }
+  }
+  return out;
+}
+
+const char* bound_name(RateBound bound) {
+  switch (bound) {
+    case RateBound::intra_node_link: return "intra-node-link";
+    case RateBound::host_transport: return "host-transport";
+    case RateBound::compute_and_overheads: break;
+  }
+  return "compute-and-overheads";
 }
 
 Setup with_compression(Setup setup, double ratio, double codec_s_per_byte) {

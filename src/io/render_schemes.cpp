@@ -252,12 +252,30 @@ Rendered render(const WhatifReport& r) {
                       r.codec_ns_per_byte > 0 ? fmt::format(", codec {} ns per gradient byte", r.codec_ns_per_byte) : "");
   text += table(target_columns(), std::span<const TargetSolution>(r.targets));
   const auto unreached = [](const T& t) { return !t.rate.value || !t.line_rate.value || !t.compression.value; };
+  const ClusterProfile& cluster = r.run.cluster;
+  json["bound"] = {{"limit", bound_name(r.bound.limit)},
+                   {"best_scaling_factor", r.bound.best_scaling},
+                   {"unbounded_scaling_factor", r.bound.unbounded_scaling}};
   if (std::any_of(r.targets.begin(), r.targets.end(), unreached)) {
     const T& last = r.targets.back();
-    text += fmt::format(
-        "# -: not reached; the scaling factor is at most {} % at any rate and {} % at any compression: compute and "
-        "fixed overheads bound it\n",
-        percent(std::max(last.rate.best_scaling, last.line_rate.best_scaling)), percent(last.compression.best_scaling));
+    std::string limit;
+    switch (r.bound.limit) {
+      case RateBound::intra_node_link:
+        limit = fmt::format("the intra-node link ({}) bounds it: with it unbounded too, {} % at any rate",
+                            cluster.intra.link.empty()
+                                ? fmt::format("{:.1f} GB/s per GPU", cluster.intra.bandwidth_bytes_per_s / 1e9)
+                                : cluster.intra.link,
+                            percent(r.bound.unbounded_scaling));
+        break;
+      case RateBound::host_transport:
+        limit = fmt::format("the host-driven transport ({} Gbit/s per node) bounds it: without it, {} % at any rate",
+                            fixed(cluster.inter.host_gbps, 1), percent(r.bound.unbounded_scaling));
+        break;
+      case RateBound::compute_and_overheads: limit = "compute and fixed overheads bound it"; break;
+    }
+    text += fmt::format("# -: not reached; the scaling factor is at most {} % at any rate and {} % at any compression: {}\n",
+                        percent(std::max(last.rate.best_scaling, last.line_rate.best_scaling)),
+                        percent(last.compression.best_scaling), limit);
   }
   if (const auto& win = r.nodes_to_win) {
     json["nodes_to_win"] = {{"max_nodes", r.max_nodes},

@@ -180,6 +180,7 @@ struct WhatifReport {
   std::optional<Band> here_band;  // from a fitted profile
   std::vector<RatePoint> rates;
   std::vector<TargetSolution> targets;
+  BoundAtAnyRate bound;  // what limits the scaling factor once the NIC rate does not
   std::optional<NodesToWin> nodes_to_win;  // decentralized schemes
   int max_nodes = 0;
 };

@@ -56,6 +56,29 @@ Solved least_compression(const Setup& setup, const Scheme& scheme, double target
 /// The setup with a compression ratio and its codec cost applied.
 Setup with_compression(Setup setup, double ratio, double codec_s_per_byte);
 
+/// What holds the scaling factor down when the NIC rate is no longer the limit. At the
+/// top of the rate range each remaining link is made unbounded in turn (the intra-node
+/// link's bandwidth, the host-driven transport's ceiling and CPU cost per byte); the one
+/// whose removal lifts the scaling factor most is named if it lifts it by at least
+/// kBoundLiftPoints, else compute and the fixed per-iteration overheads are. A PCIe-only
+/// node (T4 x 8 at 15.8 GB/s per GPU) is bounded by its PCIe, not by its compute.
+enum class RateBound { compute_and_overheads, intra_node_link, host_transport };
+
+/// One percentage point of scaling: the tables print tenths, and a lift under a point
+/// would not change what a reader should buy.
+inline constexpr double kBoundLiftPoints = 1.0;
+
+struct BoundAtAnyRate {
+  RateBound limit = RateBound::compute_and_overheads;
+  double best_scaling = 0.0;       // at kMaxRateGbps (the profile's transport efficiency)
+  double unbounded_scaling = 0.0;  // also with the limiting link unbounded (= best for compute)
+};
+
+BoundAtAnyRate bound_at_any_rate(Evaluator& evaluator, const Scheme& scheme);
+
+/// The bound's name in JSON: "intra-node-link", "host-transport", "compute-and-overheads".
+const char* bound_name(RateBound bound);
+
 struct NodesToWin {
   std::optional<int> nodes;     // the least node count where `scheme` is faster
   double speedup = 0.0;         // All-Reduce time / scheme time there (or at max_nodes)
