@@ -199,6 +199,30 @@ expect 0 'all_reduce' fit "$work/ar.txt" --collective all_reduce --base dgx-a100
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["provenance"]["source"]=="calibrated"; assert p["provenance"]["residuals"]' \
   "$work/fitted.json" || fail "the fitted profile lacks its provenance"
 expect 0 'iteration' predict --profile "$work/fitted.json"
+# A PCIe-only node: one node's all_reduce at busbw 5.6 GB/s and two nodes' at 5.4 GB/s (times
+# alpha + 2(n-1)/n x size / busbw). The ring across nodes is as fast as inside one: bound by
+# PCIe, so the NICs keep the base profile's efficiency (0.9) instead of 5.4 / 12.5 = 0.43.
+python3 - "$work/pcie-node.txt" "$work/pcie-world.txt" <<'PY'
+import sys
+for path, ranks, hosts, busbw, alpha_us in ((sys.argv[1], 8, 1, 5.6, 20.0), (sys.argv[2], 16, 2, 5.4, 60.0)):
+    f = 2 * (ranks - 1) / ranks
+    lines = ["# all_reduce_perf", "#  nThread 1 nGpus 1 minBytes 1024 maxBytes 268435456 step: 4(factor)"]
+    lines += [f"#  Rank {r:2d} Group  0 Pid {1000 + r:6d} on node-{r * hosts // ranks} device {r % (ranks // hosts):2d} [0x18] Tesla T4"
+              for r in range(ranks)]
+    lines += ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"]
+    size = 1024
+    while size <= 268435456:
+        t = alpha_us + size * f / (busbw * 1e3)
+        alg = size / (t * 1e3)
+        lines.append(f"{size:12d} {size // 4:13d} float sum -1 {t:10.2f} {alg:7.2f} {alg * f:7.2f} 0 {t:10.2f} {alg:7.2f} {alg * f:7.2f} 0")
+        size *= 4
+    open(path, "w").write("\n".join(lines) + "\n")
+PY
+expect 0 'NICs not derived: all_reduce on 16 ranks over 2 nodes reached busbw 5.4 GB/s, 96 % of the 5.6 GB/s' \
+  fit "$work/pcie-node.txt" "$work/pcie-world.txt" --base t4x8-pcie-ib100 -o "$work/pcie.json"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["inter_node"]["transport_efficiency"]==0.9, p["inter_node"]' \
+  "$work/pcie.json" || fail "a PCIe-bound all_reduce changed the NICs' efficiency"
+expect 0 'or the ring was bound inside the node \(PCIe\)' fit "$work/pcie-world.txt" --base t4x8-pcie-ib100 -o "$work/pcie-world.json"
 # --holdout: every series fitted on every other size and predicted at the rest; -o optional.
 expect 0 '^# held-out error: each series fitted on every other size' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout
 expect 0 'ar.txt +all_reduce +pair_inter +2 +2 +4 +3 ' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout

@@ -3,6 +3,7 @@
 // parameters derived from fits, and a raw file's round trip into a profile.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -474,6 +475,40 @@ TEST_CASE("guardrails: link rates their hardware cannot explain are warned about
   CHECK(kinds(link_warnings(m, known, 8)) == std::vector{K::nic_far_below});
   // Without known rates there is nothing to compare with.
   CHECK(link_warnings(m, KnownLinks{}, 8).empty());
+}
+
+TEST_CASE("a ring across nodes as fast as one node's is bound inside the node: the NICs are not derived", "[fit][links]") {
+  // Eight T4s on PCIe per node: one node's all_reduce reaches busbw 5.6 GB/s. Over 2 nodes
+  // the ring reaches 5.4 GB/s, 96 % of it (at least 90 %): the ring crosses every GPU's
+  // PCIe link either way, so the NICs were not what limited it.
+  const std::vector<GroupFit> pcie = {group("node", "all_reduce", 8, 1, 1, 20e-6, 5.6e9),
+                                      group("world", "all_reduce", 16, 2, 1, 60e-6, 5.4e9)};
+  const LinkMeasurements m = derive_link_measurements(pcie);
+  CHECK(*m.intra_bytes_per_s == Approx(5.6e9));
+  CHECK_FALSE(m.node_nic_bytes_per_s.has_value());
+  const auto bound = std::find_if(m.notes.begin(), m.notes.end(),
+                                  [](const FitNote& n) { return n.kind == FitNote::Kind::nic_intra_bound; });
+  REQUIRE(bound != m.notes.end());
+  CHECK(fit_note_text(*bound) ==
+        "NICs not derived: all_reduce on 16 ranks over 2 nodes reached busbw 5.4 GB/s, 96 % of the 5.6 GB/s of one "
+        "node's all_reduce: the ring was bound by the intra-node link, not the NICs (the base profile's NIC values "
+        "are kept). Measure sendrecv across nodes to see the NICs.");
+  // At 4.9 GB/s (88 %, under 90 %) the NICs are the limit and are derived from it.
+  const std::vector<GroupFit> slower = {pcie[0], group("world", "all_reduce", 16, 2, 1, 60e-6, 4.9e9)};
+  CHECK(*derive_link_measurements(slower).node_nic_bytes_per_s == Approx(4.9e9));
+  // Without the one-node measurement the far-below warning names the intra-node link as
+  // the other explanation; with it, not.
+  LinkMeasurements world_only = derive_link_measurements(std::vector<GroupFit>{pcie[1]});
+  KnownLinks known;
+  known.nics_per_node = 1;
+  known.nic_gbps = 100.0;  // 12.5 GB/s; 5.4 GB/s is under half of it
+  const std::vector<FitNote> w = link_warnings(world_only, known, 1);
+  REQUIRE(w.size() == 1);
+  CHECK(fit_note_text(w[0]).ends_with("or a sweep that stopped short; or the ring was bound inside the node (PCIe) "
+                                      "and the NICs were never the limit: fit a one-node all_reduce log alongside to "
+                                      "tell."));
+  LinkMeasurements both = derive_link_measurements(slower);
+  CHECK(fit_note_text(link_warnings(both, known, 1).at(0)).ends_with("or a sweep that stopped short."));
 }
 
 TEST_CASE("guardrails: GEMMs far below the efficiency the profile assumes are warned about", "[fit][guardrails]") {

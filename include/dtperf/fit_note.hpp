@@ -22,6 +22,8 @@ struct FitNote {
     intra_latency,              // latency_s = alpha_s / 2(ranks-1)
     nic_from_sendrecv,          // bytes_per_s = pair_bytes_per_s x max(concurrent, rails)
     nic_from_all_reduce,        // bytes_per_s = pair_bytes_per_s (busbw) x max(1, rails / (ranks/nodes))
+    nic_intra_bound,            // all_reduce over nodes at busbw bytes_per_s >= 90 % of the one-node
+                                // busbw limit_bytes_per_s: bound inside the node, NICs not derived
     inter_latency_sendrecv,     // latency_s = alpha of sendrecv across nodes
     inter_latency_pair_ring,    // latency_s = alpha_s / 2 of all_reduce on 2 ranks over 2 nodes
     inter_latency_ring,         // latency_s = (alpha_s - 2(ranks-nodes) intra_latency_s) / 2(nodes-1)
@@ -62,6 +64,7 @@ struct FitNote {
   // Set when the sweep behind a bandwidth stopped below 256 MiB: the largest size (the
   // bandwidth may still be rising beyond it).
   std::optional<double> sweep_max_bytes;
+  bool intra_measured = false;  // nic_far_below: a one-node all_reduce was fitted alongside
   double assumed_efficiency = 0.0;  // the profile's large-GEMM efficiency (gemm_far_below)
   std::string run_label;
   double error = 0.0;  // predicted / measured - 1
@@ -75,6 +78,7 @@ struct EnumNames<FitNote::Kind> {
       {FitNote::Kind::intra_latency, "intra_latency"},
       {FitNote::Kind::nic_from_sendrecv, "nic_from_sendrecv"},
       {FitNote::Kind::nic_from_all_reduce, "nic_from_all_reduce"},
+      {FitNote::Kind::nic_intra_bound, "nic_intra_bound"},
       {FitNote::Kind::inter_latency_sendrecv, "inter_latency_sendrecv"},
       {FitNote::Kind::inter_latency_pair_ring, "inter_latency_pair_ring"},
       {FitNote::Kind::inter_latency_ring, "inter_latency_ring"},

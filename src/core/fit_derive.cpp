@@ -194,6 +194,14 @@ void derive_nic(std::span<const GroupFit> fits, const LinkContext& context, Link
   if (multi == nullptr) return;
   const int per_node = multi->fit.ranks / multi->fit.nodes;
   const double busbw = multi->fit.segments.back().bus_bytes_per_s;
+  if (m.intra_bytes_per_s && busbw >= kIntraBoundFraction * *m.intra_bytes_per_s) {
+    m.notes.push_back({.kind = FitNote::Kind::nic_intra_bound,
+                       .ranks = multi->fit.ranks,
+                       .nodes = multi->fit.nodes,
+                       .bytes_per_s = busbw,
+                       .limit_bytes_per_s = *m.intra_bytes_per_s});
+    return;
+  }
   m.node_nic_bytes_per_s = busbw * std::max(1.0, static_cast<double>(rails) / per_node);
   m.notes.push_back({.kind = FitNote::Kind::nic_from_all_reduce,
                      .ranks = multi->fit.ranks,
@@ -346,7 +354,8 @@ std::vector<FitNote> link_warnings(const LinkMeasurements& measured, const Known
                           .nics = nics,
                           .bytes_per_s = achieved,
                           .limit_bytes_per_s = ceiling,
-                          .nic_gbps = *known.nic_gbps});
+                          .nic_gbps = *known.nic_gbps,
+                          .intra_measured = measured.intra_bytes_per_s.has_value()});
     }
   }
   return warnings;

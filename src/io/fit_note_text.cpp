@@ -48,6 +48,12 @@ std::string fit_note_text(const FitNote& n) {
                          "ranks over {} nodes, largest sizes{}.",
                          gb(n.bytes_per_s), gb(n.pair_bytes_per_s), n.rails, n.ranks / n.nodes, n.ranks, n.nodes,
                          reach(n));
+    case K::nic_intra_bound:
+      return fmt::format("NICs not derived: all_reduce on {} ranks over {} nodes reached busbw {}, {:.0f} % of the "
+                         "{} of one node's all_reduce: the ring was bound by the intra-node link, not the NICs "
+                         "(the base profile's NIC values are kept). Measure sendrecv across nodes to see the NICs.",
+                         n.ranks, n.nodes, gb(n.bytes_per_s), 100.0 * n.bytes_per_s / n.limit_bytes_per_s,
+                         gb(n.limit_bytes_per_s));
     case K::inter_latency_sendrecv:
       return fmt::format("Inter-node latency: {} per hop = alpha of sendrecv across nodes.", us(n.latency_s));
     case K::inter_latency_pair_ring:
@@ -103,8 +109,11 @@ std::string fit_note_text(const FitNote& n) {
     case K::nic_far_below:
       return fmt::format("The NICs of a node carried {}, less than half the {} that {} x {:g} Gbit/s carry: "
                          "NCCL over sockets instead of RDMA (NCCL_NET, NCCL_IB_HCA), fewer NICs in use than stated, "
-                         "or a sweep that stopped short.",
-                         gb(n.bytes_per_s), gb(n.limit_bytes_per_s), n.nics, n.nic_gbps);
+                         "or a sweep that stopped short{}.",
+                         gb(n.bytes_per_s), gb(n.limit_bytes_per_s), n.nics, n.nic_gbps,
+                         n.intra_measured ? ""
+                                          : "; or the ring was bound inside the node (PCIe) and the NICs were never "
+                                            "the limit: fit a one-node all_reduce log alongside to tell");
     case K::gemm_far_below:
       return fmt::format("{} GEMMs reached at best {:.1f} TFLOP/s, {:.0f} % of the {:.1f} TFLOP/s peak, less than "
                          "half the {:.0f} % the profile assumes for large GEMMs: tensor cores unused (TF32 off, "
