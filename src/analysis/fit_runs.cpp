@@ -501,7 +501,10 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
   }
 
   Problem problem(base, runs, {});
-  std::vector<double> abs_errors;
+  Eigen::VectorXd prior(n);
+  for (Eigen::Index j = 0; j < n; ++j) prior[j] = core.specs[static_cast<std::size_t>(j)].prior_u;
+  const RunsModel as_given = apply_parameters(base, core.specs, prior);
+  std::vector<double> abs_errors, prior_abs_errors;
   double sum_sq = 0.0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     RunResidual r;
@@ -510,6 +513,8 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
     r.predicted = problem.predict(i, out.fitted);
     r.predicted_s = r.predicted.iteration_s;
     r.error = r.predicted_s / r.measured_s - 1.0;
+    r.prior_error = problem.predict(i, as_given).iteration_s / r.measured_s - 1.0;
+    prior_abs_errors.push_back(std::abs(r.prior_error));
     sum_sq += std::pow(std::log(r.predicted_s / r.measured_s), 2);
     abs_errors.push_back(std::abs(r.error));
     out.runs.push_back(r);
@@ -520,6 +525,8 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
   out.model_sigma = std::max(kModelError, out.rms_error);
   out.median_abs_error = median(abs_errors);
   out.max_abs_error = *std::max_element(abs_errors.begin(), abs_errors.end());
+  out.prior_median_abs_error = median(prior_abs_errors);
+  out.prior_max_abs_error = *std::max_element(prior_abs_errors.begin(), prior_abs_errors.end());
   for (const RunResidual& r : out.runs) {
     if (std::abs(r.error) > 0.10) {
       out.notes.push_back({.kind = FitNote::Kind::run_not_explained, .run_label = r.label, .error = r.error});

@@ -250,6 +250,8 @@ const Columns<RR>& run_columns() {
       {"GPUs", "", "", [](const RR& x) { return Cell(std::int64_t{x.gpus}); }},
       {"measured", "ms", "measured_ms", [](const RR& x) { return Cell(x.r.measured_s / units::ms); }},
       {"predicted", "ms", "predicted_ms", [](const RR& x) { return Cell(x.r.predicted_s / units::ms); }},
+      {"prior-error", "%", "prior_error", [](const RR& x) { return Cell(x.r.prior_error); }, {},
+       [](const RR& x) { return fmt::format("{:+.1f}", 100.0 * x.r.prior_error); }},
       {"error", "%", "error", [](const RR& x) { return Cell(x.r.error); }, {},
        [](const RR& x) { return fmt::format("{:+.1f}", 100.0 * x.r.error); }},
       {"loo-error", "%", "leave_one_out_error", [](const RR& x) { return maybe(x.r.leave_one_out); }, {},
@@ -265,6 +267,9 @@ std::string summary_line(const RunsFit& fit) {
     text += fmt::format("; leave-one-out median {:.2f} %, max {:.2f} %", 100.0 * *fit.loo_median_abs_error,
                         100.0 * *fit.loo_max_abs_error);
   }
+  text += fmt::format("\n# before the fit (prior-error: the profile as given, every parameter at its prior): median "
+                      "|error| {:.2f} %, max {:.2f} %",
+                      100.0 * fit.prior_median_abs_error, 100.0 * fit.prior_max_abs_error);
   return text + "\n";
 }
 
@@ -280,7 +285,9 @@ Json runs_fit_json(const FitRunsReport& r) {
   }
   Json summary = {{"rms_error", fit.rms_error},
                   {"median_abs_error", fit.median_abs_error},
-                  {"max_abs_error", fit.max_abs_error}};
+                  {"max_abs_error", fit.max_abs_error},
+                  {"prior_median_abs_error", fit.prior_median_abs_error},
+                  {"prior_max_abs_error", fit.prior_max_abs_error}};
   if (fit.loo_median_abs_error) {
     summary["loo_median_abs_error"] = *fit.loo_median_abs_error;
     summary["loo_max_abs_error"] = *fit.loo_max_abs_error;

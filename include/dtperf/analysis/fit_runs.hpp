@@ -117,6 +117,7 @@ struct RunResidual {
   double predicted_s = 0.0;
   double error = 0.0;                    // predicted / measured - 1
   std::optional<double> leave_one_out;   // the same, fitted without this run
+  double prior_error = 0.0;              // the same before the fit: the profile as given
   IterationResult predicted;             // the breakdown the fit predicts
 };
 
@@ -148,6 +149,10 @@ struct RunsFit {
   double max_abs_error = 0.0;
   std::optional<double> loo_median_abs_error;
   std::optional<double> loo_max_abs_error;
+  // The profile as given (every parameter at its prior), on the same runs: how far its
+  // datasheet defaults were off before the runs corrected them.
+  double prior_median_abs_error = 0.0;
+  double prior_max_abs_error = 0.0;
   std::vector<FitNote> notes;       // what the fit decided and why, for the user
 };
 

@@ -1,0 +1,77 @@
+// The built-in profiles' compute defaults (datasheet peaks and efficiencies, nothing
+// fitted) against published single-GPU training throughputs: ResNet-50 v1.5 on one A100
+// and one V100, TF32/FP32 and mixed precision (NVIDIA DeepLearningExamples, as runs files
+// in validation/data/single-gpu/, SOURCES.md). One GPU, so no network: the residual is the
+// compute model's alone. `dtperf fit --runs` prints the same as its prior-error column.
+// Bound, fixed before the result: each run within 25 % of the published time (a
+// datasheet-only profile is a starting point; fit --runs or calibration narrows it).
+// Known failure: mixed precision is 78 % (A100) and 87 % (V100) too slow, TF32 24 % too
+// fast, FP32 18 % too slow; the model moves fp32-sized activations whatever the compute
+// dtype (docs/VALIDATION.md). The test prints the table and fails until that is modelled.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dtperf/analysis/fit_runs.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/io/runs_file.hpp"
+
+using namespace dtperf;
+
+namespace {
+
+const std::string kData = std::string(DTPERF_VALIDATION_DATA) + "/single-gpu/";
+
+struct Row {
+  std::string label;
+  double measured_s = 0.0;
+  double predicted_s = 0.0;
+};
+
+// Each run predicted with the profile as given: no parameter fitted.
+std::vector<Row> as_given(const std::string& file, const std::string& profile) {
+  const std::vector<MeasuredRun> runs = io::read_runs_file(kData + file);
+  REQUIRE(runs.size() == 2);
+  Setup base;
+  base.cluster = io::load_profile(profile);
+  std::vector<Row> rows;
+  for (const MeasuredRun& run : runs) {
+    REQUIRE(run.config.model);
+    base.model = run.config.model.get();
+    base.dtype = *run.config.cluster.dtype;
+    const RunsModel model{base.cluster, 1.0, 1.0};
+    rows.push_back({run.label, run.measured.iteration_s, predict_run(base, model, run).iteration_s});
+  }
+  return rows;
+}
+
+}  // namespace
+
+// Not a known failure: missing or unreadable data fails here, never passes silently.
+TEST_CASE("the published single-GPU runs are in the repository and read", "[validation][single-gpu]") {
+  for (const char* file : {"resnet50-a100-dle.json", "resnet50-v100-dle.json"}) {
+    const std::vector<MeasuredRun> runs = io::read_runs_file(kData + file);
+    CHECK(runs.size() == 2);
+    for (const MeasuredRun& run : runs) CHECK(run.config.cluster.dtype.has_value());
+  }
+}
+
+TEST_CASE("datasheet compute on one GPU: ResNet-50 within 25 % of NVIDIA's published throughputs",
+          "[validation][single-gpu][!mayfail]") {
+  std::vector<Row> rows = as_given("resnet50-a100-dle.json", "dgx-a100");
+  for (const Row& r : as_given("resnet50-v100-dle.json", "p3dn-24xlarge")) rows.push_back(r);
+  std::string table;
+  for (const Row& r : rows) {
+    table += fmt::format("  {:<16} published {:7.1f} ms  predicted {:7.1f} ms  ({:+.1f} %)\n", r.label,
+                         r.measured_s * 1e3, r.predicted_s * 1e3, 100.0 * (r.predicted_s / r.measured_s - 1.0));
+  }
+  WARN("ResNet-50 v1.5, one GPU, the built-in profiles as given:\n" + table);
+  for (const Row& r : rows) {
+    REQUIRE(std::isfinite(r.predicted_s));
+    CHECK(std::abs(r.predicted_s / r.measured_s - 1.0) <= 0.25);
+  }
+}
