@@ -40,7 +40,7 @@ Json model_json(const RunContext& run) {
       {"tensors", run.model.tensors},
       {"sample_unit", run.model.sample_unit},
       {"batch_per_gpu", run.request.batch_per_gpu},
-      {"accumulation_steps", run.request.accumulation_steps},
+      {"grad_accum_steps", run.request.accumulation_steps},
       {"optimizer", name_of(run.request.optimizer)},
       {"compute_source", name_of(run.compute_source)},
   };
@@ -144,7 +144,7 @@ Json run_json(const RunContext& run) {
       {"command", run.command},
       {"cluster", cluster_json(run.cluster, run.dtype)},
       {"model", model_json(run)},
-      {"compression_ratio", run.compression_ratio},
+      {"compression", run.compression_ratio},
   };
   if (run.variability.any()) json["variable_compute"] = variability_settings_json(run.variability);
   if (const auto& a = run.anchor) {

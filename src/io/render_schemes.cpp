@@ -24,8 +24,8 @@ std::string band_text(const Band& b) { return fmt::format("{:.2f}-{:.2f}", b.p10
 Json allreduce_options_json(const AllReduceOptions& o) {
   Json j = {{"algorithm", name_of(o.algorithm)}, {"bucketing", name_of(o.bucketing)}};
   if (o.bucketing == Bucketing::ddp) {
-    j["bucket_cap_MiB"] = o.bucket_cap_bytes / units::MiB;
-    j["first_bucket_cap_MiB"] = o.first_bucket_cap_bytes / units::MiB;
+    j["bucket_cap_mib"] = o.bucket_cap_bytes / units::MiB;
+    j["first_bucket_mib"] = o.first_bucket_cap_bytes / units::MiB;
   } else {
     j["fusion_cycle_ms"] = o.fusion_cycle_s / units::ms;
     j["fusion_buffer_MiB"] = o.fusion_buffer_bytes / units::MiB;
@@ -143,7 +143,7 @@ Rendered render(const PredictReport& r) {
   if (scheme.low_communication()) {
     scheme_json["inner_all_reduce"] = allreduce_options_json(r.allreduce);
   } else if (scheme.kind != Scheme::Kind::allreduce) {
-    scheme_json["bucket_cap_MiB"] = r.run.gossip.bucket_cap_bytes / units::MiB;
+    scheme_json["bucket_cap_mib"] = r.run.gossip.bucket_cap_bytes / units::MiB;
     scheme_json["node_level"] = r.run.gossip.node_level;
   }
   json["scheme"] = scheme_json;
@@ -212,7 +212,7 @@ const Columns<T>& target_columns() {
       {"NIC-rate", "Gbit/s", "least_nic_gbps", [](const T& t) { return maybe(t.rate.value); }, decimals(1)},
       {"line:NIC-rate", "Gbit/s", "least_nic_gbps_line_rate", [](const T& t) { return maybe(t.line_rate.value); },
        decimals(1)},
-      {"compression", "x", "least_compression_ratio", [](const T& t) { return maybe(t.compression.value); }, decimals(2)},
+      {"compression", "x", "least_compression", [](const T& t) { return maybe(t.compression.value); }, decimals(2)},
       {"", "", "max_scaling_factor_any_rate", [](const T& t) { return Cell(t.rate.best_scaling); }},
       {"", "", "max_scaling_factor_any_compression", [](const T& t) { return Cell(t.compression.best_scaling); }},
   };

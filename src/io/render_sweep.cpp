@@ -22,7 +22,7 @@ Json axes_json(const SweepAxes& a, const std::vector<std::string>& models) {
   if (!a.nic_gbps.empty()) json["nic_gbps"] = a.nic_gbps;
   if (!a.inter_latency_us.empty()) json["inter_latency_us"] = a.inter_latency_us;
   if (!a.batch_per_gpu.empty()) json["batch_per_gpu"] = a.batch_per_gpu;
-  if (!a.compression_ratio.empty()) json["compression_ratio"] = a.compression_ratio;
+  if (!a.compression_ratio.empty()) json["compression"] = a.compression_ratio;
   if (!a.compute_cv.empty()) json["compute_cv"] = a.compute_cv;
   return json;
 }

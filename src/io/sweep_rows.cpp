@@ -51,7 +51,7 @@ const Column kColumns[] = {
     {"nic_gbps", "NIC-rate", "Gbit/s", 1, InTable::axis, [](const SweepRow& r) { return number(r.point.nic_gbps); }},
     {"inter_latency_us", "latency", "us", 1, InTable::axis, [](const SweepRow& r) { return number(r.point.inter_latency_us); }},
     {"batch_per_gpu", "batch", "/GPU", 1, InTable::axis, [](const SweepRow& r) { return number(r.point.batch_per_gpu); }},
-    {"compression_ratio", "compress", "x", 1, InTable::axis, [](const SweepRow& r) { return number(r.point.compression_ratio); }},
+    {"compression", "compress", "x", 1, InTable::axis, [](const SweepRow& r) { return number(r.point.compression_ratio); }},
     {"compute_cv", "CV", "", 3, InTable::axis, [](const SweepRow& r) { return number(r.point.compute_cv); }},
     {"iteration_ms", "iteration", "ms", 2, InTable::always, [](const SweepRow& r) { return result(r, r.iteration.iteration_s * 1e3); }},
     {"forward_ms", "forward", "ms", 2, InTable::never, [](const SweepRow& r) { return result(r, r.iteration.forward_s * 1e3); }},
@@ -125,7 +125,7 @@ bool varied(const Column& c, const SweepGrid& grid) {
   if (key == "nic_gbps") return !a.nic_gbps.empty();
   if (key == "inter_latency_us") return !a.inter_latency_us.empty();
   if (key == "batch_per_gpu") return !a.batch_per_gpu.empty();
-  if (key == "compression_ratio") return !a.compression_ratio.empty();
+  if (key == "compression") return !a.compression_ratio.empty();
   if (key == "compute_cv") return !a.compute_cv.empty();
   return false;
 }
