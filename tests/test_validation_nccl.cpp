@@ -181,3 +181,46 @@ TEST_CASE("a profile fitted on 8 nodes is continuous in the node count", "[valid
     }
   }
 }
+
+// One cluster at four sizes (Azure ND A100 v4: 8 x A100-SXM4-40GB and 8 x 200 Gbit/s HDR
+// per node, the Echo artifact): fitted on its 2-, 8- and 16-rank logs, the 32-rank log is
+// predicted, never seen. The same bounds as a log's held-out sizes (5 % geometric mean over
+// sizes of at least 1 MiB, 15 % at worst), both as factors (max(p/m, m/p) - 1, as `dtperf
+// collective --log` prints them). Known failure: 7.5 % and 27.7 % (the prediction is 16-22 %
+// short at 16 and 32 MiB and 22 % over at 8 MiB: NCCL's protocol and channel choice changes
+// with the rank count, which one latency and one bandwidth per shape do not see).
+TEST_CASE("Azure A100: fitted on 2, 8 and 16 ranks, the 32-rank all-reduce predicted",
+          "[validation][nccl_tests][ranks][!mayfail]") {
+  io::FitInputs inputs;
+  for (const char* name : {"all_reduce_2x1_azure-nda100v4-echo_1.txt", "all_reduce_8x1_azure-nda100v4-echo_1.txt",
+                           "all_reduce_8x2_azure-nda100v4-echo_1.txt"}) {
+    inputs.logs.emplace_back(name, io::read_nccl_tests_file(kData + name));
+  }
+  io::FitSettings settings;
+  settings.base = io::load_profile("dgx-a100");  // 8 x 200 Gbit/s NICs and NVSwitch, as Azure's
+  settings.created = "2026-11-27";
+  const FitOutcome fitted = io::build_calibrated_profile(inputs, settings);
+  const NetworkParams net = network_params(fitted.profile, 1.0, {});
+  const io::NcclTestsLog held = io::read_nccl_tests_file(kData + "all_reduce_8x4_azure-nda100v4-echo_1.txt");
+  REQUIRE(held.ranks == 32);
+  double sum_ln = 0.0, worst = 0.0;
+  int points = 0;
+  std::string table;
+  for (const auto& [bytes, measured_s] : io::bytes_and_time_s(held, io::NcclTestsColumn::faster)) {
+    if (bytes < 1024.0 * 1024.0) continue;
+    const double predicted_s = allreduce_cost(net, GroupShape{4, 8, 8}, bytes, Algorithm::automatic).time_s;
+    const double ln = std::abs(std::log(predicted_s / measured_s));
+    sum_ln += ln;
+    worst = std::max(worst, std::exp(ln) - 1.0);
+    ++points;
+    table += fmt::format("  {:>12.0f} B  measured {:9.1f} us  predicted {:9.1f} us  ({:+.1f} %)\n", bytes,
+                         measured_s * 1e6, predicted_s * 1e6, 100.0 * (predicted_s / measured_s - 1.0));
+  }
+  REQUIRE(points >= 10);
+  const double geomean = std::exp(sum_ln / points) - 1.0;
+  WARN(fmt::format("32 ranks predicted from the 2-, 8- and 16-rank fits:\n{}  factor error: geometric mean {:.1f} %, "
+                   "worst {:.1f} %",
+                   table, 100.0 * geomean, 100.0 * worst));
+  CHECK(geomean <= kGeomeanBound);
+  CHECK(worst <= kWorstBound);
+}
