@@ -88,6 +88,15 @@ TEST_CASE("break-even points separate the two regimes", "[advice][break-even]") 
   CHECK((advantage(a.bandwidth.value * 0.9) > 0.0) != (advantage(a.bandwidth.value * 1.1) > 0.0));
 }
 
+TEST_CASE("compare reports each scheme as it starts, for progress", "[advice]") {
+  Evaluator e(setup_on(2, 100));
+  std::vector<std::string> steps;
+  const std::vector<SchemeOutcome> all = compare_schemes(e, true, [&](const char* step) { steps.emplace_back(step); });
+  REQUIRE(steps.size() == all.size());
+  CHECK(steps.front() == "all-reduce (1 of " + std::to_string(all.size()) + " schemes)");
+  CHECK(steps.back() == "diloco (" + std::to_string(all.size()) + " of " + std::to_string(all.size()) + " schemes)");
+}
+
 TEST_CASE("compare lists every topology, with the reason when one does not fit", "[advice]") {
   Evaluator e(setup_on(3, 100));  // 12 GPUs: not a power of two
   const std::vector<SchemeOutcome> all = compare_schemes(e);

@@ -351,14 +351,20 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
 
 }  // namespace
 
-std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing) {
-  std::vector<SchemeOutcome> out{evaluator.evaluate(Scheme::allreduce()),
-                                 evaluator.evaluate(Scheme::gossip("complete"), {}, with_mixing)};
-  for (const Scheme& scheme : decentdp_schemes()) out.push_back(evaluator.evaluate(scheme, {}, with_mixing));
-  for (const Scheme& scheme : whole_model_gossip_schemes()) out.push_back(evaluator.evaluate(scheme));
-  for (const Sharding s : kShardings) out.push_back(evaluator.evaluate(Scheme::sharded(s)));
-  out.push_back(evaluator.evaluate(Scheme::local_sgd()));
-  out.push_back(evaluator.evaluate(Scheme::diloco()));
+std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing, const AdviceProgress& progress) {
+  // (scheme, whether it is a Decent-DP topology, whose spectral gap `with_mixing` asks for).
+  std::vector<std::pair<Scheme, bool>> schemes{{Scheme::allreduce(), false}, {Scheme::gossip("complete"), true}};
+  for (const Scheme& scheme : decentdp_schemes()) schemes.emplace_back(scheme, true);
+  for (const Scheme& scheme : whole_model_gossip_schemes()) schemes.emplace_back(scheme, false);
+  for (const Sharding s : kShardings) schemes.emplace_back(Scheme::sharded(s), false);
+  schemes.emplace_back(Scheme::local_sgd(), false);
+  schemes.emplace_back(Scheme::diloco(), false);
+  std::vector<SchemeOutcome> out;
+  for (std::size_t i = 0; i < schemes.size(); ++i) {
+    const auto& [scheme, decentdp] = schemes[i];
+    if (progress) progress(fmt::format("{} ({} of {} schemes)", scheme.name(), i + 1, schemes.size()).c_str());
+    out.push_back(decentdp ? evaluator.evaluate(scheme, {}, with_mixing) : evaluator.evaluate(scheme));
+  }
   return out;
 }
 

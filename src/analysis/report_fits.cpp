@@ -122,12 +122,16 @@ FitRunsReport build_fit_runs_report(const Inputs& inputs, std::vector<MeasuredRu
   return r;
 }
 
-TopologiesReport build_topologies_report(int gpus, int gpus_per_node, bool with_schedule) {
+TopologiesReport build_topologies_report(int gpus, int gpus_per_node, bool with_schedule,
+                                         const std::function<void(const char*)>& stage) {
   if (gpus % gpus_per_node != 0) {
     throw InputError::in_input("gpus", fmt::format("{} GPUs do not fill whole nodes of {}", gpus, gpus_per_node));
   }
   TopologiesReport r{gpus, gpus_per_node, {}};
-  for (const TopologyInfo& info : topologies()) {
+  const auto all = topologies();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const TopologyInfo& info = all[i];
+    if (stage) stage(fmt::format("{} ({} of {} topologies)", info.name, i + 1, all.size()).c_str());
     TopologyRow row;
     row.info = info;
     row.unavailable = topology_unavailable(info.name, gpus, gpus_per_node);

@@ -15,8 +15,9 @@ PredictReport build_predict_report(Prepared& p, const Scheme& scheme) {
   return r;
 }
 
-CompareReport build_compare_report(Prepared& p) {
-  CompareReport r{p.run, checked_model(p.model_source, [&] { return compare_schemes(p.evaluator); })};
+CompareReport build_compare_report(Prepared& p, const std::function<void(const char*)>& stage) {
+  CompareReport r{p.run, checked_model(p.model_source, [&] { return compare_schemes(p.evaluator, true, stage); })};
+  if (stage && p.run.cluster.runs_fit) stage("the prediction bands");
   add_bands(p, r.outcomes);
   return r;
 }

@@ -4,6 +4,7 @@
 #include "dtperf/io/report_charts.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace dtperf::cli {
 
@@ -11,7 +12,11 @@ namespace {
 
 void run(AnalysisCliOptions& o) {
   Session session = o.start("compare");
-  const CompareReport report = build_compare_report(session.prepared);
+  CompareReport report;
+  {
+    Progress progress("compare", false);
+    report = build_compare_report(session.prepared, [&](const char* step) { progress.stage(step); });
+  }
   emit(o.output, io::render(report));
   if (!o.output.plot_path.empty()) write_file_atomically(o.output.plot_path, io::compare_chart(report));
 }

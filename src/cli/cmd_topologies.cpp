@@ -5,6 +5,7 @@
 #include "checks.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace dtperf::cli {
 
@@ -18,7 +19,13 @@ struct TopologiesOptions {
 };
 
 void run(const TopologiesOptions& o) {
-  emit(o.output, io::render(build_topologies_report(o.gpus, o.gpus_per_node, o.schedule)));
+  TopologiesReport report;
+  {
+    Progress progress("topologies", false);
+    report = build_topologies_report(o.gpus, o.gpus_per_node, o.schedule,
+                                     [&](const char* step) { progress.stage(step); });
+  }
+  emit(o.output, io::render(report));
 }
 
 }  // namespace

@@ -31,9 +31,14 @@
 
 namespace dtperf {
 
+/// Called as each step of a long computation starts ("the break-even NIC rate", "ring (3
+/// of 18 schemes)"), for progress.
+using AdviceProgress = std::function<void(const char* step)>;
+
 /// All-Reduce first, then the Decent-DP topologies in `topologies()` order, then SGP.
 /// Unavailable topologies are kept, with their reason.
-std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing = true);
+std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing = true,
+                                           const AdviceProgress& progress = {});
 
 // The advice is data: verdicts, factors, break-even sides and caveats are values, and
 // io/render.hpp (render_advice.cpp) renders them as sentences (text) and as fields (JSON).
@@ -186,8 +191,6 @@ inline constexpr double kComparableSpeed = 1.03;
 /// spectral gap.
 std::vector<const SchemeOutcome*> tied_with_best(const Advice& advice);
 
-/// Called as each step of the advice starts ("the break-even NIC rate"), for progress.
-using AdviceProgress = std::function<void(const char* step)>;
 Advice advise(Evaluator& evaluator, const AdviceProgress& progress = {});
 
 }  // namespace dtperf

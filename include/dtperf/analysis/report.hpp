@@ -132,7 +132,7 @@ struct CompareReport {
   RunContext run;
   std::vector<SchemeOutcome> outcomes;  // All-Reduce first (compare_schemes)
 };
-CompareReport build_compare_report(Prepared& prepared);
+CompareReport build_compare_report(Prepared& prepared, const std::function<void(const char*)>& stage = {});
 
 /// A speedup's P10-P90 band (a ratio of iteration times).
 struct SpeedupBand {
@@ -286,6 +286,8 @@ struct TopologiesReport {
   int gpus_per_node = 0;
   std::vector<TopologyRow> rows;
 };
-TopologiesReport build_topologies_report(int gpus, int gpus_per_node, bool with_schedule);
+/// `stage` is told as each topology starts (its spectral gap takes seconds at 10^4 GPUs).
+TopologiesReport build_topologies_report(int gpus, int gpus_per_node, bool with_schedule,
+                                         const std::function<void(const char*)>& stage = {});
 
 }  // namespace dtperf
