@@ -157,9 +157,9 @@ std::string caveat_text(const Caveat& c) {
           c.exact_average_per_period ? ", and the replicas agree exactly after each period" : "");
     case Caveat::Kind::local_batch:
       return fmt::format(
-          "Local batch: {:g} {}s per GPU{}. [DEC] recommends accumulating over a window of 4-8 iterations "
+          "Local batch: {:g} {}{} per GPU{}. [DEC] recommends accumulating over a window of 4-8 iterations "
           "(AccumAdam) when local batches are small, to tame the variance gossip adds.",
-          c.batch_per_gpu, c.sample_unit, c.small_batch ? " is small" : "");
+          c.batch_per_gpu, c.sample_unit, c.batch_per_gpu == 1.0 ? "" : "s", c.small_batch ? " is small" : "");
     case Caveat::Kind::not_applicable:
       return "Not applicable here: " + c.reason;
     case Caveat::Kind::straggler:

@@ -93,9 +93,10 @@ std::string what_line(const RunContext& run) {
   const ClusterProfile& c = run.cluster;
   const ModelSummary& m = run.model;
   std::string text = fmt::format(
-      "# dtperf {}: {} ({:.2f} M parameters, {:.1f} MB gradients) on {} x {} = {} GPUs ({}, {})\n# batch {:g} {}s per GPU",
+      "# dtperf {}: {} ({:.2f} M parameters, {:.1f} MB gradients) on {} x {} = {} GPUs ({}, {})\n# batch {:g} {}{} per GPU",
       run.command, m.name, static_cast<double>(m.params) / 1e6, m.gradient_bytes / units::MB, c.nodes, c.name,
-      c.ranks(), c.gpu.model, name_of(run.dtype), run.request.batch_per_gpu, m.sample_unit);
+      c.ranks(), c.gpu.model, name_of(run.dtype), run.request.batch_per_gpu, m.sample_unit,
+      run.request.batch_per_gpu == 1.0 ? "" : "s");
   if (run.request.accumulation_steps > 1) {
     text += fmt::format(" per micro-step, {} micro-steps per optimizer step ({:g} per GPU per step)",
                         run.request.accumulation_steps, run.request.samples_per_gpu_per_step());
