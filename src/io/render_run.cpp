@@ -111,6 +111,10 @@ std::string what_line(const RunContext& run) {
     text += fmt::format("; compute scaled x{:.4g} to reproduce {:g} ms measured with {} on {} GPU{}", a->compute_scale,
                         a->measured_iteration_ms, a->scheme, a->gpus, a->gpus == 1 ? "" : "s");
   }
+  // Nothing measured behind the compute: say so, for it can be far off (docs/VALIDATION.md,
+  // compute defaults on one GPU).
+  const bool measured_compute = (c.runs_fit && run.runs_fit_applied) || run.anchor || !c.calibration.gemm.empty();
+  if (run.compute_source == ComputeSource::flops && !measured_compute) text += " (datasheet, not fitted)";
   return text;
 }
 
