@@ -275,7 +275,7 @@ bash "$2/../scripts/setup.sh" --with-mip >"$work/out" 2>"$work/err"
   fail "setup.sh does not refuse an unknown argument: $(cat "$work/err")"
 
 # --- bad input on the command line: one line, exit 2, the option and the limit named
-expect 2 "^dtperf: error: --interference: 'nan' is not a finite number$" compare --interference nan
+expect 2 "^dtperf: error: --interference-factor: 'nan' is not a finite number$" compare --interference-factor nan
 expect 2 "^dtperf: error: --nic-gbps: 'nan' is not a finite number$" predict --nic-gbps nan
 expect 2 "^dtperf: error: --nic-gbps: 'inf' is not a finite number$" predict --nic-gbps inf
 expect 2 "^dtperf: error: --nodes: '99999999999999999999...' is not a finite number$" predict --nodes "$(printf '9%.0s' $(seq 309))"
@@ -287,7 +287,7 @@ expect 2 "^dtperf: error: --gpus: 100000000 is out of range: the limit is 104857
 expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the limit is 10000000$" predict --single-gpu-iteration-ms 1e308
 expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be above 0 and at most 1000, got '1e308'$" compare --slow-rank 63=1e308
 expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be above 0 and at most 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
-expect 2 "^dtperf: error: --interference: 0.5 is out of range: it must be at least 1$" predict --interference 0.5
+expect 2 "^dtperf: error: --interference-factor: 0.5 is out of range: it must be at least 1$" predict --interference-factor 0.5
 expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, sweep, fit, models, profiles, topologies$" predic
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25

@@ -50,8 +50,8 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(number_in(0.0, kMaxLatencyUs))->group(cluster_group);
   r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(number_in(1e-6, 1.0))->group(cluster_group);
   r.o_dtype = one_of<DType>(app.add_option("--dtype", r.dtype, "Compute dtype"))->group(cluster_group);
-  r.o_interf = app.add_option("--interference", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
-  r.o_comm_interf = app.add_option("--comm-interference", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
+  r.o_interf = app.add_option("--interference-factor", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
+  r.o_comm_interf = app.add_option("--comm-interference-factor", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
   r.o_overhead = app.add_option("--iteration-overhead-ms", r.overhead_ms, "Fixed time per distributed iteration outside the modelled kernels")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
   r.o_cross_overhead = app.add_option("--cross-node-overhead-ms", r.cross_node_overhead_ms, "Fixed time per iteration added once communication crosses nodes")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
 
