@@ -354,6 +354,14 @@ for chart in whatif compare; do
   fi
 done
 expect 2 "^dtperf: error: --plot: expected a file name ending in .svg" whatif --plot "$work/chart.png"
+# A command's files are all written or none: a plot that cannot be written leaves no -o file.
+for cmd in compare whatif; do
+  expect 2 "^dtperf: error: [^ ]*missing/p.svg: cannot create the output file$" $cmd -o "$work/both-$cmd.json" --plot "$work/missing/p.svg"
+  [ -e "$work/both-$cmd.json" ] && fail "$cmd left its -o file when its plot failed"
+done
+expect 2 "^dtperf: error: [^ ]*missing/p.svg: cannot create the output file$" sweep --vary nodes=1,2 -o "$work/both-sweep.csv" --plot "$work/missing/p.svg"
+[ -e "$work/both-sweep.csv" ] && fail "sweep left its -o file when its plot failed"
+ls "$work" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
 # What bounds the scaling factor at any NIC rate: PCIe on a PCIe-only node, overheads elsewhere.
 "$dtperf" whatif --profile t4x8-pcie-ib100 --model bert-large --json >"$work/pcie.json" || fail "whatif on PCIe failed"
 python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["bound"]; assert b["limit"]=="intra-node-link", b; assert b["unbounded_scaling_factor"]>=b["best_scaling_factor"]+0.01, b' \

@@ -17,8 +17,9 @@ void run(AnalysisCliOptions& o) {
     Progress progress("compare", false);
     report = build_compare_report(session.prepared, [&](const char* step) { progress.stage(step); });
   }
-  emit(o.output, io::render(report));
-  if (!o.output.plot_path.empty()) write_file_atomically(o.output.plot_path, io::compare_chart(report));
+  std::vector<std::pair<std::string, std::string>> plot;
+  if (!o.output.plot_path.empty()) plot.emplace_back(o.output.plot_path, io::compare_chart(report));
+  emit(o.output, io::render(report), plot);
 }
 
 }  // namespace

@@ -69,8 +69,11 @@ void run(SweepOptions& o) {
   std::optional<io::SweepChart> plot;
   if (!o.output.plot_path.empty()) plot.emplace(grid, o.plot_y);
 
-  std::optional<StreamedFile> file;
+  // Both files are opened (as temporaries) before any work and committed together at the
+  // end: a plot into a missing folder fails before the rows are written.
+  std::optional<StreamedFile> file, plot_file;
   if (!o.output.output_path.empty()) file.emplace(o.output.output_path);
+  if (plot) plot_file.emplace(o.output.plot_path);
   const auto write_out = [&](const std::string& text) {
     if (file) {
       file->write(text);
@@ -103,8 +106,9 @@ void run(SweepOptions& o) {
   };
   sweep.progress = [&](std::uint64_t done, std::uint64_t total) { progress.count(done, total); };
   run_sweep(grid, sweep);
+  if (plot) plot_file->write(plot->render(report.run));
   if (file) file->commit();
-  if (plot) write_file_atomically(o.output.plot_path, plot->render(report.run));
+  if (plot_file) plot_file->commit();
   if (file && !o.output.json) {
     std::cout << fmt::format("# {} points written to {}\n", grid.size(), o.output.output_path);
   }

@@ -23,8 +23,9 @@ void run(WhatifOptions& o) {
   o.whatif.scheme = parse_scheme_option(o.scheme);
   Session session = o.start("whatif");
   const WhatifReport report = build_whatif_report(session.prepared, o.whatif);
-  emit(o.output, io::render(report));
-  if (!o.output.plot_path.empty()) write_file_atomically(o.output.plot_path, io::whatif_chart(report));
+  std::vector<std::pair<std::string, std::string>> plot;
+  if (!o.output.plot_path.empty()) plot.emplace_back(o.output.plot_path, io::whatif_chart(report));
+  emit(o.output, io::render(report), plot);
 }
 
 }  // namespace

@@ -53,10 +53,16 @@ void StreamedFile::write(const std::string& text) {
   if (!out_) throw InputError(path_, "", "write error (disk full?)");
 }
 
-void StreamedFile::commit() {
+void StreamedFile::finish() {
+  if (finished_) return;
   out_.flush();
   if (!out_) throw InputError(path_, "", "write error (disk full?)");
   out_.close();
+  finished_ = true;
+}
+
+void StreamedFile::commit() {
+  finish();
   if (std::rename(temporary_.c_str(), path_.c_str()) != 0) {
     throw InputError(path_, "", "cannot move the finished output into place");
   }
@@ -70,15 +76,29 @@ void add_list_command(CLI::App& app, const std::string& name, const std::string&
   cmd->callback([output, render] { emit(*output, render()); });
 }
 
-void emit(const OutputOptions& output, const io::Rendered& rendered) {
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::unique_ptr<StreamedFile>> open;
+  for (const auto& [path, content] : files) {
+    open.push_back(std::make_unique<StreamedFile>(path));
+    open.back()->write(content);
+  }
+  for (const auto& file : open) file->finish();  // every byte on disk before any is renamed
+  for (const auto& file : open) file->commit();
+}
+
+void emit(const OutputOptions& output, const io::Rendered& rendered,
+          const std::vector<std::pair<std::string, std::string>>& also) {
   io::Json report = rendered.json;
   report["invocation"] = invocation_json();
+  std::vector<std::pair<std::string, std::string>> files;
   if (output.output_path.ends_with(".csv")) {
-    write_file_atomically(output.output_path,
-                          io::csv_from_records(rendered.json.at(io::Json::json_pointer(rendered.csv_records))));
+    files.emplace_back(output.output_path,
+                       io::csv_from_records(rendered.json.at(io::Json::json_pointer(rendered.csv_records))));
   } else if (!output.output_path.empty()) {
-    write_file_atomically(output.output_path, json_text(report));
+    files.emplace_back(output.output_path, json_text(report));
   }
+  files.insert(files.end(), also.begin(), also.end());
+  write_files_atomically(files);
   if (output.json) {
     std::cout << json_text(report);
   } else {

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dtperf/io/json_reader.hpp"
 #include "dtperf/io/render.hpp"
@@ -27,6 +29,7 @@ class StreamedFile {
   StreamedFile(const StreamedFile&) = delete;
   StreamedFile& operator=(const StreamedFile&) = delete;
   void write(const std::string& text);
+  void finish();  // flushed and closed, a write error thrown; commit() then only renames
   void commit();
 
  private:
@@ -34,13 +37,21 @@ class StreamedFile {
   std::string temporary_;
   std::unique_ptr<io::TemporaryFileGuard> guard_;
   std::ofstream out_;
+  bool finished_ = false;
   bool committed_ = false;
 };
 
+/// Several files of one command, all or none: each goes to a temporary file beside it, and
+/// only when every one is written are they renamed into place (an error before that
+/// removes them all). Pairs of (path, content).
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
+
 /// A rendered report (io/render.hpp): the table (or with --json the JSON, the invocation
 /// added) on stdout; with -o FILE the JSON, or with -o FILE.csv its records as CSV
-/// (io/csv.hpp: one row per scheme, rate, size...).
-void emit(const OutputOptions& output, const io::Rendered& report);
+/// (io/csv.hpp: one row per scheme, rate, size...). `also` are more files of the same
+/// command (a --plot chart), written with -o's all or none.
+void emit(const OutputOptions& output, const io::Rendered& report,
+          const std::vector<std::pair<std::string, std::string>>& also = {});
 
 /// Adds a command that lists something built in (models, profiles): `render()` emitted
 /// with the output options (--json, -o).
