@@ -56,6 +56,9 @@ expect 2 'algorithm' predict --algorithm butterfly
 expect 2 'unknown model .resnet-50. \(did you mean .resnet50.\?\)' predict --model resnet-50
 # An option without its value: one line naming it.
 expect 2 '^dtperf: error: --nodes: needs a value$' predict --nodes
+# Counts are decimal: 010 is ten (not octal eight), 0x10 is refused.
+expect 0 'on 10 x p3dn-24xlarge = 80 GPUs' predict --nodes 010
+expect 2 "^dtperf: error: --nodes: '0x10' is not a whole number in decimal digits$" predict --nodes 0x10
 # An option that takes one value, given twice, is refused (not the last one silently);
 # flags and repeatable options may repeat; a scenario's options are overridden by design.
 expect 2 '^dtperf: error: --nodes: given twice \(1, then 2\); give it once$' predict --nodes 1 --nodes=2

@@ -26,9 +26,9 @@ void LocalSgdCliOptions::add_to(CLI::App& app) {
   const char* group = "Low-communication (local-sgd, diloco)";
   LocalSgdOptions& o = options;
   app.add_option("--inner-steps", o.inner_steps, "Inner steps H between synchronisations of the groups")
-      ->type_name("H")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
+      ->type_name("H")->transform(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
   app.add_option("--group-nodes", o.group_nodes, "Nodes per group (the groups train apart with DDP inside)")
-      ->type_name("NODES")->check(count_up_to(kMaxNodes))->capture_default_str()->group(group);
+      ->type_name("NODES")->transform(count_up_to(kMaxNodes))->capture_default_str()->group(group);
   app.add_option("--outer", outer_, "How groups synchronise: an all-reduce, or gossip with one peer group per round")
       ->type_name("all-reduce|gossip")->check(CLI::IsMember({"all-reduce", "gossip"}))->capture_default_str()->group(group);
   one_of<OuterSync>(app.add_option("--outer-sync", sync_,
@@ -36,9 +36,9 @@ void LocalSgdCliOptions::add_to(CLI::App& app) {
                                    "streaming (--fragments, each overlapped with --overlap-steps inner steps)"))
       ->capture_default_str()->group(group);
   app.add_option("--fragments", o.fragments, "Streaming: fragments P of the model, synchronised in turn")
-      ->type_name("P")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
+      ->type_name("P")->transform(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
   app.add_option("--overlap-steps", o.overlap_steps, "Streaming: inner steps a fragment's synchronisation may overlap")
-      ->type_name("TAU")->check(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
+      ->type_name("TAU")->transform(count_up_to(kMaxInnerSteps))->capture_default_str()->group(group);
   one_of<OuterCodec>(app.add_option("--outer-codec", codec_, "Outer gradients on the wire"))
       ->capture_default_str()->group(group);
   app.add_option("--top-k-fraction", o.top_k_fraction, "top-k: the share of the outer gradient's elements sent")
@@ -59,7 +59,7 @@ void AnchorOptions::add_to(CLI::App& app) {
   app.add_option("--measured-scheme", measured_scheme, "The scheme it was measured with (all-reduce, sgp or a topology)")
       ->type_name("SCHEME")->capture_default_str()->group(group);
   app.add_option("--measured-gpus", measured_gpus, "The GPU count it was measured at (default: the cluster's)")
-      ->type_name("GPUS")->check(count_up_to(kMaxGpus))->group(group);
+      ->type_name("GPUS")->transform(count_up_to(kMaxGpus))->group(group);
 }
 
 void AnalysisCliOptions::add_to(CLI::App& app) {

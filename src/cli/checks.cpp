@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "checks.hpp"
 
 #include <cerrno>
@@ -48,6 +49,11 @@ CLI::Validator count_up_to(double high) {
         if (std::string error = range(copy); !error.empty()) return error;
         const double x = std::strtod(text.c_str(), nullptr);
         if (x != std::floor(x)) return fmt::format("'{}' is not a whole number", shown(text));
+        // Decimal digits only: the parser behind would read 010 as octal 8 and 0x10 as 16.
+        if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+          return fmt::format("'{}' is not a whole number in decimal digits", shown(text));
+        }
+        text.erase(0, std::min(text.find_first_not_of('0'), text.size() - 1));  // 010 -> 10
         return {};
       },
       fmt::format("[1, {}]", limit(high)));

@@ -98,11 +98,11 @@ void add_collective_command(CLI::App& app) {
       ->transform(CLI::AsSizeValue(false))->check(CLI::Range(1.0, 1125899906842624.0))->capture_default_str();
   cmd->add_option("-f,--step-factor", o->step_factor, "Size multiplier between rows (nccl-tests -f)")
       ->check(CLI::Range(2, 1024))->capture_default_str();
-  o->o_nodes = cmd->add_option("--nodes", o->nodes, "Number of nodes")->type_name("N")->check(count_up_to(kMaxNodes));
+  o->o_nodes = cmd->add_option("--nodes", o->nodes, "Number of nodes")->type_name("N")->transform(count_up_to(kMaxNodes));
   o->o_gpn = cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs (ranks) per node")
-                 ->type_name("G")->check(count_up_to(kMaxGpusPerNode));
+                 ->type_name("G")->transform(count_up_to(kMaxGpusPerNode));
   o->o_nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node")
-                  ->type_name("K")->check(count_up_to(kMaxGpusPerNode));
+                  ->type_name("K")->transform(count_up_to(kMaxGpusPerNode));
   o->o_nic = cmd->add_option("--nic-gbps", o->nic_gbps, "Line rate of one NIC")
                  ->type_name("GBIT/S")->check(number_in(0.0, kMaxGbps, true));
   o->o_eff = cmd->add_option("--transport-efficiency", o->transport_efficiency, "Achieved / line rate between nodes")

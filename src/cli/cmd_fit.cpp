@@ -154,13 +154,13 @@ void add_fit_command(CLI::App& app) {
                  ->check(number_in(0.0, kMaxGbps, true));
   o->o_nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying GPU traffic")
                   ->type_name("K")
-                  ->check(count_up_to(kMaxGpusPerNode));
+                  ->transform(count_up_to(kMaxGpusPerNode));
   o->o_ranks = cmd->add_option("--ranks", o->ranks, "Ranks of every nccl-tests log (overrides what the logs say; checked against busbw / algbw)")
                    ->type_name("N")
-                   ->check(count_up_to(kMaxGpus));
+                   ->transform(count_up_to(kMaxGpus));
   o->o_nodes = cmd->add_option("--nodes", o->nodes, "Nodes of every nccl-tests log (overrides what the logs say)")
                    ->type_name("M")
-                   ->check(count_up_to(kMaxNodes));
+                   ->transform(count_up_to(kMaxNodes));
   cmd->add_option("--collective", o->collective,
                   "Collective of every nccl-tests log, where the log does not say (nccl-tests prints no program name)")
       ->type_name("all_reduce|all_gather|reduce_scatter|alltoall|sendrecv")

@@ -138,7 +138,7 @@ void add_sweep_command(CLI::App& app) {
       ->group("Sweep");
   cmd->add_option("--threads", options->threads, "Threads evaluating points (default: the cores)")
       ->type_name("N")
-      ->check(count_up_to(1024))
+      ->transform(count_up_to(1024))
       ->group("Sweep");
   cmd->add_option("--plot-y", options->plot_y, "What --plot draws against the first numeric axis")
       ->type_name("iteration-ms|scaling|throughput")

@@ -33,9 +33,9 @@ void run(const TopologiesOptions& o) {
 void add_topologies_command(CLI::App& app) {
   auto [cmd, options] = add_command<TopologiesOptions>(app, run,
       "topologies", "List the gossip topologies with their constraints, period and spectral gap at a cluster size.");
-  cmd->add_option("--gpus", options->gpus, "Cluster size")->type_name("GPUS")->check(count_up_to(kMaxGpus))->capture_default_str();
+  cmd->add_option("--gpus", options->gpus, "Cluster size")->type_name("GPUS")->transform(count_up_to(kMaxGpus))->capture_default_str();
   cmd->add_option("--gpus-per-node", options->gpus_per_node, "Node size")
-      ->type_name("G")->check(count_up_to(kMaxGpusPerNode))->capture_default_str();
+      ->type_name("G")->transform(count_up_to(kMaxGpusPerNode))->capture_default_str();
   cmd->add_flag("--schedule", options->schedule, "With --json or -o: the groups of every step of each period");
   options->output.add_to(*cmd);
 }

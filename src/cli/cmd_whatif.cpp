@@ -46,7 +46,7 @@ void add_whatif_command(CLI::App& app) {
                   "Compression codec cost (encode + decode) per gradient byte, on the critical path")
       ->type_name("NS")->check(number_in(0.0, 1e6))->capture_default_str();
   cmd->add_option("--max-nodes", w.max_nodes, "Largest node count searched for a decentralized win")
-      ->type_name("N")->check(count_up_to(kMaxNodes))->capture_default_str();
+      ->type_name("N")->transform(count_up_to(kMaxNodes))->capture_default_str();
   options->add_to(*cmd);
   options->output.add_plot_to(*cmd);
 }

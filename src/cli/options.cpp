@@ -39,9 +39,9 @@ void ModelOptions::add_to(CLI::App& app) {
       ->capture_default_str();
 
   const char* cluster_group = "Cluster what-ifs (default: the profile's values)";
-  r.o_nodes = app.add_option("--nodes", r.nodes, "Number of nodes")->type_name("N")->check(count_up_to(kMaxNodes))->group(cluster_group);
-  r.o_gpn = app.add_option("--gpus-per-node", r.gpus_per_node, "GPUs per node")->type_name("G")->check(count_up_to(kMaxGpusPerNode))->group(cluster_group);
-  r.o_nics = app.add_option("--nics-per-node", r.nics_per_node, "NICs per node")->type_name("K")->check(count_up_to(kMaxGpusPerNode))->group(cluster_group);
+  r.o_nodes = app.add_option("--nodes", r.nodes, "Number of nodes")->type_name("N")->transform(count_up_to(kMaxNodes))->group(cluster_group);
+  r.o_gpn = app.add_option("--gpus-per-node", r.gpus_per_node, "GPUs per node")->type_name("G")->transform(count_up_to(kMaxGpusPerNode))->group(cluster_group);
+  r.o_nics = app.add_option("--nics-per-node", r.nics_per_node, "NICs per node")->type_name("K")->transform(count_up_to(kMaxGpusPerNode))->group(cluster_group);
   r.o_nic = app.add_option("--nic-gbps", r.nic_gbps, "Line rate of one NIC")->type_name("GBIT/S")->check(number_in(0.0, kMaxGbps, true))->group(cluster_group);
   r.o_inter_lat = app.add_option("--inter-latency-us", r.inter_latency_us, "Latency per inter-node hop")->type_name("US")->check(number_in(0.0, kMaxLatencyUs))->group(cluster_group);
   r.o_eff = app.add_option("--transport-efficiency", r.transport_efficiency, "Achieved / line rate between nodes")->type_name("FRACTION")->check(number_in(1e-6, 1.0))->group(cluster_group);
@@ -64,7 +64,7 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
   app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(1.0, 1e6))->capture_default_str()->group(workload_group);
   app.add_option("--grad-dtype", r.grad_dtype, "Gradient reduction dtype of all-reduce and sharded schemes (default: the model's parameter dtype)")->type_name("fp32|bf16|fp16")->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->group(workload_group);
-  app.add_option("--grad-accum-steps", r.accumulation_steps, "Gradient accumulation: micro-steps per optimizer step (the first K-1 only compute, as DDP's no_sync; --batch-per-gpu is one micro-step's, --global-batch one optimizer step's)")->type_name("K")->check(count_up_to(limits::kMaxAccumulationSteps))->capture_default_str()->group(workload_group);
+  app.add_option("--grad-accum-steps", r.accumulation_steps, "Gradient accumulation: micro-steps per optimizer step (the first K-1 only compute, as DDP's no_sync; --batch-per-gpu is one micro-step's, --global-batch one optimizer step's)")->type_name("K")->transform(count_up_to(limits::kMaxAccumulationSteps))->capture_default_str()->group(workload_group);
   app.add_flag("--recompute-activations", r.recompute, "Activation recomputation (gradient checkpointing): about sqrt(layers) of the activations kept, one more forward pass in backward")->group(workload_group);
   app.add_option("--reduction-log", reduction_log, "Measured GPU vector-add cost (bytes,seconds per line) charged per reduction step, as [NET] does")->type_name("FILE")->group(workload_group);
 }

@@ -51,7 +51,7 @@ void VariabilityCliOptions::add_to(CLI::App& app) {
       ->type_name("NODE=FACTOR")->group(group);
   app.add_option("--seed", seed_, "Seed of the simulated draws")->type_name("N")->capture_default_str()->group(group);
   app.add_option("--sim-iterations", iterations_, "Iterations simulated when compute varies")
-      ->type_name("K")->check(count_up_to(1e6))->capture_default_str()->group(group);
+      ->type_name("K")->transform(count_up_to(1e6))->capture_default_str()->group(group);
   app.add_option("--warmup-iterations", warmup_, "Iterations simulated before measuring")
       ->type_name("K")->check(number_in(0.0, 1e6))->capture_default_str()->group(group);
 }
