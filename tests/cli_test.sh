@@ -199,6 +199,9 @@ cat >"$work/ar.txt" <<'LOG'
 LOG
 expect 2 'cannot tell which collective \(all_reduce, all_gather, reduce_scatter, alltoall or sendrecv\) the log measures: it names no nccl-tests program \(e.g. all_reduce_perf\); give --collective$' fit "$work/ar.txt" --base dgx-a100 --nodes 2 -o "$work/never.json"
 expect 0 'all_reduce' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/fitted.json"
+expect 2 "^dtperf: error: --created: expected a date YYYY-MM-DD, got '2026-13-45'$" fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --created 2026-13-45 -o "$work/never.json"
+expect 2 "^dtperf: error: --created: expected a date YYYY-MM-DD, got '2026-02-30'$" fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --created 2026-02-30 -o "$work/never.json"
+expect 0 'all_reduce' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --created 2024-02-29 -o "$work/leap.json"
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["provenance"]["source"]=="calibrated"; assert p["provenance"]["residuals"]' \
   "$work/fitted.json" || fail "the fitted profile lacks its provenance"
 expect 0 'iteration' predict --profile "$work/fitted.json"

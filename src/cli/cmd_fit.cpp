@@ -62,7 +62,11 @@ bool is_date(const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9')) return false;
   }
-  return true;
+  // A day of the calendar: 2026-13-45 and 2026-02-30 are not.
+  const std::chrono::year_month_day ymd{std::chrono::year{std::stoi(s.substr(0, 4))},
+                                        std::chrono::month{static_cast<unsigned>(std::stoi(s.substr(5, 2)))},
+                                        std::chrono::day{static_cast<unsigned>(std::stoi(s.substr(8, 2)))}};
+  return ymd.ok();
 }
 
 std::string today_utc() {
