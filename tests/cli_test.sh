@@ -360,6 +360,13 @@ for chart in whatif compare; do
   fi
 done
 expect 2 "^dtperf: error: --plot: expected a file name ending in .svg" whatif --plot "$work/chart.png"
+# -o never overwrites an input of the same command, and writes through a symbolic link.
+cp "$work/ar.txt" "$work/input.txt"
+expect 2 "^dtperf: error: -o: [^ ]*input.txt is also an input of this command; write the output elsewhere$" fit "$work/input.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/input.txt"
+cmp -s "$work/ar.txt" "$work/input.txt" || fail "fit -o overwrote its own input log"
+ln -s target.json "$work/link.json"
+expect 0 'iteration' predict -o "$work/link.json"
+[ -L "$work/link.json" ] && [ -s "$work/target.json" ] || fail "-o replaced a symbolic link instead of writing through it"
 # A command's files are all written or none: a plot that cannot be written leaves no -o file.
 for cmd in compare whatif; do
   expect 2 "^dtperf: error: [^ ]*missing/p.svg: cannot create the output file$" $cmd -o "$work/both-$cmd.json" --plot "$work/missing/p.svg"

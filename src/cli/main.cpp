@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <utility>
 #include <iostream>
 #include <string>
@@ -101,6 +102,41 @@ std::string repeated_option(const CLI::App& app, const std::string& command_name
   return "";
 }
 
+// An output (-o, --plot) that is also one of the command's inputs would overwrite what it
+// reads: "-o: in.txt is also an input of this command; write the output elsewhere". Every
+// other word that names an existing file counts as an input (the scenario file included).
+std::string output_onto_input(const std::vector<std::string>& words, const std::string& scenario) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // option, path
+  std::vector<std::size_t> output_values;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    for (const std::string option : {"-o", "--output", "--plot"}) {
+      if (words[i] == option && i + 1 < words.size()) {
+        outputs.emplace_back(option, words[i + 1]);
+        output_values.push_back(i + 1);
+      } else if (words[i].rfind(option + "=", 0) == 0) {
+        outputs.emplace_back(option, words[i].substr(option.size() + 1));
+        output_values.push_back(i);
+      }
+    }
+  }
+  std::vector<std::string> inputs;
+  if (!scenario.empty()) inputs.push_back(scenario);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (std::find(output_values.begin(), output_values.end(), i) != output_values.end()) continue;
+    const std::size_t equals = words[i].rfind("--", 0) == 0 ? words[i].find('=') : std::string::npos;
+    inputs.push_back(equals == std::string::npos ? words[i] : words[i].substr(equals + 1));
+  }
+  for (const auto& [option, path] : outputs) {
+    for (const std::string& input : inputs) {
+      std::error_code error;
+      if (std::filesystem::equivalent(path, input, error) && !error) {
+        return option + ": " + path + " is also an input of this command; write the output elsewhere";
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,6 +185,10 @@ int main(int argc, char** argv) {
       expanded.args.insert(expanded.args.end(), overrides.begin(), overrides.end());
       args = std::move(expanded.args);
       given = overrides;
+    }
+    if (const std::string onto = output_onto_input(args, scenario); !onto.empty()) {
+      std::cerr << "dtperf: error: " << dtperf::cli::printable(onto) << "\n";
+      return 2;
     }
     // The command line's own options, once each (a scenario's are overridden by design).
     if (const std::string repeated = repeated_option(app, args.empty() ? "" : args.front(), given);

@@ -1,6 +1,7 @@
 #include "output.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -15,28 +16,45 @@ namespace dtperf::cli {
 
 std::string json_text(const io::Json& json) { return json.dump(2) + "\n"; }
 
-void write_file_atomically(const std::string& path, const std::string& content) {
+namespace {
+
+// Where the bytes for `path` go: through a symbolic link to its target (renaming onto the
+// link itself would replace the link with a regular file).
+std::string written_path(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path p(path);
+  if (!std::filesystem::is_symlink(p, error)) return path;
+  std::filesystem::path target = std::filesystem::read_symlink(p, error);
+  if (error) return path;
+  if (target.is_relative()) target = p.parent_path() / target;
+  return target.string();
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& shown_path, const std::string& content) {
+  const std::string path = written_path(shown_path);
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   const io::TemporaryFileGuard guard(temporary);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, "", "cannot create the output file");
+    if (!out) throw InputError(shown_path, "", "cannot create the output file");
     out << content;
     out.flush();
     if (!out) {
       out.close();
       std::remove(temporary.c_str());
-      throw InputError(path, "", "write error (disk full?)");
+      throw InputError(shown_path, "", "write error (disk full?)");
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
-    throw InputError(path, "", "cannot move the finished output into place");
+    throw InputError(shown_path, "", "cannot move the finished output into place");
   }
 }
 
 StreamedFile::StreamedFile(std::string path)
-    : path_(std::move(path)), temporary_(path_ + ".tmp." + std::to_string(::getpid())) {
+    : path_(written_path(path)), temporary_(path_ + ".tmp." + std::to_string(::getpid())) {
   guard_ = std::make_unique<io::TemporaryFileGuard>(temporary_);
   out_.open(temporary_, std::ios::binary | std::ios::trunc);
   if (!out_) throw InputError(path_, "", "cannot create the output file");
