@@ -360,6 +360,10 @@ for chart in whatif compare; do
   fi
 done
 expect 2 "^dtperf: error: --plot: expected a file name ending in .svg" whatif --plot "$work/chart.png"
+# An echoed key of a megabyte is cut to its first 80 characters (with the / or the quote) and its length.
+python3 -c 'import json,sys; open(sys.argv[1],"w").write(json.dumps({"schema":"dtperf.model/1","name":"x","layers":[{"params":1}],"k"*1000000:1}))' "$work/bigkey.json"
+expect 2 "at /k{79}\.\.\.\(1000001 characters\): unknown key 'k{79}\.\.\.\(1000001 characters\)'; expected one of" predict --model "$work/bigkey.json"
+[ "$(wc -c <"$work/err")" -lt 1000 ] || fail "an error echoed a megabyte key whole"
 # -o never overwrites an input of the same command, and writes through a symbolic link.
 cp "$work/ar.txt" "$work/input.txt"
 expect 2 "^dtperf: error: -o: [^ ]*input.txt is also an input of this command; write the output elsewhere$" fit "$work/input.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/input.txt"

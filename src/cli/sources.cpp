@@ -24,7 +24,28 @@ std::string printable(std::string_view text) {
       out += c;
     }
   }
-  return out;
+  // An echoed key, value or line of a megabyte stays readable: a word over kLongWord
+  // characters keeps its first kKeptOfWord and says how long it was.
+  constexpr std::size_t kLongWord = 120, kKeptOfWord = 80;
+  std::string shortened;
+  std::size_t start = 0;
+  while (start <= out.size()) {
+    std::size_t end = out.find(' ', start);
+    if (end == std::string::npos) end = out.size();
+    const std::string_view word(out.data() + start, end - start);
+    if (word.size() > kLongWord) {
+      // The punctuation that ends the word (a closing quote, a colon) stays after the cut.
+      std::size_t tail = 0;
+      while (tail < 3 && std::string_view(":;,.)'\"").find(word[word.size() - 1 - tail]) != std::string_view::npos) ++tail;
+      shortened += std::string(word.substr(0, kKeptOfWord)) + "...(" + std::to_string(word.size() - tail) +
+                   " characters)" + std::string(word.substr(word.size() - tail));
+    } else {
+      shortened += word;
+    }
+    if (end < out.size()) shortened += ' ';
+    start = end + 1;
+  }
+  return shortened;
 }
 
 ValueSources::ValueSources(std::string scenario_file, std::map<std::string, std::string> pointers,

@@ -14,7 +14,8 @@
 namespace dtperf::cli {
 
 /// `text` with control characters written as escapes (\n, \t, \r, \xNN): an error
-/// message stays one line whatever a file's keys or values contain.
+/// message stays one line whatever a file's keys or values contain; a word over 120
+/// characters (an echoed key or value) is cut to its first 80 and its length.
 std::string printable(std::string_view text);
 
 class ValueSources {
