@@ -2,10 +2,15 @@
 // Progress on stderr for commands that may run long: nothing during the first second (a
 // quick command prints nothing), then at most one line a second naming what is being
 // done, and a last line with the total time if any was printed. stdout is never touched.
+// A watcher thread wakes every second, so a step that started in the first second (or
+// right after another line) and runs long is still named while it runs.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace dtperf::cli {
 
@@ -23,13 +28,20 @@ class Progress {
 
  private:
   using Clock = std::chrono::steady_clock;
-  void print(const std::string& line);
+  void print_locked(const std::string& line);  // with mutex_ held; at most one line a second
+  void watch();
 
   std::string command_;
   bool quiet_;
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_ = start_;
   bool shown_ = false;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::string current_;  // the step now running
+  std::string printed_;  // the last line printed
+  bool stopping_ = false;
+  std::thread watcher_;  // started last, after every member it reads
 };
 
 }  // namespace dtperf::cli
