@@ -360,6 +360,10 @@ for chart in whatif compare; do
   fi
 done
 expect 2 "^dtperf: error: --plot: expected a file name ending in .svg" whatif --plot "$work/chart.png"
+# A name or file name that is not UTF-8 is written into JSON with U+FFFD, not an internal error.
+cp "$work/ar.txt" "$work/latin1-$(printf '\xfe').txt"
+expect 0 "Wrote the profile 'bad" fit "$work/latin1-$(printf '\xfe').txt" --collective all_reduce --base dgx-a100 --nodes 2 --name "bad$(printf '\xff')" -o "$work/latin1.json"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["name"]=="bad\ufffd"' "$work/latin1.json" || fail "a non-UTF-8 name did not become U+FFFD in the profile"
 # An echoed key of a megabyte is cut to its first 80 characters (with the / or the quote) and its length.
 python3 -c 'import json,sys; open(sys.argv[1],"w").write(json.dumps({"schema":"dtperf.model/1","name":"x","layers":[{"params":1}],"k"*1000000:1}))' "$work/bigkey.json"
 expect 2 "at /k{79}\.\.\.\(1000001 characters\): unknown key 'k{79}\.\.\.\(1000001 characters\)'; expected one of" predict --model "$work/bigkey.json"

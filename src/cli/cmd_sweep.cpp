@@ -86,7 +86,7 @@ void run(SweepOptions& o) {
   if (format == io::RowFormat::jsonl) {
     io::Json header = io::sweep_header_json(report);
     header["invocation"] = invocation_json();
-    text = header.dump() + "\n";
+    text = header.dump(-1, ' ', false, io::Json::error_handler_t::replace) + "\n";
   } else if (format == io::RowFormat::table) {
     text = io::sweep_header_text(report) + text;
   }

@@ -14,7 +14,11 @@
 
 namespace dtperf::cli {
 
-std::string json_text(const io::Json& json) { return json.dump(2) + "\n"; }
+// A name or path that is not UTF-8 (a Latin-1 file name, a --name of raw bytes) is written
+// with U+FFFD for each bad byte: JSON text must be UTF-8.
+std::string json_text(const io::Json& json) {
+  return json.dump(2, ' ', false, io::Json::error_handler_t::replace) + "\n";
+}
 
 namespace {
 

@@ -13,7 +13,7 @@ using Row = std::map<std::string, std::string>;
 std::string cell(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return "";
-  return value.dump();  // numbers, booleans, arrays
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);  // numbers, booleans, arrays
 }
 
 void flatten(const Json& object, const std::string& prefix, Row& row, std::vector<std::string>& columns,
