@@ -36,32 +36,15 @@ std::string written_path(const std::string& path) {
 
 }  // namespace
 
-void write_file_atomically(const std::string& shown_path, const std::string& content) {
-  const std::string path = written_path(shown_path);
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const io::TemporaryFileGuard guard(temporary);
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(shown_path, "", "cannot create the output file");
-    out << content;
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(temporary.c_str());
-      throw InputError(shown_path, "", "write error (disk full?)");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw InputError(shown_path, "", "cannot move the finished output into place");
-  }
+void write_file_atomically(const std::string& path, const std::string& content) {
+  write_files_atomically({{path, content}});
 }
 
 StreamedFile::StreamedFile(std::string path)
-    : path_(written_path(path)), temporary_(path_ + ".tmp." + std::to_string(::getpid())) {
+    : shown_(std::move(path)), path_(written_path(shown_)), temporary_(path_ + ".tmp." + std::to_string(::getpid())) {
   guard_ = std::make_unique<io::TemporaryFileGuard>(temporary_);
   out_.open(temporary_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw InputError(path_, "", "cannot create the output file");
+  if (!out_) throw InputError(shown_, "", "cannot create the output file");
 }
 
 StreamedFile::~StreamedFile() {
@@ -72,13 +55,13 @@ StreamedFile::~StreamedFile() {
 
 void StreamedFile::write(const std::string& text) {
   out_ << text;
-  if (!out_) throw InputError(path_, "", "write error (disk full?)");
+  if (!out_) throw InputError(shown_, "", "write error (disk full?)");
 }
 
 void StreamedFile::finish() {
   if (finished_) return;
   out_.flush();
-  if (!out_) throw InputError(path_, "", "write error (disk full?)");
+  if (!out_) throw InputError(shown_, "", "write error (disk full?)");
   out_.close();
   finished_ = true;
 }
@@ -86,7 +69,7 @@ void StreamedFile::finish() {
 void StreamedFile::commit() {
   finish();
   if (std::rename(temporary_.c_str(), path_.c_str()) != 0) {
-    throw InputError(path_, "", "cannot move the finished output into place");
+    throw InputError(shown_, "", "cannot move the finished output into place");
   }
   committed_ = true;
 }

@@ -33,7 +33,8 @@ class StreamedFile {
   void commit();
 
  private:
-  std::string path_;
+  std::string shown_;  // the path as given, for messages
+  std::string path_;   // where the bytes go (a symbolic link's target)
   std::string temporary_;
   std::unique_ptr<io::TemporaryFileGuard> guard_;
   std::ofstream out_;

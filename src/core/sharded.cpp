@@ -90,7 +90,6 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
       across_cost[u].inter_bytes_per_node *= net.gpus_per_node;
     }
   }
-  const auto gather = [&](std::size_t u) -> const CollectiveCost& { return gather_cost[u]; };
 
   Stream stream;
   stream.factor = distributed ? s.compute.comm_interference_factor : 1.0;
@@ -127,7 +126,7 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
       if (!last) accumulation_s += compute_s - start;
     }
     double clock = std::max(compute_s, comm_end) + optimizer_s;
-    for (std::size_t u = 0; u < count; ++u) clock = stream.run(clock, gather(u));
+    for (std::size_t u = 0; u < count; ++u) clock = stream.run(clock, gather_cost[u]);
     end_s = clock;
   } else {
     // Every micro-step gathers the parameters again and reduce-scatters its gradients
@@ -139,7 +138,7 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
       double previous_start = compute_s;
       for (std::size_t j = 0; j < count; ++j) {
         const std::size_t u = count - 1 - j;
-        gathered[u] = stream.run(previous_start, gather(u));
+        gathered[u] = stream.run(previous_start, gather_cost[u]);
         const double start = std::max(compute_s, gathered[u]);
         previous_start = start;
         compute_s = start + unit_forward[u];
@@ -148,7 +147,7 @@ IterationResult predict_sharded(const ModelSpec& model, const ShardedScenario& s
       double ready = 0.0;  // unit u's parameters gathered
       for (std::size_t u = 0; u < count; ++u) {
         const double start = std::max(compute_s, ready);
-        if (u + 1 < count) ready = stream.run(start, gather(u + 1));
+        if (u + 1 < count) ready = stream.run(start, gather_cost[u + 1]);
         compute_s = start + unit_backward[u];
         comm_end = reduce(u, compute_s);
       }
