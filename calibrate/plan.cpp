@@ -105,7 +105,7 @@ void PlanSettings::apply_defaults() {
 }
 
 double Plan::nominal_s() const {
-  return std::accumulate(entries.begin(), entries.end(), spread_nominal_s,
+  return std::accumulate(entries.begin(), entries.end(), spread_nominal_s + contention_nominal_s,
                          [](double sum, const PlanEntry& entry) { return sum + entry.nominal_s; });
 }
 
@@ -174,6 +174,10 @@ std::string format_plan(const Plan& plan, const Topology& topology) {
       range = format_bytes(entry.sizes_bytes.front()) + " .. " + format_bytes(entry.sizes_bytes.back());
     }
     text += fmt::format("{:<66} {:>6} {:>22} {:>9.1f}\n", entry.label(), entry.point_count(), range, entry.nominal_s);
+  }
+  if (plan.contention_nominal_s > 0.0) {
+    text += fmt::format("{:<66} {:>6} {:>22} {:>9.1f}\n", "contention: bf16 GEMM 8192^3 beside all_reduce world, each way",
+                        2, format_bytes(plan.contention_bytes), plan.contention_nominal_s);
   }
   text += fmt::format("{:<66} {:>6} {:>22} {:>9.1f}\n", "iteration spread (fixed workload, every rank)",
                       plan.settings.spread_iterations, "", plan.spread_nominal_s);

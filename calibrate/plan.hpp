@@ -33,7 +33,7 @@ struct PlanEntry {
   int ranks = 0;  // ranks in each communicator
   int nodes = 0;  // nodes each communicator spans
   std::vector<std::vector<int>> communicators;
-  std::string dtype;                       // "float32" for collectives; fp32|tf32|fp16|bf16 for GEMM
+  std::string dtype;                       // "float32" for collectives; fp32|tf32|fp16|bf16|fp8 for GEMM
   std::vector<std::uint64_t> sizes_bytes;  // collectives and copy, ascending
   std::vector<GemmShape> shapes;           // GEMM
   double nominal_s = 0.0;                  // estimated duration of the whole entry
@@ -64,7 +64,8 @@ struct CostModel {
 };
 
 struct PlanSettings {
-  bool gpu = false;                // GEMM, copy and the GPU sweep sizes
+  bool gpu = false;                // GEMM, copy, self all-reduce, contention, GPU sweep sizes
+  bool fp8 = true;                 // FP8 GEMMs (GPU plans; GPUs of compute capability 8.9+)
   bool quick = false;              // fewer groups, sizes, shapes and iterations
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 0;     // 0: 1 GiB (GPU), 64 MiB (host); quick: 256 MiB, 4 MiB
@@ -76,12 +77,22 @@ struct PlanSettings {
   void apply_defaults();
 };
 
+/// The contention measurement of GPU plans: `kContentionCalls` bf16 GEMMs of this shape
+/// (about 1.4 ms each on an H100-class GPU, long enough that launch gaps do not matter)
+/// timed alone and beside all-reduces of `Plan::contention_bytes` on the world (on one rank,
+/// a communicator of its own), and the all-reduces timed alone and beside GEMMs.
+inline const GemmShape kContentionGemm{8192, 8192, 8192, "contention"};
+inline constexpr const char* kContentionDtype = "bf16";
+inline constexpr int kContentionCalls = 20;
+
 struct Plan {
   PlanSettings settings;
   std::vector<PlanEntry> entries;
   std::vector<std::string> notes;  // groups left out and why, trimming
   bool truncated = false;          // points were dropped to fit the budget
   double spread_nominal_s = 0.0;
+  double contention_nominal_s = 0.0;  // GPU plans: a GEMM beside an all-reduce, each way
+  std::uint64_t contention_bytes = 0; // the all-reduce's size there
   double nominal_s() const;        // all entries plus the spread
 };
 

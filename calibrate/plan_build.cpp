@@ -66,6 +66,7 @@ struct Builder {
         add_collective(EntryKind::all_reduce, group, per_node, factor);
       }
     }
+    if (settings.gpu) add_collective(EntryKind::all_reduce, Group::self, per_node, factor);
     for (int pairs : concurrency_steps(per_node / 2, settings.quick)) {
       add_collective(EntryKind::sendrecv, Group::pair_intra, pairs, factor);
     }
@@ -93,7 +94,9 @@ struct Builder {
     }
     std::sort(shapes.begin(), shapes.end(),
               [](const GemmShape& a, const GemmShape& b) { return a.flops() < b.flops(); });
-    for (const char* dtype : {"fp32", "tf32", "fp16", "bf16"}) {
+    std::vector<std::string> dtypes{"fp32", "tf32", "fp16", "bf16"};
+    if (settings.fp8) dtypes.emplace_back("fp8");
+    for (const std::string& dtype : dtypes) {
       PlanEntry entry;
       entry.kind = EntryKind::gemm;
       entry.dtype = dtype;
@@ -115,6 +118,12 @@ struct Builder {
 
 }  // namespace
 
+/// Set-up (buffers of about 0.5 GiB, a second stream) and about 0.1 s of timed work on
+/// an H100-class GPU (contention.hpp).
+constexpr double kContentionNominalS = 1.0;
+/// An all-reduce of 256 MiB: a bucket-sized transfer in its bandwidth regime on NVLink.
+constexpr std::uint64_t kContentionBytes = std::uint64_t{256} << 20;
+
 Plan build_plan(const Topology& topology, const PlanSettings& settings, const CostModel& cost) {
   Plan plan;
   plan.settings = settings;
@@ -130,6 +139,10 @@ Plan build_plan(const Topology& topology, const PlanSettings& settings, const Co
   }
   for (PlanEntry& entry : plan.entries) entry.nominal_s = entry_nominal_s(entry, settings, cost);
   plan.spread_nominal_s = settings.spread_iterations * cost.spread_iteration_s + cost.control_s;
+  if (settings.gpu) {
+    plan.contention_nominal_s = kContentionNominalS;
+    plan.contention_bytes = std::min(kContentionBytes, settings.max_bytes) / 4 * 4;
+  }
   if (trim_to_budget(plan, cost, 0.85 * settings.budget_s)) {
     plan.truncated = true;
     plan.notes.push_back(fmt::format("largest points dropped to fit the {:.0f} s budget", settings.budget_s));

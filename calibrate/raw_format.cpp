@@ -128,6 +128,15 @@ nlohmann::ordered_json to_json(const RawRun& run) {
   for (const RawCopy& c : run.copy) {
     json["copy"].push_back({{"bytes", c.bytes}, {"time_us", c.time_us}, {"GB_per_s", c.GB_per_s}});
   }
+  json["contention"] = nlohmann::ordered_json::array();
+  for (const RawContention& c : run.contention) {
+    json["contention"].push_back(
+        {{"dtype", c.dtype}, {"m", c.m}, {"n", c.n}, {"k", c.k}, {"collective", c.collective}, {"group", c.group},
+         {"ranks", c.ranks}, {"nodes", c.nodes}, {"bytes", c.bytes}, {"calls", c.calls},
+         {"gemm_time_us_alone", c.gemm_time_us_alone}, {"gemm_time_us_beside", c.gemm_time_us_beside},
+         {"collective_time_us_alone", c.collective_time_us_alone},
+         {"collective_time_us_beside", c.collective_time_us_beside}, {"covered", c.covered}});
+  }
   json["iteration_spread"] = nlohmann::ordered_json::array();
   for (const RawSpread& s : run.iteration_spread) {
     json["iteration_spread"].push_back({{"rank", s.rank}, {"iterations", s.iterations}, {"mean_us", s.mean_us},

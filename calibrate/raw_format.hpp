@@ -1,5 +1,5 @@
 #pragma once
-// The raw calibration file, `dtperf.calibration/1` (calibrate/FORMAT.md): measurements only,
+// The raw calibration file, `dtperf.calibration/2` (calibrate/FORMAT.md): measurements only,
 // units in the key names, GB = 1e9 bytes. Rank 0 fills a RawRun and writes it atomically
 // (a temporary file in the same folder, then rename), so a reader never sees half a file.
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 namespace dtperf::calibrate {
 
-inline constexpr const char* kRawSchema = "dtperf.calibration/1";
+inline constexpr const char* kRawSchema = "dtperf.calibration/2";
 inline const std::string kToolName = std::string("dtperf-calibrate ") + kVersion;
 
 struct RawPoint {
@@ -51,6 +51,22 @@ struct RawSpread {
   double mean_us = 0.0, stddev_us = 0.0, cv = 0.0;
 };
 
+/// A GEMM and a collective, each timed alone and beside the other (GPU backend): how much
+/// each side slows the other while they share the GPU. Times are the slowest rank's mean
+/// over `calls` calls; `covered`: on every rank the other side ran through the whole
+/// timed span.
+struct RawContention {
+  std::string dtype;  // the GEMM's
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string collective = "all_reduce", group;  // "world", or "self" on a one-rank world
+  int ranks = 0, nodes = 0;
+  std::uint64_t bytes = 0;
+  int calls = 0;
+  double gemm_time_us_alone = 0.0, gemm_time_us_beside = 0.0;
+  double collective_time_us_alone = 0.0, collective_time_us_beside = 0.0;
+  bool covered = false;
+};
+
 struct RawRun {
   std::string backend;  // "nccl" or "host"
   std::string created;  // UTC, ISO 8601
@@ -66,6 +82,7 @@ struct RawRun {
   std::vector<RawGemm> gemm;
   std::vector<RawCopy> copy;
   std::vector<RawSpread> iteration_spread;
+  std::vector<RawContention> contention;
 };
 
 /// The point of a collective entry: time in us, algbw = bytes / time, busbw = algbw *

@@ -68,6 +68,39 @@ void measure_spread(const Plan& plan, Backend& backend, RawRun& run) {
   }
 }
 
+/// Every rank's sample, reduced to the slowest rank's times; `covered` only if it held on
+/// every rank.
+void measure_contention(const Plan& plan, Backend& backend, RawRun& run) {
+  if (plan.contention_nominal_s <= 0.0) return;
+  const std::optional<ContentionSample> sample = backend.contention_sample(plan);
+  if (!sample) return;
+  Control& control = backend.control();
+  std::vector<double> values{sample->gemm_alone_s, sample->gemm_beside_s, sample->collective_alone_s,
+                             sample->collective_beside_s, sample->covered ? 0.0 : 1.0};
+  control.max_all(values);
+  if (control.rank() != 0) return;
+  RawContention c;
+  c.dtype = kContentionDtype;
+  c.m = kContentionGemm.m;
+  c.n = kContentionGemm.n;
+  c.k = kContentionGemm.k;
+  c.group = control.world_size() > 1 ? "world" : "self";
+  c.ranks = control.world_size();
+  c.nodes = control.world_size() > 1 ? run.nodes : 1;
+  c.bytes = plan.contention_bytes;
+  c.calls = kContentionCalls;
+  c.gemm_time_us_alone = values[0] * 1e6;
+  c.gemm_time_us_beside = values[1] * 1e6;
+  c.collective_time_us_alone = values[2] * 1e6;
+  c.collective_time_us_beside = values[3] * 1e6;
+  c.covered = values[4] == 0.0;
+  run.contention.push_back(c);
+  std::cerr << fmt::format(
+      "dtperf-calibrate: contention: GEMM x{:.3f} beside all_reduce, all_reduce x{:.3f} beside GEMMs{}\n",
+      c.gemm_time_us_beside / c.gemm_time_us_alone, c.collective_time_us_beside / c.collective_time_us_alone,
+      c.covered ? "" : " (not covered: the other side ended first)");
+}
+
 }  // namespace
 
 void run_plan(const Plan& plan, Backend& backend, Budget& budget, RawRun& run) {
@@ -87,6 +120,7 @@ void run_plan(const Plan& plan, Backend& backend, Budget& budget, RawRun& run) {
     add_entry_results(entry, results, counts, run);
     report_entry(entry, results, i, plan.entries.size(), budget.elapsed_s() - start_s);
   }
+  measure_contention(plan, backend, run);
   measure_spread(plan, backend, run);
   if (leader) {
     run.truncated = plan.truncated || budget.truncated;

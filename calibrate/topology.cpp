@@ -53,6 +53,7 @@ const char* group_name(Group group) {
     case Group::pair_intra: return "pair_intra";
     case Group::pair_inter: return "pair_inter";
     case Group::two_nodes: return "two_nodes";
+    case Group::self: return "self";
   }
   return "?";
 }
@@ -121,6 +122,10 @@ Comms unsorted_communicators(const Topology& topology, Group group, int concurre
     case Group::two_nodes:
       if (!single) return refuse(why_not, "two_nodes runs one communicator");
       return two_nodes_comms(topology, why_not);
+    case Group::self:
+      if (concurrent_per_node != per_node) return refuse(why_not, "self runs every rank alone at once");
+      for (int rank = 0; rank < topology.world_size(); ++rank) comms.push_back({rank});
+      return comms;
   }
   return refuse(why_not, "unknown group");
 }

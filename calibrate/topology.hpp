@@ -46,7 +46,9 @@ class Topology {
 };
 
 /// The groups of the raw format, as `collectives[].group` names them.
-enum class Group { world, node, one_per_node, pair_intra, pair_inter, two_nodes };
+/// `self`: every rank on a communicator of its own, all at once (GPU plans only): NCCL's
+/// per-call floor and its local copy, with no link in the path.
+enum class Group { world, node, one_per_node, pair_intra, pair_inter, two_nodes, self };
 const char* group_name(Group group);
 
 /// The communicators (lists of global ranks, ascending) that run at once when `group` is

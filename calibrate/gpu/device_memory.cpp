@@ -84,8 +84,23 @@ std::uint16_t bfloat16_bits(float value) {
   return static_cast<std::uint16_t>(bits >> 16);
 }
 
+std::uint8_t e4m3_bits(float value) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  const std::uint32_t sign = (bits >> 24) & 0x80u;
+  if ((bits & 0x7fffffffu) == 0) return static_cast<std::uint8_t>(sign);
+  const int exponent = static_cast<int>((bits >> 23) & 0xff) - 127 + 7;
+  const std::uint32_t mantissa = (bits >> 20) & 0x7u;
+  return static_cast<std::uint8_t>(sign | (static_cast<std::uint32_t>(exponent) << 3) | mantissa);
+}
+
 std::size_t gemm_element_bytes(const std::string& dtype) {
+  if (dtype == "fp8") return 1;
   return dtype == "fp16" || dtype == "bf16" ? 2 : 4;
+}
+
+std::size_t gemm_output_bytes(const std::string& dtype) {
+  return dtype == "fp8" ? 2 : gemm_element_bytes(dtype);
 }
 
 void fill_gemm_operand(void* device, std::size_t elements, const std::string& dtype, cudaStream_t stream) {
@@ -96,6 +111,8 @@ void fill_gemm_operand(void* device, std::size_t elements, const std::string& dt
     const float value = (static_cast<float>(i % 16) - 8.0f) / 16.0f;
     if (element_bytes == 4) {
       std::memcpy(chunk.data() + 4 * i, &value, 4);
+    } else if (element_bytes == 1) {
+      chunk[i] = static_cast<char>(e4m3_bits(value));
     } else {
       const std::uint16_t bits = dtype == "fp16" ? half_bits(value) : bfloat16_bits(value);
       std::memcpy(chunk.data() + 2 * i, &bits, 2);

@@ -36,15 +36,21 @@ void fill_pattern(float* device, std::size_t count, int factor, cudaStream_t str
 /// True when the `count` floats at `device` equal factor * (i % 7 + 1).
 bool check_pattern(const float* device, std::size_t count, int factor, cudaStream_t stream);
 
-/// GEMM operand values for `dtype` ("fp32", "tf32", "fp16", "bf16"): the values k/16 for
-/// k = -8..7 in turn, stored as float or as IEEE half / bfloat16 bits (all exact).
+/// GEMM operand values for `dtype` ("fp32", "tf32", "fp16", "bf16", "fp8"): the values k/16
+/// for k = -8..7 in turn, stored as float or as IEEE half / bfloat16 / FP8 E4M3 bits (all
+/// exact).
 void fill_gemm_operand(void* device, std::size_t elements, const std::string& dtype, cudaStream_t stream);
 
-/// Bytes per element of a GEMM operand of `dtype`.
+/// Bytes per element of a GEMM operand of `dtype`, and of its output (fp8 GEMMs write
+/// bfloat16, as FP8 training recipes do).
 std::size_t gemm_element_bytes(const std::string& dtype);
+std::size_t gemm_output_bytes(const std::string& dtype);
 
 /// IEEE binary16 and bfloat16 bits of `value`, for values exactly representable in them.
 std::uint16_t half_bits(float value);
 std::uint16_t bfloat16_bits(float value);
+/// OCP FP8 E4M3 bits (bias 7, 3 mantissa bits) of `value`, for normal values exactly
+/// representable in it (the operands' k / 16 are).
+std::uint8_t e4m3_bits(float value);
 
 }  // namespace dtperf::calibrate

@@ -41,18 +41,36 @@ std::vector<double> GpuBackend::spread_samples_s(int warmup, int iterations) {
   return gpu_spread_samples_s(rank_, warmup, iterations);
 }
 
+std::optional<ContentionSample> GpuBackend::contention_sample(const Plan& plan) {
+  return gpu_contention_sample(rank_, control_, plan.contention_bytes);
+}
+
 namespace {
+
+/// FP8 GEMMs where every rank's GPU has them (compute capability 8.9 and later: Ada, Hopper
+/// and newer), agreed over the world so that every rank runs the same plan.
+bool world_has_fp8(GpuRank& rank, Control& control) {
+  cudaDeviceProp properties{};
+  DTPERF_CUDA(cudaGetDeviceProperties(&properties, rank.device));
+  const bool fp8 = properties.major * 10 + properties.minor >= 89;
+  std::vector<double> lacking{fp8 ? 0.0 : 1.0};
+  control.max_all(lacking);
+  return lacking[0] == 0.0;
+}
 
 void calibrate_rank(const Options& options, Budget::Clock::time_point start, GpuRank& rank, const GpuWorld& world) {
   Budget budget(options.budget_s, start);
   const Topology topology(world.places);
-  const Plan plan = build_plan(topology, plan_settings(options, true), CostModel::gpu());
   GpuBackend backend(rank);
+  PlanSettings settings = plan_settings(options, true);
+  settings.fp8 = world_has_fp8(rank, backend.control());
+  const Plan plan = build_plan(topology, settings, CostModel::gpu());
   const bool leader = rank.rank == 0;
   if (leader) {
     std::cerr << "dtperf-calibrate: NCCL backend, " << topology.world_size() << " GPUs on " << topology.node_count()
               << " node(s)" << (world.mpi ? " (MPI)" : " (one process)") << "; estimated "
               << static_cast<int>(plan.nominal_s()) << " s of " << options.budget_s << " s budget\n";
+    if (!settings.fp8) std::cerr << "dtperf-calibrate: note: gemm fp8 skipped: needs compute capability 8.9 or later\n";
     for (const std::string& note : plan.notes) std::cerr << "dtperf-calibrate: note: " << note << "\n";
   }
   RawRun run;

@@ -2,6 +2,7 @@
 // The GPU backend: NCCL collectives, cuBLAS GEMMs, device copies and the spread of a fixed
 // GPU workload, on every GPU of the run (see gpu_launch.hpp for how ranks start).
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "../options.hpp"
@@ -18,6 +19,7 @@ class GpuBackend : public Backend {
   /// Splits a communicator for all_reduce entries (every world rank takes part in the split).
   std::unique_ptr<PointOps> ops_for(const PlanEntry& entry) override;
   std::vector<double> spread_samples_s(int warmup, int iterations) override;
+  std::optional<ContentionSample> contention_sample(const Plan& plan) override;
 
  private:
   GpuRank& rank_;

@@ -8,6 +8,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "../error.hpp"
@@ -31,6 +32,19 @@ std::string nccl_version_text(int version) {
          std::to_string(version % 100);
 }
 
+std::string driver_version_in(const std::string& line) {
+  const std::size_t module = line.find("Kernel Module");
+  if (module == std::string::npos) return "";
+  std::istringstream words(line.substr(module));
+  std::string word;
+  while (words >> word) {
+    const bool version = word.find('.') != std::string::npos &&
+                         word.find_first_not_of("0123456789.") == std::string::npos && word.front() != '.';
+    if (version) return word;
+  }
+  return "";
+}
+
 namespace {
 
 std::string host_name() {
@@ -39,16 +53,12 @@ std::string host_name() {
   return name;
 }
 
-/// The kernel module's version from /proc/driver/nvidia/version ("580.65.06"), or "".
+/// The kernel module's version from /proc/driver/nvidia/version, or "".
 std::string gpu_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   std::getline(in, line);
-  const std::size_t module = line.find("Kernel Module");
-  if (module == std::string::npos) return "";
-  std::size_t start = line.find_first_of("0123456789", module);
-  if (start == std::string::npos) return "";
-  return line.substr(start, line.find(' ', start) - start);
+  return driver_version_in(line);
 }
 
 std::map<std::string, std::string> library_versions() {

@@ -41,5 +41,9 @@ int launch_gpu_ranks(const Options& options, const std::function<void(GpuRank&, 
 /// "13.0" from 13000, "2.28.9" from 22809 (NCCL's code for versions from 2.9 on).
 std::string cuda_version_text(int version);
 std::string nccl_version_text(int version);
+/// The driver's version in the first line of /proc/driver/nvidia/version: the first word
+/// of digits and dots after "Kernel Module" ("NVRM version: NVIDIA UNIX Open Kernel Module
+/// for x86_64  580.159.04  Release Build ..." gives "580.159.04"); "" if none.
+std::string driver_version_in(const std::string& line);
 
 }  // namespace dtperf::calibrate

@@ -6,9 +6,7 @@
 //     the world for the entry; checked against the exact sum of every member's pattern.
 //   sendrecv:   ncclSend + ncclRecv with the peer in one group on the world communicator;
 //     `bytes` is what each rank sends; checked against the peer's pattern.
-//   gemm:       cublasGemmEx, column-major C(m x n) = A(m x k) B(k x n); fp32 with
-//     CUBLAS_COMPUTE_32F (no TF32), tf32 with CUBLAS_COMPUTE_32F_FAST_TF32, fp16 and bf16
-//     operands and output with float accumulation (CUBLAS_COMPUTE_32F).
+//   gemm:       cuBLAS / cuBLASLt GEMMs of each dtype (gemm.hpp).
 //   copy:       cudaMemcpyAsync device to device; checked at both ends of the buffer.
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "../plan.hpp"
+#include "../runner.hpp"
 #include "../sweep.hpp"
 #include "gpu_launch.hpp"
 
@@ -61,6 +60,10 @@ std::unique_ptr<PointOps> make_nccl_all_reduce_ops(GpuRank& rank, ncclComm_t com
 std::unique_ptr<PointOps> make_nccl_sendrecv_ops(GpuRank& rank, int peer, const std::vector<std::uint64_t>& sizes_bytes);
 std::unique_ptr<PointOps> make_gemm_ops(GpuRank& rank, const PlanEntry& entry);
 std::unique_ptr<PointOps> make_copy_ops(GpuRank& rank, const std::vector<std::uint64_t>& sizes_bytes);
+
+/// This rank's contention timings (contention.cpp): the plan's GEMM and an all-reduce of
+/// `bytes` on the world communicator, each alone and beside the other.
+ContentionSample gpu_contention_sample(GpuRank& rank, Control& control, std::uint64_t bytes);
 
 /// Seconds of each of `iterations` runs of the fixed workload (4 bf16 GEMMs of 2048^3 and a
 /// 64 MiB device copy), after `warmup` runs.

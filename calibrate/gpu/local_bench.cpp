@@ -1,62 +1,27 @@
-// The GPU backend's per-rank benchmarks: cuBLAS GEMMs, device copies and the fixed
+// The GPU backend's per-rank benchmarks: GEMMs (gemm.hpp), device copies and the fixed
 // workload whose repeated timings give the iteration spread.
-#include <cublas_v2.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "../error.hpp"
 #include "cuda_check.hpp"
 #include "device_memory.hpp"
+#include "gemm.hpp"
 #include "gpu_ops.hpp"
 
 namespace dtperf::calibrate {
 
 namespace {
 
-struct GemmTypes {
-  cudaDataType_t data;
-  cublasComputeType_t compute;
-};
-
-GemmTypes gemm_types(const std::string& dtype) {
-  if (dtype == "fp32") return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
-  if (dtype == "tf32") return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
-  if (dtype == "fp16") return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
-  if (dtype == "bf16") return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
-  throw CalibrationError("internal: no GEMM dtype '" + dtype + "'");
-}
-
-/// One cuBLAS handle on the rank's stream, default math mode (TF32 only when asked for).
-class Cublas {
- public:
-  explicit Cublas(cudaStream_t stream) {
-    DTPERF_CUBLAS(cublasCreate(&handle_));
-    DTPERF_CUBLAS(cublasSetStream(handle_, stream));
-    DTPERF_CUBLAS(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
-  }
-  ~Cublas() { cublasDestroy(handle_); }
-  Cublas(const Cublas&) = delete;
-  Cublas& operator=(const Cublas&) = delete;
-
-  /// C(m x n) = A(m x k) * B(k x n), column-major, alpha 1, beta 0, float scalars.
-  void gemm(const GemmShape& shape, const std::string& dtype, const void* a, const void* b, void* c) {
-    const GemmTypes types = gemm_types(dtype);
-    const float alpha = 1.0f, beta = 0.0f;
-    const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n), k = static_cast<int>(shape.k);
-    DTPERF_CUBLAS(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a, types.data, m, b, types.data, k,
-                               &beta, c, types.data, m, types.compute, CUBLAS_GEMM_DEFAULT));
-  }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
-
 class GemmOps : public TimedOps {
  public:
   GemmOps(GpuRank& rank, const PlanEntry& entry)
-      : TimedOps(rank.stream), cublas_(rank.stream), dtype_(entry.dtype), shapes_(entry.shapes) {
+      : TimedOps(rank.stream), gemm_(rank.stream, entry.dtype), dtype_(entry.dtype), shapes_(entry.shapes) {
     std::size_t a = 0, b = 0, c = 0;
     for (const GemmShape& s : shapes_) {
       a = std::max(a, static_cast<std::size_t>(s.m * s.k));
@@ -66,7 +31,7 @@ class GemmOps : public TimedOps {
     const std::size_t element_bytes = gemm_element_bytes(dtype_);
     a_ = DeviceBuffer(a * element_bytes);
     b_ = DeviceBuffer(b * element_bytes);
-    c_ = DeviceBuffer(c * element_bytes);
+    c_ = DeviceBuffer(c * gemm_output_bytes(dtype_));
     fill_gemm_operand(a_.get(), a, dtype_, stream_);
     fill_gemm_operand(b_.get(), b, dtype_, stream_);
   }
@@ -78,10 +43,10 @@ class GemmOps : public TimedOps {
   }
 
  protected:
-  void enqueue(std::size_t point) override { cublas_.gemm(shapes_.at(point), dtype_, a_.get(), b_.get(), c_.get()); }
+  void enqueue(std::size_t point) override { gemm_.run(shapes_.at(point), a_.get(), b_.get(), c_.get()); }
 
  private:
-  Cublas cublas_;
+  Gemm gemm_;
   std::string dtype_;
   std::vector<GemmShape> shapes_;
   DeviceBuffer a_, b_, c_;
@@ -132,7 +97,7 @@ std::vector<double> gpu_spread_samples_s(GpuRank& rank, int warmup, int iteratio
   const GemmShape shape{2048, 2048, 2048, "spread"};
   const std::size_t elements = 2048 * 2048;
   const std::size_t copy_bytes = std::size_t{64} << 20;
-  Cublas cublas(rank.stream);
+  Gemm gemm(rank.stream, "bf16");
   DeviceBuffer a(elements * 2), b(elements * 2), c(elements * 2), source(copy_bytes), target(copy_bytes);
   fill_gemm_operand(a.get(), elements, "bf16", rank.stream);
   fill_gemm_operand(b.get(), elements, "bf16", rank.stream);
@@ -143,7 +108,7 @@ std::vector<double> gpu_spread_samples_s(GpuRank& rank, int warmup, int iteratio
   std::vector<double> samples_s;
   for (int i = 0; i < warmup + iterations; ++i) {
     DTPERF_CUDA(cudaEventRecord(start, rank.stream));
-    for (int g = 0; g < 4; ++g) cublas.gemm(shape, "bf16", a.get(), b.get(), c.get());
+    for (int g = 0; g < 4; ++g) gemm.run(shape, a.get(), b.get(), c.get());
     DTPERF_CUDA(cudaMemcpyAsync(target.get(), source.get(), copy_bytes, cudaMemcpyDeviceToDevice, rank.stream));
     DTPERF_CUDA(cudaEventRecord(stop, rank.stream));
     DTPERF_CUDA(cudaEventSynchronize(stop));

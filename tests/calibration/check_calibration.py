@@ -63,7 +63,7 @@ def check_point(where, entry, point, previous_bytes):
 
 def check_format(raw):
     expect(list(raw) == TOP_KEYS, f"top-level keys {list(raw)}")
-    expect(raw["schema"] == "dtperf.calibration/1", "schema")
+    expect(raw["schema"] == "dtperf.calibration/2", "schema")
     expect(raw["backend"] == "host", "backend")
     world = raw["world"]
     expect(list(world) == WORLD_KEYS, f"world keys {list(world)}")

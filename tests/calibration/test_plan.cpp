@@ -91,7 +91,7 @@ TEST_CASE("Nodes are ordered by their first rank and local ranks follow rank ord
   CHECK(comms_of(topology, Group::pair_intra, 1) == Comms{{0, 2}});
 }
 
-TEST_CASE("A full GPU plan on 2 nodes of 8 covers every group, concurrency, dtype and copy", "[calibrate][plan]") {
+TEST_CASE("A full GPU plan on 2 nodes of 8 covers every group, concurrency, dtype, copy and contention", "[calibrate][plan]") {
   PlanSettings settings;
   settings.gpu = true;
   settings.budget_s = 1e6;
@@ -108,8 +108,29 @@ TEST_CASE("A full GPU plan on 2 nodes of 8 covers every group, concurrency, dtyp
   CHECK(world->sizes_bytes.back() == std::uint64_t{1} << 30);
   const auto gemms = std::count_if(plan.entries.begin(), plan.entries.end(),
                                    [](const PlanEntry& e) { return e.kind == EntryKind::gemm; });
-  CHECK(gemms == 4);
+  CHECK(gemms == 5);  // fp32, tf32, fp16, bf16, fp8
   CHECK(std::any_of(plan.entries.begin(), plan.entries.end(), [](const PlanEntry& e) { return e.kind == EntryKind::copy; }));
+  // NCCL on every rank alone (all 8 of a node at once), and the contention measurement.
+  const PlanEntry* self = find_entry(plan, EntryKind::all_reduce, Group::self, 8);
+  REQUIRE(self != nullptr);
+  CHECK(self->ranks == 1);
+  CHECK(self->communicators.size() == 16);
+  CHECK(plan.contention_nominal_s > 0.0);
+  CHECK(plan.contention_bytes == std::uint64_t{256} << 20);
+  // A GPU without FP8 (compute capability below 8.9) gets no fp8 entry.
+  settings.fp8 = false;
+  const Plan older = build_plan(Topology::uniform(2, 8), settings, CostModel::gpu());
+  CHECK(std::none_of(older.entries.begin(), older.entries.end(),
+                     [](const PlanEntry& e) { return e.kind == EntryKind::gemm && e.dtype == "fp8"; }));
+}
+
+TEST_CASE("A host plan has no self group and no contention", "[calibrate][plan]") {
+  PlanSettings settings;
+  settings.budget_s = 1e6;
+  settings.apply_defaults();
+  const Plan plan = build_plan(Topology::uniform(2, 2), settings, CostModel::host());
+  CHECK(find_entry(plan, EntryKind::all_reduce, Group::self, 2) == nullptr);
+  CHECK(plan.contention_nominal_s == 0.0);
 }
 
 TEST_CASE("Each collective shape is measured once: pair_inter is one_per_node on 2 nodes", "[calibrate][plan]") {

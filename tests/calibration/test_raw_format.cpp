@@ -73,7 +73,7 @@ TEST_CASE("The raw JSON has the keys of FORMAT.md in order", "[calibrate][raw]")
   const nlohmann::ordered_json json = to_json(small_run());
   CHECK(keys_of(json) == std::vector<std::string>{"schema", "tool", "backend", "created", "arguments", "environment",
                                                   "versions", "world", "budget_s", "elapsed_s", "truncated",
-                                                  "collectives", "gemm", "copy", "iteration_spread"});
+                                                  "collectives", "gemm", "copy", "contention", "iteration_spread"});
   CHECK(keys_of(json["world"]) == std::vector<std::string>{"ranks", "nodes", "ranks_per_node", "hosts", "placement"});
   CHECK(keys_of(json["world"]["placement"][0]) ==
         std::vector<std::string>{"rank", "host", "local_rank", "device", "device_name", "bus_id"});
@@ -84,7 +84,7 @@ TEST_CASE("The raw JSON has the keys of FORMAT.md in order", "[calibrate][raw]")
         std::vector<std::string>{"bytes", "count", "time_us", "time_us_min", "time_us_max", "algbw_GB_per_s",
                                  "busbw_GB_per_s", "correct"});
   CHECK(keys_of(json["iteration_spread"][0]) == std::vector<std::string>{"rank", "iterations", "mean_us", "stddev_us", "cv"});
-  CHECK(json["schema"] == "dtperf.calibration/1");
+  CHECK(json["schema"] == "dtperf.calibration/2");
   CHECK(json["world"]["hosts"] == nlohmann::ordered_json::array({"node0", "node1"}));
 }
 
