@@ -1,5 +1,5 @@
-// Raw calibration files (dtperf.calibration/1): a good file reads whole, and every kind
-// of bad file gets one message at the exact JSON pointer.
+// Raw calibration files (dtperf.calibration/2, and /1): a good file reads whole, and every
+// kind of bad file gets one message at the exact JSON pointer.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -88,7 +88,7 @@ TEST_CASE("unknown keys are refused with a suggestion", "[calibration_json][erro
   CHECK(error_of(j) ==
         "raw.json: at /budget: unknown key 'budget' (did you mean 'budget_s'?); expected one of: schema, tool, backend, "
         "created, arguments, environment, versions, world, budget_s, elapsed_s, truncated, collectives, gemm, copy, "
-        "iteration_spread");
+        "iteration_spread, contention");
   j = good();
   j["versions"]["cuda"] = "13.0";
   CHECK(error_of(j) ==
@@ -149,7 +149,7 @@ TEST_CASE("group shapes must match the world", "[calibration_json][errors]") {
   j["collectives"][0]["group"] = "nodes";
   CHECK(error_of(j) ==
         "raw.json: at /collectives/0/group: unknown value 'nodes' (did you mean 'node'?); expected one of: world, node, "
-        "one_per_node, pair_intra, pair_inter, two_nodes");
+        "one_per_node, pair_intra, pair_inter, two_nodes, self");
   j = good();
   j["world"]["ranks"] = 5;
   CHECK(error_of(j) == "raw.json: at /world/ranks: 5 ranks is not 2 nodes x 2 ranks per node");
@@ -172,10 +172,75 @@ TEST_CASE("GEMM, copy and spread entries are checked", "[calibration_json][error
   j["created"] = "21.11.2026";
   CHECK(error_of(j) == "raw.json: at /created: expected an ISO date-time like 2026-11-21T10:00:00Z, got '21.11.2026'");
   j = good();
-  j["schema"] = "dtperf.calibration/2";
-  CHECK(error_of(j) == "raw.json: at /schema: unsupported schema 'dtperf.calibration/2'; this dtperf reads "
-                       "'dtperf.calibration/1'");
+  j["schema"] = "dtperf.calibration/3";
+  CHECK(error_of(j) == "raw.json: at /schema: unsupported schema 'dtperf.calibration/3'; this dtperf reads "
+                       "'dtperf.calibration/2' and 'dtperf.calibration/1'");
   j = good();
   j.erase("truncated");
   CHECK(error_of(j) == "raw.json: at /truncated: missing required field 'truncated'");
+}
+
+namespace {
+
+// Version 2's additions on one GPU: NCCL on one rank (busbw 0: 2(1-1)/1), an fp8 GEMM,
+// and a GEMM beside an all-reduce. 1 MiB in 5 us: 1048576 / 5e3 = 209.7152 GB/s.
+Json one_gpu() {
+  Json j = good();
+  j["schema"] = "dtperf.calibration/2";
+  j["world"] = Json::parse(R"({"ranks": 1, "nodes": 1, "ranks_per_node": 1, "hosts": ["a"],
+                               "placement": [{"rank": 0, "host": "a", "local_rank": 0}]})");
+  j["collectives"] = Json::parse(R"([{"collective": "all_reduce", "group": "self", "ranks": 1, "nodes": 1,
+      "concurrent_per_node": 1, "dtype": "float32", "warmup_iterations": 5, "iterations": 20, "points": [
+        {"bytes": 1048576, "count": 262144, "time_us": 5.0, "time_us_min": 5.0, "time_us_max": 5.0,
+         "algbw_GB_per_s": 209.7152, "busbw_GB_per_s": 0, "correct": true}]}])");
+  j["gemm"][0]["dtype"] = "fp8";
+  j["iteration_spread"].clear();
+  j["contention"] = Json::parse(R"([{"dtype": "bf16", "m": 8192, "n": 8192, "k": 8192, "collective": "all_reduce",
+      "group": "self", "ranks": 1, "nodes": 1, "bytes": 268435456, "calls": 20, "gemm_time_us_alone": 1241.0,
+      "gemm_time_us_beside": 1395.7, "collective_time_us_alone": 128.3, "collective_time_us_beside": 488.6,
+      "covered": true}])");
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("version 2: NCCL on one rank, fp8 GEMMs and contention read", "[calibration_json]") {
+  const RawCalibration raw = parse_calibration(one_gpu(), "raw.json");
+  CHECK(raw.schema == "dtperf.calibration/2");
+  REQUIRE(raw.collectives.size() == 1);
+  CHECK(raw.collectives[0].group == "self");
+  CHECK(raw.collectives[0].points[0].busbw_GB_per_s == 0.0);
+  CHECK(raw.gemm[0].dtype == DType::fp8);
+  REQUIRE(raw.contention.size() == 1);
+  CHECK(raw.contention[0].bytes == 268435456.0);
+  CHECK(raw.contention[0].collective_time_us_beside == 488.6);
+  CHECK(raw.contention[0].covered);
+}
+
+TEST_CASE("version 2's additions are checked", "[calibration_json][errors]") {
+  Json j = one_gpu();
+  j["collectives"][0]["points"][0]["busbw_GB_per_s"] = 209.7152;  // one rank moves nothing over a bus
+  CHECK(error_of(j) == "raw.json: at /collectives/0/points/0/busbw_GB_per_s: busbw 209.715 GB/s is not algbw x 0 = 0 "
+                       "GB/s for all_reduce on 1 ranks");
+  j = one_gpu();
+  j["collectives"][0]["collective"] = "sendrecv";
+  CHECK(error_of(j) == "raw.json: at /collectives/0/ranks: sendrecv runs on pairs: expected 2 ranks");
+  j = one_gpu();
+  j["collectives"][0]["group"] = "world";
+  CHECK(error_of(j) == "raw.json: at /collectives/0/ranks: a collective needs at least 2 ranks, except on group 'self'");
+  j = one_gpu();
+  j["contention"][0]["group"] = "world";
+  j["contention"][0]["ranks"] = 2;
+  CHECK(error_of(j) == "raw.json: at /contention/0/ranks: group 'world' is all ranks: expected 1 ranks on 1 node(s), "
+                       "got 2 on 1");
+  j = one_gpu();
+  j["contention"][0]["gemm_time_us_beside"] = 0;
+  CHECK(error_of(j) == "raw.json: at /contention/0/gemm_time_us_beside: expected a positive number, got 0");
+  j = one_gpu();
+  j["contention"][0].erase("covered");
+  CHECK(error_of(j) == "raw.json: at /contention/0/covered: missing required field 'covered'");
+  j = one_gpu();
+  j["schema"] = "dtperf.calibration/1";  // version 1 had no contention
+  CHECK(error_of(j) == "raw.json: at /contention: contention is new in 'dtperf.calibration/2'; this file says "
+                       "'dtperf.calibration/1'");
 }

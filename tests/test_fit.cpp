@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -322,8 +323,10 @@ TEST_CASE("measured links become efficiencies against known line rates", "[fit][
 
 TEST_CASE("a raw calibration file fits into a profile that parses", "[fit][roundtrip]") {
   // 2 nodes x 2 ranks of a known GPU; node all_reduce alpha 10 us, busbw 100 GB/s
-  // (factor 1 on 2 ranks); pair_inter sendrecv alpha 5 us, 12.5 GB/s.
-  io::Json raw = {{"schema", "dtperf.calibration/1"}, {"tool", "t"}, {"backend", "nccl"},
+  // (factor 1 on 2 ranks); pair_inter sendrecv alpha 5 us, 12.5 GB/s. A GEMM ran 1150 us
+  // beside an all-reduce of the world, 1000 us alone (x1.15); the all-reduce 600 us
+  // beside GEMMs, 500 us alone (x1.2).
+  io::Json raw = {{"schema", "dtperf.calibration/2"}, {"tool", "t"}, {"backend", "nccl"},
                   {"created", "2026-11-21T10:00:00Z"}, {"arguments", io::Json::array()},
                   {"world", {{"ranks", 4}, {"nodes", 2}, {"ranks_per_node", 2}, {"hosts", {"a", "b"}},
                              {"placement", {{{"rank", 0}, {"host", "a"}, {"local_rank", 0}, {"device_name", "NVIDIA H100 80GB HBM3"}}}}}},
@@ -343,6 +346,10 @@ TEST_CASE("a raw calibration file fits into a profile that parses", "[fit][round
                     {"iterations", 20}, {"points", points(a, bw)}};
   };
   raw["collectives"] = {entry("all_reduce", "node", 2, 1, 10, 100), entry("sendrecv", "pair_inter", 2, 2, 5, 12.5)};
+  raw["contention"] = io::Json::parse(R"([{"dtype": "bf16", "m": 8192, "n": 8192, "k": 8192,
+      "collective": "all_reduce", "group": "world", "ranks": 4, "nodes": 2, "bytes": 268435456, "calls": 20,
+      "gemm_time_us_alone": 1000, "gemm_time_us_beside": 1150, "collective_time_us_alone": 500,
+      "collective_time_us_beside": 600, "covered": true}])");
   // bytes must be integers in the file.
   for (auto& c : raw["collectives"]) {
     for (auto& p : c["points"]) p["bytes"] = static_cast<std::int64_t>(p["bytes"].get<double>());
@@ -364,12 +371,75 @@ TEST_CASE("a raw calibration file fits into a profile that parses", "[fit][round
   CHECK(back.intra.bandwidth_bytes_per_s == Approx(100e9));
   CHECK(back.inter.latency_s == Approx(5e-6));
   CHECK(back.inter.nic_gbps == Approx(100.0));  // 12.5 GB/s = 100 Gbit/s on 1 NIC
+  CHECK(back.compute.interference_factor == Approx(1.15));
+  CHECK(back.compute.comm_interference_factor == Approx(1.2));
   REQUIRE(back.calibration.tables.size() == 2);
   REQUIRE(back.calibration.fits.size() == 2);
   CHECK(back.calibration.fits[0].segments.size() == 1);
   REQUIRE(back.provenance.residuals.size() == 2);
   CHECK(back.provenance.residuals[0].starts_with("all_reduce 2 ranks/1 node: rms 0.0 %, worst 0.0 % at "));
   CHECK(back.provenance.residuals[1].starts_with("sendrecv 2 ranks/2 nodes: rms 0.0 %, worst 0.0 % at "));
+}
+
+TEST_CASE("contention is applied only where it measured a collective across ranks, covered", "[fit][contention]") {
+  io::Json raw = {{"schema", "dtperf.calibration/2"}, {"tool", "t"}, {"backend", "nccl"},
+                  {"created", "2026-11-21T10:00:00Z"}, {"arguments", io::Json::array()},
+                  {"world", {{"ranks", 2}, {"nodes", 1}, {"ranks_per_node", 2}, {"hosts", {"a"}},
+                             {"placement", io::Json::array()}}},
+                  {"budget_s", 60}, {"elapsed_s", 50}, {"truncated", false}};
+  raw["contention"] = io::Json::parse(R"([{"dtype": "bf16", "m": 8192, "n": 8192, "k": 8192,
+      "collective": "all_reduce", "group": "world", "ranks": 2, "nodes": 1, "bytes": 268435456, "calls": 20,
+      "gemm_time_us_alone": 1000, "gemm_time_us_beside": 990, "collective_time_us_alone": 500,
+      "collective_time_us_beside": 900, "covered": true}])");
+  const auto fitted = [](const io::Json& file) {
+    io::FitInputs inputs;
+    inputs.raws.emplace_back("raw.json", io::parse_calibration(file, "raw.json"));
+    io::FitSettings settings;
+    settings.created = "2026-11-21";
+    settings.base = io::load_profile("dgx-h100");
+    return io::build_calibrated_profile(inputs, settings);
+  };
+  FitOutcome out = fitted(raw);
+  CHECK(out.profile.compute.interference_factor == 1.0);  // 990 / 1000 < 1: noise, no slowdown
+  CHECK(out.profile.compute.comm_interference_factor == Approx(1.8));  // 900 / 500
+  raw["contention"][0]["covered"] = false;  // the GEMMs ended before the timed all-reduces
+  out = fitted(raw);
+  CHECK(out.profile.compute.comm_interference_factor == 1.0);
+  REQUIRE(!out.notes.empty());
+  CHECK(out.notes.back().ends_with("not applied: the other side ended before the timed one."));
+}
+
+TEST_CASE("the raw file of a real one-GPU run (H200) reads and fits", "[fit][gpu-raw]") {
+  // dtperf-calibrate on one NVIDIA H200 (profiles/calibrated/README.md): NCCL on one rank,
+  // GEMMs in five dtypes, copies, and a GEMM beside a one-rank all-reduce.
+  const std::string path = std::string(DTPERF_VALIDATION_DATA) + "/../../profiles/calibrated/h200-1gpu.raw.json";
+  const io::RawCalibration raw = io::read_calibration_file(path);
+  CHECK(raw.schema == "dtperf.calibration/2");
+  CHECK(raw.world.placement.at(0).device_name == "NVIDIA H200");
+  REQUIRE(raw.collectives.size() == 1);
+  CHECK(raw.collectives[0].group == "self");
+  std::map<DType, double> best_tflops;
+  for (const auto& g : raw.gemm) best_tflops[g.dtype] = std::max(best_tflops[g.dtype], g.tflops);
+  CHECK(best_tflops.size() == 5);  // fp32, tf32, fp16, bf16, fp8
+  REQUIRE(raw.contention.size() == 1);
+  CHECK(raw.contention[0].covered);
+  io::FitInputs inputs;
+  inputs.raws.emplace_back(path, raw);
+  io::FitSettings settings;
+  settings.created = "2026-11-27";
+  const FitOutcome out = io::build_calibrated_profile(inputs, settings);
+  CHECK(out.series.empty());  // one rank: no link to fit
+  // Without a base profile the peaks are the best measured GEMM rates.
+  for (const auto& [dtype, tflops] : best_tflops) {
+    CHECK(out.profile.gpu.peak_flops_per_s.at(dtype) == Approx(tflops * 1e12).epsilon(0.01));
+  }
+  CHECK(out.profile.compute.interference_factor == 1.0);  // one rank: reported, not applied
+  const auto noted = [&](const std::string& text) {
+    return std::any_of(out.notes.begin(), out.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  CHECK(noted("not applied: on one rank NCCL copies locally"));
+  CHECK(noted("NCCL all_reduce on one rank (no link, not fitted)"));
 }
 
 TEST_CASE("held-out error: fitted on every other size, the sizes between predicted", "[fit][holdout]") {

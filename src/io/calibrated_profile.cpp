@@ -207,6 +207,55 @@ void add_compute(const FitInputs& in, bool datasheet_gpu, ClusterProfile& p, std
   if (const auto measured = iteration_cv(cv)) p.compute.compute_cv = *measured;
 }
 
+/// The profile's contention factors from a GEMM beside an all-reduce and back (the raw
+/// file's `contention`): compute x (GEMM beside / alone), communication x (all-reduce
+/// beside / alone), never below 1 (a ratio under 1 is timing noise: no slowdown). Set only
+/// from a collective across ranks whose timed spans were covered: on one rank NCCL copies
+/// locally with a different kernel and no link, so that case is reported, not applied.
+void add_contention(const FitInputs& in, ClusterProfile& p, std::vector<std::string>& notes) {
+  for (const auto& [file, raw] : in.raws) {
+    for (const auto& c : raw.contention) {
+      const double compute = c.gemm_time_us_beside / c.gemm_time_us_alone;
+      const double comm = c.collective_time_us_beside / c.collective_time_us_alone;
+      const std::string measured = fmt::format(
+          "{}: a {} GEMM {}x{}x{} ran x{:.3f} beside an all-reduce of {} MiB on {} rank{}, the all-reduce x{:.3f} "
+          "beside GEMMs",
+          file, name_of(c.dtype), c.m, c.n, c.k, compute, c.bytes / units::MiB, c.ranks, c.ranks == 1 ? "" : "s",
+          comm);
+      if (!c.covered) {
+        notes.push_back(measured + "; not applied: the other side ended before the timed one.");
+      } else if (c.ranks < 2) {
+        notes.push_back(measured + "; not applied: on one rank NCCL copies locally (no link, another kernel), so "
+                                   "the profile's interference factors are kept.");
+      } else {
+        p.compute.interference_factor = std::max(1.0, compute);
+        p.compute.comm_interference_factor = std::max(1.0, comm);
+        notes.push_back(measured + fmt::format("; the profile's interference factors are now {:.3f} (compute) and "
+                                               "{:.3f} (communication).",
+                                               p.compute.interference_factor, p.compute.comm_interference_factor));
+      }
+    }
+  }
+}
+
+/// NCCL on one rank (group `self`): no link in the path, so not fitted as one; its floor
+/// per call and local copy rate are reported.
+void add_one_rank_notes(const FitInputs& in, std::vector<std::string>& notes) {
+  for (const auto& [file, raw] : in.raws) {
+    for (const auto& c : raw.collectives) {
+      if (c.group != "self" || c.points.empty()) continue;
+      const auto fastest = std::min_element(c.points.begin(), c.points.end(), [](const auto& a, const auto& b) {
+        return a.time_us < b.time_us;
+      });
+      const auto& largest = c.points.back();
+      notes.push_back(fmt::format(
+          "{}: NCCL {} on one rank (no link, not fitted): {:.2f} us per call at best ({:g} B), {:.0f} GB/s at {:g} "
+          "MiB (a local copy).",
+          file, c.collective, fastest->time_us, fastest->bytes, largest.algbw_GB_per_s, largest.bytes / units::MiB));
+    }
+  }
+}
+
 std::string join_sentences(const std::vector<std::string>& notes) {
   std::string out;
   for (const auto& n : notes) out += (out.empty() ? "" : " ") + n;
@@ -219,6 +268,7 @@ std::vector<MeasuredSeries> collect_series(const FitInputs& in) {
   std::vector<MeasuredSeries> out;
   for (const auto& [file, raw] : in.raws) {
     for (const auto& c : raw.collectives) {
+      if (c.group == "self") continue;  // no link to fit (add_one_rank_notes)
       MeasuredSeries s{file, c.pointer, c.collective, c.group, c.ranks, c.nodes, c.concurrent_per_node, {}};
       // The median per call where calls were timed one by one: robust to a busy host. Not
       // for communicators measured side by side: they start the loop together but not each
@@ -301,6 +351,8 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
     p.inter.nics_per_node = settings.nics_per_node.value_or(p.inter.nics_per_node);
   }
   add_compute(in, datasheet_gpu, p, out.notes, out.warnings);
+  add_contention(in, p, out.notes);
+  add_one_rank_notes(in, out.notes);
   for (const auto& [file, raw] : in.raws) {
     if (raw.truncated) out.notes.push_back(fmt::format("{}: the calibration budget cut the plan short.", file));
   }

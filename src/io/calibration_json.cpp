@@ -16,12 +16,14 @@ namespace {
 
 const std::vector<std::string> kRootKeys = {
     "schema",    "tool",      "backend",   "created",     "arguments", "environment", "versions", "world",
-    "budget_s",  "elapsed_s", "truncated", "collectives", "gemm",      "copy",        "iteration_spread"};
+    "budget_s",  "elapsed_s", "truncated", "collectives", "gemm",      "copy",        "iteration_spread",
+    "contention"};
 const std::vector<std::string> kPointKeys = {"bytes",          "count",          "time_us", "time_us_min", "time_us_max",
                                              "time_us_median",
                                              "algbw_GB_per_s", "busbw_GB_per_s", "correct"};
 const std::vector<std::string> kCollectives = {"all_reduce", "sendrecv", "all_gather", "reduce_scatter"};
-const std::vector<std::string> kGroups = {"world", "node", "one_per_node", "pair_intra", "pair_inter", "two_nodes"};
+const std::vector<std::string> kGroups = {"world", "node", "one_per_node", "pair_intra", "pair_inter", "two_nodes", "self"};
+const std::vector<std::string> kGemmDtypes = {"fp32", "tf32", "fp16", "bf16", "fp8"};
 const std::vector<std::string> kDtypes = {"float32", "float16", "bfloat16", "float64", "int32", "int8", "uint8"};
 const std::vector<std::string> kVersionKeys = {"cuda_runtime", "cuda_driver", "nccl", "gpu_driver"};
 constexpr double kTolerance = 0.01;  // relative, for redundant derived values
@@ -61,6 +63,7 @@ const char* shape_rule(const std::string& group) {
   if (group == "one_per_node") return "one rank on every node";
   if (group == "pair_intra") return "2 ranks on 1 node";
   if (group == "pair_inter") return "2 ranks on 2 nodes";
+  if (group == "self") return "one rank alone";
   return "the ranks of 2 nodes";
 }
 
@@ -70,6 +73,7 @@ std::pair<int, int> expected_shape(const std::string& group, const CalibrationWo
   if (group == "one_per_node") return {w.nodes, w.nodes};
   if (group == "pair_intra") return {2, 1};
   if (group == "pair_inter") return {2, 2};
+  if (group == "self") return {1, 1};
   return {2 * w.ranks_per_node, 2};
 }
 
@@ -131,7 +135,7 @@ CalibrationPoint read_point(const Json& json, const std::string& file, const std
   p.time_us_max = r.number("time_us_max", Range::positive);
   p.time_us_median = r.optional_number("time_us_median", Range::positive);
   p.algbw_GB_per_s = r.number("algbw_GB_per_s", Range::positive);
-  p.busbw_GB_per_s = r.number("busbw_GB_per_s", Range::positive);
+  p.busbw_GB_per_s = r.number("busbw_GB_per_s", Range::non_negative);  // 0 on one rank
   const bool correct = boolean(json, "correct", file, pointer);
   reject_unknown_keys(json, file, pointer, kPointKeys);
   if (!correct) {
@@ -160,7 +164,7 @@ CalibrationCollective read_collective(ObjectReader r, const CalibrationWorld& w)
   c.pointer = r.pointer();
   c.collective = r.choice("collective", kCollectives);
   c.group = r.choice("group", kGroups);
-  c.ranks = whole(r, "ranks", 2, limits::kMaxGpus);
+  c.ranks = whole(r, "ranks", 1, limits::kMaxGpus);
   c.nodes = whole(r, "nodes", 1, limits::kMaxGpus);
   const auto [ranks, nodes] = expected_shape(c.group, w);
   if (c.ranks != ranks || c.nodes != nodes) {
@@ -168,6 +172,8 @@ CalibrationCollective read_collective(ObjectReader r, const CalibrationWorld& w)
                                 shape_rule(c.group), ranks, nodes, c.ranks, c.nodes));
   }
   if (c.collective == "sendrecv" && c.ranks != 2) r.fail("ranks", "sendrecv runs on pairs: expected 2 ranks");
+  if (c.group == "self" && c.collective != "all_reduce") r.fail("group", "group 'self' is measured with all_reduce only");
+  if (c.group != "self" && c.ranks < 2) r.fail("ranks", "a collective needs at least 2 ranks, except on group 'self'");
   c.concurrent_per_node = whole(r, "concurrent_per_node", 1, limits::kMaxGpus);
   if (c.concurrent_per_node * (c.ranks / c.nodes) > w.ranks_per_node) {
     r.fail("concurrent_per_node", fmt::format("{} groups of {} rank(s) per node do not fit on {} ranks per node",
@@ -194,7 +200,7 @@ CalibrationCollective read_collective(ObjectReader r, const CalibrationWorld& w)
 
 CalibrationGemm read_gemm(ObjectReader r) {
   CalibrationGemm g;
-  g.dtype = *parse_name<DType>(r.choice("dtype", {"fp32", "tf32", "fp16", "bf16"}));
+  g.dtype = *parse_name<DType>(r.choice("dtype", kGemmDtypes));
   g.m = r.integer("m", 1);
   g.n = r.integer("n", 1);
   g.k = r.integer("k", 1);
@@ -241,6 +247,32 @@ CalibrationSpread read_spread(ObjectReader r, const CalibrationWorld& w) {
   return s;
 }
 
+CalibrationContention read_contention(ObjectReader r, const CalibrationWorld& w) {
+  CalibrationContention c;
+  c.dtype = *parse_name<DType>(r.choice("dtype", kGemmDtypes));
+  c.m = r.integer("m", 1);
+  c.n = r.integer("n", 1);
+  c.k = r.integer("k", 1);
+  c.collective = r.choice("collective", {"all_reduce"});
+  c.group = r.choice("group", {"world", "self"});
+  c.ranks = whole(r, "ranks", 1, limits::kMaxGpus);
+  c.nodes = whole(r, "nodes", 1, limits::kMaxGpus);
+  const auto [ranks, nodes] = expected_shape(c.group, w);
+  if (c.ranks != ranks || c.nodes != nodes) {
+    r.fail("ranks", fmt::format("group '{}' is {}: expected {} ranks on {} node(s), got {} on {}", c.group,
+                                shape_rule(c.group), ranks, nodes, c.ranks, c.nodes));
+  }
+  c.bytes = static_cast<double>(r.integer("bytes", 1, limits::kMaxBytes));
+  c.calls = whole(r, "calls", 1);
+  c.gemm_time_us_alone = r.number("gemm_time_us_alone", Range::positive);
+  c.gemm_time_us_beside = r.number("gemm_time_us_beside", Range::positive);
+  c.collective_time_us_alone = r.number("collective_time_us_alone", Range::positive);
+  c.collective_time_us_beside = r.number("collective_time_us_beside", Range::positive);
+  c.covered = r.boolean("covered");
+  r.finish();
+  return c;
+}
+
 template <typename T, typename F>
 std::vector<T> read_list(ObjectReader& r, const std::string& key, F&& read) {
   std::vector<T> out;
@@ -270,8 +302,12 @@ void check_duplicates(const std::vector<CalibrationCollective>& collectives, con
 
 RawCalibration parse_calibration(const Json& json, const std::string& file) {
   ObjectReader r(json, file, "");
-  r.expect_schema(kCalibrationSchema);
   RawCalibration raw;
+  raw.schema = r.string("schema");
+  if (raw.schema != kCalibrationSchema && raw.schema != kCalibrationSchemaV1) {
+    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}' and '{}'", raw.schema,
+                                 kCalibrationSchema, kCalibrationSchemaV1));
+  }
   raw.tool = r.string("tool");
   raw.backend = r.choice("backend", {"nccl", "host"});
   raw.created = r.string("created");
@@ -304,6 +340,13 @@ RawCalibration parse_calibration(const Json& json, const std::string& file) {
   raw.iteration_spread = read_list<CalibrationSpread>(r, "iteration_spread", [&](ObjectReader s) {
     return read_spread(std::move(s), raw.world);
   });
+  raw.contention = read_list<CalibrationContention>(r, "contention", [&](ObjectReader c) {
+    return read_contention(std::move(c), raw.world);
+  });
+  if (!raw.contention.empty() && raw.schema == kCalibrationSchemaV1) {
+    throw InputError(file, "/contention", fmt::format("contention is new in '{}'; this file says '{}'",
+                                                      kCalibrationSchema, kCalibrationSchemaV1));
+  }
   reject_unknown_keys(json, file, "", kRootKeys);
   return raw;
 }

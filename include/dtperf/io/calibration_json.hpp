@@ -1,5 +1,5 @@
 #pragma once
-// Raw calibration measurements (schema "dtperf.calibration/1", calibrate/FORMAT.md): what
+// Raw calibration measurements (schema "dtperf.calibration/2", and /1, calibrate/FORMAT.md): what
 // dtperf-calibrate writes and `dtperf fit` reads. Reading is strict, as for profiles:
 // every failure is an InputError at the JSON pointer of the bad value. Beyond types and
 // ranges it checks:
@@ -7,7 +7,8 @@
 //    and in range, each placement's host among the hosts;
 //  - each collective: its group's shape (world: all ranks; node: the ranks of one node;
 //    one_per_node: one rank on every node; pair_intra: 2 ranks on 1 node; pair_inter: 2
-//    ranks on 2 nodes; two_nodes: the ranks of 2 nodes), sendrecv on 2 ranks, room on a
+//    ranks on 2 nodes; two_nodes: the ranks of 2 nodes; self: one rank alone, all_reduce
+//    only, busbw 0), at least 2 ranks except on self, sendrecv on 2 ranks, room on a
 //    node for concurrent_per_node groups, no (collective, group, concurrency) twice;
 //  - points: sizes strictly increasing, time_us_min <= time_us <= time_us_max, algbw =
 //    bytes / time and busbw = algbw x the collective's factor (2(n-1)/n all_reduce,
@@ -16,7 +17,8 @@
 //    wrong, so the time measures something else;
 //  - gemm: flops = 2 m n k and tflops = flops / time, within 1 %; copy: GB_per_s =
 //    2 x bytes / time (each byte copied is read and written) within 1 %;
-//    iteration_spread: cv = stddev / mean within 1 % (or 1e-4).
+//    iteration_spread: cv = stddev / mean within 1 % (or 1e-4); contention: the
+//    all-reduce's group is world (all ranks) or self (one rank), every time positive.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,7 +30,9 @@
 
 namespace dtperf::io {
 
-inline constexpr const char* kCalibrationSchema = "dtperf.calibration/1";
+inline constexpr const char* kCalibrationSchema = "dtperf.calibration/2";
+/// The first version, still read: no `contention`, no group `self`, no fp8 GEMMs.
+inline constexpr const char* kCalibrationSchemaV1 = "dtperf.calibration/1";
 
 struct CalibrationPlacement {
   int rank = 0;
@@ -93,7 +97,22 @@ struct CalibrationSpread {
   double cv = 0.0;
 };
 
+/// A GEMM and an all-reduce each timed alone and beside the other (slowest rank's mean).
+struct CalibrationContention {
+  DType dtype = DType::bf16;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string collective;  // "all_reduce"
+  std::string group;       // "world", or "self" on a one-rank world
+  int ranks = 0, nodes = 0;
+  double bytes = 0.0;
+  int calls = 0;
+  double gemm_time_us_alone = 0.0, gemm_time_us_beside = 0.0;
+  double collective_time_us_alone = 0.0, collective_time_us_beside = 0.0;
+  bool covered = false;  // the other side ran through both timed spans
+};
+
 struct RawCalibration {
+  std::string schema;
   std::string tool;
   std::string backend;  // "nccl" or "host"
   std::string created;  // ISO date-time, UTC
@@ -108,6 +127,7 @@ struct RawCalibration {
   std::vector<CalibrationGemm> gemm;
   std::vector<CalibrationCopy> copy;
   std::vector<CalibrationSpread> iteration_spread;
+  std::vector<CalibrationContention> contention;
 
   /// The date part of `created` ("2026-11-21").
   std::string created_date() const { return created.substr(0, 10); }
