@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-node GPU calibration on a machine that has CUDA, cuBLAS and NCCL but no package
 # registry: configures and builds dtperf-calibrate (header-only dependencies from .devdeps/,
-# see calibrate/README.md), runs the GPU backend's tests, then a full calibration.
+# made by scripts/pack_devdeps.sh on a Debian machine), runs the GPU backend's tests, then
+# a full calibration.
 #
 #   scripts/gpu_calibrate.sh OUTDIR [BUDGET_S] [extra dtperf-calibrate options...]
 #
@@ -21,10 +22,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max
   > "$out/gpu.txt" 2>&1
 nvidia-smi >> "$out/gpu.txt" 2>&1
 
-if [[ -f .devdeps/env.sh ]]; then
+if [[ -f .devdeps/env.sh ]]; then  # scripts/pack_devdeps.sh
   # shellcheck disable=SC1091
   source .devdeps/env.sh
-  export PATH=$DEVDEPS/usr/bin:$PATH
 fi
 
 nccl_root=${NCCL_ROOT:-}
