@@ -8,10 +8,18 @@
 // Known failure: mixed precision is 78 % (A100) and 87 % (V100) too slow, TF32 24 % too
 // fast, FP32 18 % too slow; the model moves fp32-sized activations whatever the compute
 // dtype (docs/VALIDATION.md). The test prints the table and fails until that is modelled.
+//
+// Second check, on a GPU none of the model was tuned on: the profile calibrated on one
+// NVIDIA H200 (measured GEMM rates and copy bandwidth, profiles/calibrated/) against
+// PyTorch training steps measured on the same GPU (validation/measure_single_gpu.py: five
+// models, fp32/tf32/fp16/bf16). Same bound, 25 % per run. Known failure, as first run:
+// median |error| 34 %, ResNet mixed precision too slow (+17..+57 %), the transformers
+// (ViT-B/16, GPT-2 small) 38-68 % too fast.
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -33,9 +41,9 @@ struct Row {
 };
 
 // Each run predicted with the profile as given: no parameter fitted.
-std::vector<Row> as_given(const std::string& file, const std::string& profile) {
+std::vector<Row> as_given(const std::string& file, const std::string& profile, std::size_t expected_runs = 2) {
   const std::vector<MeasuredRun> runs = io::read_runs_file(kData + file);
-  REQUIRE(runs.size() == 2);
+  REQUIRE(runs.size() == expected_runs);
   Setup base;
   base.cluster = io::load_profile(profile);
   std::vector<Row> rows;
@@ -53,9 +61,9 @@ std::vector<Row> as_given(const std::string& file, const std::string& profile) {
 
 // Not a known failure: missing or unreadable data fails here, never passes silently.
 TEST_CASE("the published single-GPU runs are in the repository and read", "[validation][single-gpu]") {
-  for (const char* file : {"resnet50-a100-dle.json", "resnet50-v100-dle.json"}) {
+  for (const char* file : {"resnet50-a100-dle.json", "resnet50-v100-dle.json", "h200-measured.json"}) {
     const std::vector<MeasuredRun> runs = io::read_runs_file(kData + file);
-    CHECK(runs.size() == 2);
+    CHECK(runs.size() == (std::string(file) == "h200-measured.json" ? 12 : 2));
     for (const MeasuredRun& run : runs) CHECK(run.config.cluster.dtype.has_value());
   }
 }
@@ -70,6 +78,26 @@ TEST_CASE("datasheet compute on one GPU: ResNet-50 within 25 % of NVIDIA's publi
                          r.measured_s * 1e3, r.predicted_s * 1e3, 100.0 * (r.predicted_s / r.measured_s - 1.0));
   }
   WARN("ResNet-50 v1.5, one GPU, the built-in profiles as given:\n" + table);
+  for (const Row& r : rows) {
+    REQUIRE(std::isfinite(r.predicted_s));
+    CHECK(std::abs(r.predicted_s / r.measured_s - 1.0) <= 0.25);
+  }
+}
+
+TEST_CASE("calibrated compute on one H200: five models within 25 % of the same GPU's PyTorch steps",
+          "[validation][single-gpu][!mayfail]") {
+  const std::string profile = std::string(DTPERF_VALIDATION_DATA) + "/../../profiles/calibrated/h200-1gpu.json";
+  const std::vector<Row> rows = as_given("h200-measured.json", profile, 12);
+  std::string table;
+  std::vector<double> errors;
+  for (const Row& r : rows) {
+    errors.push_back(std::abs(r.predicted_s / r.measured_s - 1.0));
+    table += fmt::format("  {:<16} measured {:7.1f} ms  predicted {:7.1f} ms  ({:+.1f} %)\n", r.label,
+                         r.measured_s * 1e3, r.predicted_s * 1e3, 100.0 * (r.predicted_s / r.measured_s - 1.0));
+  }
+  std::sort(errors.begin(), errors.end());
+  WARN(fmt::format("One H200, the calibrated profile as given (median |error| {:.1f} %):\n{}",
+                   100.0 * (errors[5] + errors[6]) / 2.0, table));
   for (const Row& r : rows) {
     REQUIRE(std::isfinite(r.predicted_s));
     CHECK(std::abs(r.predicted_s / r.measured_s - 1.0) <= 0.25);
