@@ -13,6 +13,7 @@
 #include "dtperf/fit.hpp"
 #include "dtperf/io/calibrated_profile.hpp"
 #include "dtperf/io/fit_note_text.hpp"
+#include "dtperf/io/nccl_tests.hpp"
 #include "dtperf/io/calibration_json.hpp"
 #include "dtperf/io/profile_json.hpp"
 
@@ -440,6 +441,30 @@ TEST_CASE("the raw file of a real one-GPU run (H200) reads and fits", "[fit][gpu
   };
   CHECK(noted("not applied: on one rank NCCL copies locally"));
   CHECK(noted("NCCL all_reduce on one rank (no link, not fitted)"));
+}
+
+TEST_CASE("a link level far below its hardware is not fitted unless the user insists", "[fit][guardrails]") {
+  // AWS p4de (4 x 100 Gbit/s EFA) fitted against DGX H100's 8 x 400 Gbit/s: the NICs carried
+  // 78.7 GB/s, under half of 400 GB/s, so the run measures something the stated hardware
+  // cannot explain (here the wrong NICs; elsewhere sockets instead of RDMA).
+  const std::string file = std::string(DTPERF_VALIDATION_DATA) + "/nccl-tests/all_reduce_8x2_aws-p4de-efa_1.txt";
+  io::FitInputs inputs;
+  inputs.logs.emplace_back(file, io::read_nccl_tests_file(file));
+  io::FitSettings settings;
+  settings.created = "2026-11-27";
+  settings.base = io::load_profile("dgx-h100");
+  const FitOutcome excluded = io::build_calibrated_profile(inputs, settings);
+  CHECK(excluded.profile.inter.transport_efficiency == settings.base->inter.transport_efficiency);
+  CHECK(excluded.profile.inter.latency_s == settings.base->inter.latency_s);
+  CHECK(excluded.profile.calibration.tables.empty());  // the 2-node table would replace the formula
+  CHECK(excluded.profile.calibration.fits.empty());
+  REQUIRE(!excluded.warnings.empty());
+  CHECK(excluded.warnings.back().starts_with("Not fitted: the measurements across nodes (1 table)"));
+  settings.keep_degraded = true;
+  const FitOutcome kept = io::build_calibrated_profile(inputs, settings);
+  // 78.7 GB/s of 8 x 400 Gbit/s = 400 GB/s: efficiency 0.197.
+  CHECK(kept.profile.inter.transport_efficiency == Approx(78.73 / 400.0).epsilon(0.01));
+  CHECK(kept.profile.calibration.tables.size() == 1);
 }
 
 TEST_CASE("held-out error: fitted on every other size, the sizes between predicted", "[fit][holdout]") {

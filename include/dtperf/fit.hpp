@@ -234,9 +234,11 @@ void apply_link_measurements(ClusterProfile& profile, const LinkMeasurements& me
 
 // ---- Guardrails -----------------------------------------------------------------------
 //
-// Measurements that the hardware they ran on cannot explain, as warnings: the fit keeps
-// them (they are what was measured), and the user learns what to check. Against known
-// rates only (a base profile, --nic-gbps):
+// Measurements that the hardware they ran on cannot explain, as warnings, and the user
+// learns what to check. Against known rates only (a base profile, --nic-gbps). Above a
+// ceiling the fit keeps them (they are what was measured: a faster algorithm, or a rate
+// stated too low); far below it, the level is not fitted unless the user insists
+// (FitSettings::keep_degraded): such a run measures a fault, not the cluster.
 // - A ring over NVLink (or PCIe) reaches about 80 % of the link rate (oci-a100's busbw:
 //   235 of 300 GB/s); above 85 % the all-reduce did not run as a ring over those links:
 //   NVLS (NVLink SHARP) reduced in the switches (aws-p5's 8 H100: 464 of 450 GB/s), or

@@ -32,6 +32,7 @@ struct FitCliOptions {
   std::string collective;
   bool json = false;
   bool holdout = false;
+  bool keep_degraded = false;
   FitRunsCliOptions runs;
   CLI::Option *o_nic{}, *o_nics{}, *o_ranks{}, *o_nodes{};
 };
@@ -117,6 +118,7 @@ void run(FitCliOptions& o) {
   settings.name = o.name;
   if (given(o.o_nic)) settings.nic_gbps = o.nic_gbps;
   if (given(o.o_nics)) settings.nics_per_node = o.nics_per_node;
+  settings.keep_degraded = o.keep_degraded;
   settings.created = !inputs.raws.empty() ? inputs.raws.front().second.created_date()
                      : !o.created.empty() ? o.created
                                           : today_utc();
@@ -176,6 +178,9 @@ void add_fit_command(CLI::App& app) {
   cmd->add_flag("--holdout", o->holdout,
                 "Also fit every series on every other size and report the error at the sizes between "
                 "(how far to trust the fit); -o is then optional");
+  cmd->add_flag("--keep-degraded", o->keep_degraded,
+                "Fit a link level even where it measured far below the hardware (sockets instead of RDMA, P2P "
+                "off); by default such a level is not fitted and the base's values stay");
   add_fit_runs_options(*cmd, o->runs);
 }
 

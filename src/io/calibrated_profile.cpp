@@ -256,6 +256,48 @@ void add_one_rank_notes(const FitInputs& in, std::vector<std::string>& notes) {
   }
 }
 
+/// Link levels whose measurements the hardware cannot explain from below (the far-below
+/// guardrails): a run that fell back to sockets, P2P disabled, fewer NICs in use than
+/// stated. Such a run measures a fault, not the cluster, so by default it is not fitted.
+struct DegradedLevels {
+  bool intra = false;
+  bool inter = false;
+};
+
+DegradedLevels degraded_levels(const std::vector<FitNote>& warnings) {
+  DegradedLevels d;
+  for (const FitNote& w : warnings) {
+    d.intra = d.intra || w.kind == FitNote::Kind::intra_far_below;
+    d.inter = d.inter || w.kind == FitNote::Kind::nic_far_below;
+  }
+  return d;
+}
+
+/// Drops the tables and fits of a degraded level from the profile (a table replaces the
+/// formula at its shape, so keeping it would carry the fault into predictions) and says
+/// so; the link values stay the base's (not applied above).
+void exclude_degraded(const DegradedLevels& degraded, ClusterProfile& p, std::vector<std::string>& warnings) {
+  if (!degraded.intra && !degraded.inter) return;
+  const auto excluded = [&](int ranks, int nodes) {
+    return (degraded.inter && nodes > 1) || (degraded.intra && nodes <= 1 && ranks > 1);
+  };
+  auto& tables = p.calibration.tables;
+  const std::size_t before = tables.size();
+  tables.erase(std::remove_if(tables.begin(), tables.end(),
+                              [&](const CollectiveTable& t) { return excluded(t.ranks, t.nodes); }),
+               tables.end());
+  auto& fits = p.calibration.fits;
+  fits.erase(std::remove_if(fits.begin(), fits.end(), [&](const AlphaBetaFit& f) { return excluded(f.ranks, f.nodes); }),
+             fits.end());
+  const std::string level = degraded.intra && degraded.inter ? "inside and across nodes"
+                            : degraded.intra                 ? "inside a node"
+                                                             : "across nodes";
+  warnings.push_back(fmt::format(
+      "Not fitted: the measurements {} ({} table{}), far below the hardware as said above; the profile keeps the "
+      "base's link values there. Fix the run and measure again, or give --keep-degraded to fit it as measured.",
+      level, before - tables.size(), before - tables.size() == 1 ? "" : "s"));
+}
+
 std::string join_sentences(const std::vector<std::string>& notes) {
   std::string out;
   for (const auto& n : notes) out += (out.empty() ? "" : " ") + n;
@@ -338,15 +380,26 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
   context.nics_per_node = known.nics_per_node;
   context.known_intra_latency_s = p.intra.latency_s;  // the base's, or the placeholder
   out.links = derive_link_measurements(groups, context);
-  std::vector<FitNote> link_notes = out.links.notes;
-  apply_link_measurements(p, out.links, known, link_notes);
-  for (const FitNote& n : link_notes) out.notes.push_back(fit_note_text(n));
-  for (const FitNote& n : link_warnings(out.links, known, p.inter.nics_per_node)) {
-    out.warnings.push_back(fit_note_text(n));
+  const std::vector<FitNote> warnings =
+      link_warnings(out.links, known, known.nics_per_node.value_or(p.inter.nics_per_node));
+  const DegradedLevels degraded = settings.keep_degraded ? DegradedLevels{} : degraded_levels(warnings);
+  LinkMeasurements applied = out.links;
+  if (degraded.inter) {
+    applied.node_nic_bytes_per_s.reset();
+    applied.inter_latency_s.reset();
   }
-  if (!settings.base && out.links.intra_bytes_per_s) p.intra.link = "calibrated (dtperf fit)";
-  if (!settings.base && out.links.node_nic_bytes_per_s) p.inter.link = "calibrated (dtperf fit)";
-  if (!out.links.node_nic_bytes_per_s && (settings.nic_gbps || settings.nics_per_node)) {
+  if (degraded.intra) {
+    applied.intra_bytes_per_s.reset();
+    applied.intra_latency_s.reset();
+  }
+  std::vector<FitNote> link_notes = out.links.notes;
+  apply_link_measurements(p, applied, known, link_notes);
+  for (const FitNote& n : link_notes) out.notes.push_back(fit_note_text(n));
+  for (const FitNote& n : warnings) out.warnings.push_back(fit_note_text(n));
+  exclude_degraded(degraded, p, out.warnings);
+  if (!settings.base && applied.intra_bytes_per_s) p.intra.link = "calibrated (dtperf fit)";
+  if (!settings.base && applied.node_nic_bytes_per_s) p.inter.link = "calibrated (dtperf fit)";
+  if (!applied.node_nic_bytes_per_s && (settings.nic_gbps || settings.nics_per_node)) {
     p.inter.nic_gbps = settings.nic_gbps.value_or(p.inter.nic_gbps);
     p.inter.nics_per_node = settings.nics_per_node.value_or(p.inter.nics_per_node);
   }

@@ -56,6 +56,9 @@ struct FitSettings {
   std::optional<double> nic_gbps;
   std::optional<int> nics_per_node;
   std::string created;  // YYYY-MM-DD
+  // Fit a link level even where its measurements are far below the hardware (the
+  // far-below guardrails); by default such a level is not fitted: the base's values stay.
+  bool keep_degraded = false;
 };
 
 /// The series of all inputs; InputError for a log whose node count is unknown, a series
