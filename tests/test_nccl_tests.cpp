@@ -260,6 +260,13 @@ TEST_CASE("bad logs name the line and the reason", "[nccl_tests][errors]") {
   CHECK(error_of(with_line(15, "     4194304       1048576     float     sum      -1   250.00   16.78   25.17    yes   "
                                "252.00   16.64   24.97       0")) ==
         "log.txt: line 15: #wrong 'yes' is not a count");
+  // A row whose size is not a number is named, not skipped as text.
+  CHECK(error_of(with_line(14, "         nan        524288     float     sum      -1   150.00   13.98   20.97       0   "
+                               "151.00   13.89   20.83       0")) ==
+        "log.txt: line 14: size 'nan' is not a whole number");
+  CHECK(error_of(with_line(14, "    -2097152        524288     float     sum      -1   150.00   13.98   20.97       0   "
+                               "151.00   13.89   20.83       0")) ==
+        "log.txt: line 14: size '-2097152' is not a whole number");
 }
 
 TEST_CASE("logs without a table, header or consistent prefix are refused", "[nccl_tests][errors]") {

@@ -371,7 +371,10 @@ NcclTestsLog parse_text(const std::string& text, const std::string& file, const 
       if (rest.starts_with(layout->prefix)) {
         rest.remove_prefix(layout->prefix.size());
         const std::vector<Token> cells = tokenize(rest);
-        if (!cells.empty() && is_unsigned(cells[0].text)) {
+        // A data row, or one whose size or count is not a number ("nan", "-1") but whose
+        // type column says it is one: read_row names what is wrong with it.
+        const bool row_shaped = cells.size() > 2 && is_type_name(cells[2].text) && !cells[0].text.starts_with('#');
+        if (!cells.empty() && (is_unsigned(cells[0].text) || row_shaped)) {
           rows.push_back(read_row(cells, *layout, file, number));
           continue;
         }
