@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import importlib.util
 import os
 import sys
@@ -42,21 +43,62 @@ def _import(module_name: str) -> ModuleType:
     return module
 
 
+def _usage_error(message: str) -> SystemExit:
+    """A bad option or argument: one line on stderr and exit code 2, as dtperf's own."""
+    print(f"dtperf_collect: error: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Everything about the options that can be checked before the model is built."""
+    if args.batch <= 0:
+        raise _usage_error(f"--batch must be a positive number of samples, got {args.batch}")
+    if args.iters < 3:
+        raise _usage_error(f"--iters must be at least 3 (medians and quantiles need a few), got {args.iters}")
+    if args.warmup < 0:
+        raise _usage_error(f"--warmup must be 0 or more, got {args.warmup}")
+    for name, value in (("--lr", args.lr), ("--bucket-cap-mb", args.bucket_cap_mb)):
+        if not (math.isfinite(value) and value > 0):
+            raise _usage_error(f"{name} must be a positive finite number, got {value}")
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise _usage_error(f"-o: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise _usage_error(f"-o: the folder {folder} is not writable")
+
+
+def _device(text: str) -> Any:
+    """--device as a torch.device that exists here."""
+    import torch
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise _usage_error(f"--device: '{text}' is not a device (cpu, cuda, cuda:N)")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise _usage_error(f"--device {text}: PyTorch sees no CUDA device here")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise _usage_error(f"--device {text}: there are {torch.cuda.device_count()} CUDA device(s), 0 to "
+                               f"{torch.cuda.device_count() - 1}")
+    elif device.type != "cpu":
+        raise _usage_error(f"--device: '{text}' is not a device the collector times (cpu, cuda, cuda:N)")
+    return device
+
+
 def _load(spec: str) -> tuple[Any, ...]:
     if ":" not in spec:
-        raise SystemExit(f"dtperf_collect: error: --model: expected MODULE:FUNCTION, got '{spec}'")
+        raise _usage_error(f"--model: expected MODULE:FUNCTION, got '{spec}'")
     module_name, function_name = spec.split(":", 1)
     try:
         module = _import(module_name)
     except ImportError as e:
-        raise SystemExit(f"dtperf_collect: error: --model: cannot import '{module_name}': {e}")
+        raise _usage_error(f"--model: cannot import '{module_name}': {e}")
     build = getattr(module, function_name, None)
     if build is None:
-        raise SystemExit(f"dtperf_collect: error: --model: '{module_name}' has no '{function_name}'")
+        raise _usage_error(f"--model: '{module_name}' has no '{function_name}'")
     built = build()
     if not isinstance(built, tuple) or len(built) not in (2, 3):
-        raise SystemExit(f"dtperf_collect: error: --model: {spec}() must return (model, batch_fn) or "
-                         "(model, batch_fn, loss_fn)")
+        raise _usage_error(f"--model: {spec}() must return (model, batch_fn) or (model, batch_fn, loss_fn)")
     return built
 
 
@@ -76,17 +118,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-unit", default="sample", help="what one sample is (image, token, ...)")
     parser.add_argument("-o", "--output", required=True, help="where to write the layer file")
     args = parser.parse_args(argv)
-    if args.batch <= 0 or args.iters < 3 or args.warmup < 0:
-        raise SystemExit("dtperf_collect: error: --batch must be positive, --iters at least 3, --warmup >= 0")
+    _check_options(args)
+    device = _device(args.device)
     built = _load(args.model)
     model, batch_fn = built[0], built[1]
     loss_fn = built[2] if len(built) == 3 else None
     try:
         document = profile(model, batch_fn, batch=args.batch, iters=args.iters, warmup=args.warmup,
-                           device=args.device, optimizer=args.optimizer, lr=args.lr, loss_fn=loss_fn,
+                           device=device, optimizer=args.optimizer, lr=args.lr, loss_fn=loss_fn,
                            name=args.name, sample_unit=args.sample_unit, bucket_cap_mb=args.bucket_cap_mb)
     except ValueError as e:
-        raise SystemExit(f"dtperf_collect: error: {e}")
+        raise _usage_error(str(e))
     write_model(document, args.output)
     m = document["measured"]
     print(f"# {document['name']}: {len(document['layers'])} tensors, iteration {m['single_gpu_iteration_ms']:.3f} ms "

@@ -116,12 +116,22 @@ class CollectorTest(unittest.TestCase):
                               (["--model", "toy_models:nothing"], "has no 'nothing'"),
                               (["--model", "no_such_file.py:build"], "cannot import"),
                               (["--model", "toy_models"], "MODULE:FUNCTION"),
-                              (["--model", "toy_models:cnn", "--iters", "1"], "--iters at least 3")):
+                              (["--model", "toy_models:cnn", "--iters", "1"], "--iters must be at least 3"),
+                              (["--model", "toy_models:mlp", "--lr", "nan"], "--lr must be a positive finite"),
+                              (["--model", "toy_models:mlp", "--bucket-cap-mb", "-5"], "--bucket-cap-mb must be"),
+                              (["--model", "toy_models:mlp", "--device", "bogus"], "'bogus' is not a device"),
+                              (["--model", "toy_models:mlp", "--device", "cuda:999"], "--device cuda:999")):
             out = subprocess.run([sys.executable, "-m", "dtperf_collect", *args, "-o", os.path.join(self.work, "x.json")],
                                  capture_output=True, text=True, env=env, cwd=HERE)
-            self.assertNotEqual(out.returncode, 0, args)
+            self.assertEqual(out.returncode, 2, args)
             self.assertIn(message, out.stderr, args)
+            self.assertEqual(len(out.stderr.strip().splitlines()), 1, out.stderr)  # one line, no traceback
             self.assertFalse(os.path.exists(os.path.join(self.work, "x.json")))
+        out = subprocess.run([sys.executable, "-m", "dtperf_collect", "--model", "toy_models:mlp", "-o",
+                              os.path.join(self.work, "missing", "x.json")], capture_output=True, text=True, env=env,
+                             cwd=HERE)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("does not exist", out.stderr)
 
     def test_a_model_file_is_loaded_from_its_path(self):
         # FILE.py:FUNCTION from another folder, the file's own not on the module search path.
