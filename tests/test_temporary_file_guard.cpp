@@ -1,6 +1,7 @@
 // An interrupt while an output file is being written leaves no `.tmp.PID` behind.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,21 +15,23 @@
 
 namespace {
 
-// Forks a child that writes `path` under a guard (or not) and interrupts itself; returns
-// the signal that ended the child.
-int interrupted_child(const std::string& path, bool guarded) {
+// Forks a child that writes `path` under a guard (or not) and sends itself `signal_number`;
+// returns the signal that ended the child.
+int interrupted_child(const std::string& path, bool guarded, int signal_number = SIGINT) {
   const pid_t child = ::fork();
   if (child == 0) {
-    ::signal(SIGINT, SIG_DFL);  // the test framework's own handler would report the signal
+    ::signal(signal_number, SIG_DFL);  // the test framework's own handler would report the signal
+    const struct rlimit no_core {0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);  // SIGQUIT's core dump: none in the test's folder
     if (guarded) {
       const dtperf::io::TemporaryFileGuard guard(path);
       std::ofstream(path) << "half a file";
-      ::raise(SIGINT);
+      ::raise(signal_number);
     } else {
       std::ofstream(path) << "half a file";
-      ::raise(SIGINT);
+      ::raise(signal_number);
     }
-    ::_exit(0);  // not reached: SIGINT ends the child
+    ::_exit(0);  // not reached: the signal ends the child
   }
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -48,6 +51,13 @@ TEST_CASE("an interrupt during a guarded write removes the temporary file", "[io
   // With it, the process still ends by SIGINT, and the file is gone.
   CHECK(interrupted_child(path, true) == SIGINT);
   CHECK_FALSE(std::filesystem::exists(path));
+  // The same for every signal that ends a process by default from a terminal or a job
+  // scheduler: SIGTERM (kill, Slurm's time limit), SIGHUP (a closed terminal), SIGQUIT
+  // (Ctrl-\, which also dumps core).
+  for (int signal_number : {SIGTERM, SIGHUP, SIGQUIT}) {
+    CHECK(interrupted_child(path, true, signal_number) == signal_number);
+    CHECK_FALSE(std::filesystem::exists(path));
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // Output files are written to `PATH.tmp.PID` and renamed into place, so that a reader
 // never sees half a file. While a TemporaryFileGuard is alive, an interrupt (SIGINT,
-// SIGTERM, SIGHUP) first removes that temporary file, then ends the process as the
-// signal would have: Ctrl-C during a write leaves neither a partial output nor a
+// SIGTERM, SIGHUP, SIGQUIT) first removes that temporary file, then ends the process as
+// the signal would have (SIGQUIT with its core dump): Ctrl-C during a write leaves neither a partial output nor a
 // `.tmp.PID` behind. Header-only, so that dtperf and dtperf-calibrate share it.
 // One guard at a time per process (the programs write one file at a time).
 #include <signal.h>
@@ -34,7 +34,7 @@ class TemporaryFileGuard {
   TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
 
  private:
-  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  static constexpr std::array<int, 4> kSignals{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
   struct State {
     std::array<char, 4096> path{};
     volatile sig_atomic_t armed = 0;
@@ -50,7 +50,7 @@ class TemporaryFileGuard {
     ::raise(signal_number);
   }
 
-  std::array<struct sigaction, 3> saved_{};
+  std::array<struct sigaction, kSignals.size()> saved_{};
 };
 
 }  // namespace dtperf::io
