@@ -72,6 +72,9 @@ struct ModelSpec {
   std::optional<double> measured_optimizer_s;    // measured optimizer step
   // Bytes autograd kept for backward per sample, measured by the collector (memory.hpp).
   std::optional<double> measured_saved_bytes_per_sample;
+  // Where the measured times were taken, as the collector records it ("cpu", "cuda",
+  // "cuda:1"); "" when the file does not say (.bk.log, hand-written files).
+  std::string measured_device;
 
   std::int64_t total_params() const;
   double total_bytes() const;  // params x param_bytes

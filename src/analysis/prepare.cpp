@@ -76,6 +76,18 @@ Prepared prepare(const std::string& command, const Inputs& in, const AnalysisReq
   run.compression_ratio = request.workload.compression_ratio;
   run.what_if = what_if_names(in.overrides);
   run.gossip = request.gossip;
+  // The model file's own times, not rescaled to a single-GPU iteration the user gave.
+  const bool measured_source = !run.request.single_gpu_iteration_s &&
+                               (run.compute_source == ComputeSource::measured_layers ||
+                                run.compute_source == ComputeSource::measured_iteration);
+  if (measured_source) run.measured_device = in.model.measured_device;
+  if (measured_source && run.measured_device.starts_with("cpu") && !in.profile.compute.runs_on_host) {
+    run.warnings.push_back(fmt::format(
+        "model '{}' was measured on the CPU (its file's measured.device), but the profile's GPUs are {}: these are "
+        "CPU times. Measure on the GPU (python3 -m dtperf_collect --device cuda), give --single-gpu-iteration-ms "
+        "from a GPU, or use --compute-source flops",
+        in.model.name, in.profile.gpu.model));
+  }
   if (const auto& fit = in.profile.runs_fit) {
     if (fit->applies_to(in.model.name)) {
       p.evaluator.set_compute_scales(fit->forward_scale, fit->backward_scale);

@@ -172,7 +172,7 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
     if (p10 && p90 && *p10 > *p90) measured->fail("iteration_p10_ms", "p10 is above p90");
     measured->optional_integer("iterations", 1);
     model.measured_saved_bytes_per_sample = measured->optional_number("saved_bytes_per_sample", Range::positive);
-    measured->optional_string("device");
+    model.measured_device = measured->optional_string("device").value_or("");
     measured->optional_string("tool");
     measured->finish();
   }

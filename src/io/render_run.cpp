@@ -33,7 +33,7 @@ Json cluster_json(const ClusterProfile& c, DType dtype) {
 }
 
 Json model_json(const RunContext& run) {
-  return {
+  Json json = {
       {"model", run.model.name},
       {"params", run.model.params},
       {"gradient_bytes", run.model.gradient_bytes},
@@ -44,6 +44,8 @@ Json model_json(const RunContext& run) {
       {"optimizer", name_of(run.request.optimizer)},
       {"compute_source", name_of(run.compute_source)},
   };
+  if (!run.measured_device.empty()) json["measured_device"] = run.measured_device;
+  return json;
 }
 
 // The variable-compute settings (law, CV, slow ranks and nodes, iterations, seed): a run
@@ -102,6 +104,7 @@ std::string what_line(const RunContext& run) {
                         run.request.accumulation_steps, run.request.samples_per_gpu_per_step());
   }
   text += fmt::format("; compute: {}", name_of(run.compute_source));
+  if (!run.measured_device.empty()) text += fmt::format(" (measured on {})", run.measured_device);
   if (run.compression_ratio != 1.0) text += fmt::format("; gradients compressed {:g}x", run.compression_ratio);
   if (const auto& fit = c.runs_fit; fit && run.runs_fit_applied) {
     text += fmt::format("; compute x{:.4g} forward, x{:.4g} backward, fitted to {} measured runs", fit->forward_scale,
@@ -158,6 +161,7 @@ Json run_json(const RunContext& run) {
                       {"measured_scheme", a->scheme},
                       {"measured_gpus", a->gpus}};
   }
+  if (!run.warnings.empty()) json["warnings"] = run.warnings;  // also on stderr
   return json;
 }
 

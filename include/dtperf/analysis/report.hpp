@@ -88,6 +88,7 @@ struct RunContext {
   ModelSummary model;
   ComputeRequest request;
   ComputeSource compute_source = ComputeSource::automatic;
+  std::string measured_device;  // where the model's measured times were taken, if it says
   double compression_ratio = 1.0;
   std::vector<std::string> what_if;  // the cluster values the options changed ("NIC rate")
   bool runs_fit_applied = false;     // the profile's fit to runs scales the compute
