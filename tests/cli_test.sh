@@ -106,6 +106,15 @@ expect 2 'neg.json: at /layers/0/params: expected an integer from 1 to 100000000
 printf 'comment\n1\n2\n10,4000\n20,8\n' >"$work/ok.bk.log"
 expect 2 'shorter than the measured backward' predict --model "$work/ok.bk.log" --single-gpu-iteration-ms 0.01
 expect 0 'ok ' predict --model "$work/ok.bk.log"
+# A collected model measured on the CPU, used with a GPU profile: said in the header, warned
+# about on stderr and in the JSON; anchored to a GPU's iteration, no warning.
+printf '{"schema": "dtperf.model/1", "name": "cpu-mlp", "batch_per_gpu": 32, "measured": {"single_gpu_iteration_ms": 60, "device": "cpu"}, "layers": [{"params": 1000, "backward_us": 2000}]}' >"$work/cpu.json"
+expect 0 'compute: measured-layers \(measured on cpu\)' predict --model "$work/cpu.json" --profile dgx-h100
+grep -q "warning: model 'cpu-mlp' was measured on the CPU" "$work/err" || fail "no warning for CPU times on a GPU profile"
+expect 0 '"measured_device": "cpu"' predict --model "$work/cpu.json" --profile dgx-h100 --json
+grep -q 'these are CPU times' "$work/out" || fail "the JSON report carries no warning for CPU times"
+expect 0 'compute: measured-layers' predict --model "$work/cpu.json" --profile dgx-h100 --single-gpu-iteration-ms 20
+[ -s "$work/err" ] && fail "a warning although the times were anchored: $(cat "$work/err")"
 
 # --- decentralized schemes: compare, advise, topologies, predict --scheme
 dec=(--profile a100x4-ib100 --model transformer-base --global-batch 25000 --dtype fp16)
