@@ -467,6 +467,37 @@ TEST_CASE("a link level far below its hardware is not fitted unless the user ins
   CHECK(kept.profile.calibration.tables.size() == 1);
 }
 
+TEST_CASE("the host backend's files are fitted however far below a GPU cluster's links", "[fit][guardrails]") {
+  // CPU ranks over TCP between 2 nodes: sendrecv at 5 us + bytes / 0.0625 GB/s (0.5 Gbit/s),
+  // fitted over gbe10-box (10 Gbit/s NICs): far below, and still what was meant to be measured.
+  io::Json points = io::Json::array();
+  for (std::int64_t b = 1024; b <= (std::int64_t{1} << 23); b *= 4) {
+    const double t = 5.0 + static_cast<double>(b) / (0.0625 * 1e3);
+    points.push_back({{"bytes", b}, {"count", b / 4}, {"time_us", t}, {"time_us_min", t}, {"time_us_max", t},
+                      {"algbw_GB_per_s", static_cast<double>(b) / (t * 1e3)},
+                      {"busbw_GB_per_s", static_cast<double>(b) / (t * 1e3)}, {"correct", true}});
+  }
+  io::Json raw = {{"schema", "dtperf.calibration/2"}, {"tool", "t"}, {"backend", "host"},
+                  {"created", "2026-11-21T10:00:00Z"}, {"arguments", io::Json::array()},
+                  {"world", {{"ranks", 2}, {"nodes", 2}, {"ranks_per_node", 1}, {"hosts", {"a", "b"}},
+                             {"placement", io::Json::array()}}},
+                  {"budget_s", 60}, {"elapsed_s", 50}, {"truncated", false},
+                  {"collectives", {{{"collective", "sendrecv"}, {"group", "pair_inter"}, {"ranks", 2}, {"nodes", 2},
+                                    {"concurrent_per_node", 1}, {"dtype", "float32"}, {"warmup_iterations", 2},
+                                    {"iterations", 10}, {"points", points}}}}};
+  io::FitInputs inputs;
+  inputs.raws.emplace_back("raw.json", io::parse_calibration(raw, "raw.json"));
+  io::FitSettings settings;
+  settings.created = "2026-11-21";
+  settings.base = io::load_profile("gbe10-box");
+  const FitOutcome out = io::build_calibrated_profile(inputs, settings);
+  CHECK(std::any_of(out.warnings.begin(), out.warnings.end(),
+                    [](const std::string& w) { return w.find("less than half") != std::string::npos; }));
+  // 0.0625 GB/s of 10 Gbit/s = 1.25 GB/s: efficiency 0.05, as measured.
+  CHECK(out.profile.inter.transport_efficiency == Approx(0.05).epsilon(0.02));
+  CHECK(out.profile.calibration.tables.size() == 1);
+}
+
 TEST_CASE("held-out error: fitted on every other size, the sizes between predicted", "[fit][holdout]") {
   // An exact alpha-beta series (20 us, 100 GB/s busbw on 8 ranks) from 8 B to 1 GiB: 28
   // sizes, 14 fitted (8 B, 32 B, ...), 14 held out; the fit of a line predicts a line.

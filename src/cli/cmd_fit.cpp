@@ -180,7 +180,8 @@ void add_fit_command(CLI::App& app) {
                 "(how far to trust the fit); -o is then optional");
   cmd->add_flag("--keep-degraded", o->keep_degraded,
                 "Fit a link level even where it measured far below the hardware (sockets instead of RDMA, P2P "
-                "off); by default such a level is not fitted and the base's values stay");
+                "off); by default such a level is not fitted and the base's values stay (host-backend files are always "
+                "fitted)");
   add_fit_runs_options(*cmd, o->runs);
 }
 

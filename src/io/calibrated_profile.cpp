@@ -382,7 +382,12 @@ FitOutcome build_calibrated_profile(const FitInputs& in, const FitSettings& sett
   out.links = derive_link_measurements(groups, context);
   const std::vector<FitNote> warnings =
       link_warnings(out.links, known, known.nics_per_node.value_or(p.inter.nics_per_node));
-  const DegradedLevels degraded = settings.keep_degraded ? DegradedLevels{} : degraded_levels(warnings);
+  // The host backend measures CPU ranks over TCP on purpose: far below a GPU cluster's
+  // links is what it measures, not a fault, so its files are always fitted.
+  const bool host_transport = std::any_of(in.raws.begin(), in.raws.end(),
+                                          [](const auto& file_raw) { return file_raw.second.backend == "host"; });
+  const DegradedLevels degraded =
+      settings.keep_degraded || host_transport ? DegradedLevels{} : degraded_levels(warnings);
   LinkMeasurements applied = out.links;
   if (degraded.inter) {
     applied.node_nic_bytes_per_s.reset();

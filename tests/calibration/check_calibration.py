@@ -21,7 +21,7 @@ BANDWIDTH_TOLERANCE = 0.10
 LATENCY_TOLERANCE = 0.20
 
 TOP_KEYS = ["schema", "tool", "backend", "created", "arguments", "environment", "versions", "world",
-            "budget_s", "elapsed_s", "truncated", "collectives", "gemm", "copy", "iteration_spread"]
+            "budget_s", "elapsed_s", "truncated", "collectives", "gemm", "copy", "contention", "iteration_spread"]
 WORLD_KEYS = ["ranks", "nodes", "ranks_per_node", "hosts", "placement"]
 PLACEMENT_KEYS = ["rank", "host", "local_rank", "device", "device_name", "bus_id"]
 COLLECTIVE_KEYS = ["collective", "group", "ranks", "nodes", "concurrent_per_node", "dtype",
@@ -80,7 +80,8 @@ def check_format(raw):
         for point in entry["points"]:
             check_point(f"{where} {point['bytes']} B", entry, point, previous)
             previous = point["bytes"]
-    expect(raw["gemm"] == [] and raw["copy"] == [], "host backend wrote gemm or copy entries")
+    expect(raw["gemm"] == [] and raw["copy"] == [] and raw["contention"] == [],
+           "host backend wrote gemm, copy or contention entries")
     expect(len(raw["iteration_spread"]) == 4, "iteration_spread has not one entry per rank")
     for spread in raw["iteration_spread"]:
         expect(list(spread) == SPREAD_KEYS, f"iteration_spread keys {list(spread)}")

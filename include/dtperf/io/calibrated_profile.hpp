@@ -58,6 +58,7 @@ struct FitSettings {
   std::string created;  // YYYY-MM-DD
   // Fit a link level even where its measurements are far below the hardware (the
   // far-below guardrails); by default such a level is not fitted: the base's values stay.
+  // Raw files of the host backend (CPU ranks over TCP) are always fitted.
   bool keep_degraded = false;
 };
 
