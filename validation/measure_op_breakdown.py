@@ -21,42 +21,13 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from measure_single_gpu import CONFIGS, Built
+from measure_single_gpu import CONFIGS, Built, timed_ms, training_step
 
 
 def breakdown(built: Built, optimizer_name: str, batch_size: int, dtype: str, warmup: int,
               steps: int, device: torch.device) -> dict[str, Any]:
-    torch.backends.cuda.matmul.allow_tf32 = dtype != "fp32"
-    torch.backends.cudnn.allow_tf32 = dtype != "fp32"
-    torch.backends.cudnn.benchmark = True
-    model, make_batch, loss_fn = built
-    model = model.to(device).to(memory_format=torch.channels_last)
-    if optimizer_name == "adam":
-        optimizer: Any = torch.optim.Adam(model.parameters(), lr=1e-4)
-    else:
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    amp = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(dtype)
-    scaler = torch.amp.GradScaler("cuda", enabled=dtype == "fp16")
-    inputs, target = make_batch(batch_size, device)
-
-    def one_step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=amp or torch.float32, enabled=amp is not None):
-            loss = loss_fn(model, inputs, target)
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-
-    for _ in range(warmup):
-        one_step()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(steps):
-        one_step()
-    stop.record()
-    torch.cuda.synchronize()
-    step_ms = float(start.elapsed_time(stop)) / steps
+    one_step = training_step(built, optimizer_name, batch_size, dtype, device)
+    step_ms = timed_ms(one_step, warmup, steps)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(steps):
             one_step()
@@ -68,7 +39,7 @@ def breakdown(built: Built, optimizer_name: str, batch_size: int, dtype: str, wa
         entry = kernels.setdefault(event.name, {"count": 0.0, "ms": 0.0})
         entry["count"] += 1.0 / steps
         entry["ms"] += event.time_range.elapsed_us() / 1e3 / steps
-    del model, optimizer, inputs, target
+    del one_step
     torch.cuda.empty_cache()
     ranked = sorted(kernels.items(), key=lambda item: -item[1]["ms"])
     busy_ms = sum(k["ms"] for k in kernels.values())

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -159,18 +160,24 @@ CalibrationPoint read_point(const Json& json, const std::string& file, const std
   return p;
 }
 
+/// "ranks" and "nodes", which must be the shape of `group` in world `w`.
+std::pair<int, int> read_shape(ObjectReader& r, const std::string& group, const CalibrationWorld& w) {
+  const int ranks = whole(r, "ranks", 1, limits::kMaxGpus);
+  const int nodes = whole(r, "nodes", 1, limits::kMaxGpus);
+  const auto [expected_ranks, expected_nodes] = expected_shape(group, w);
+  if (ranks != expected_ranks || nodes != expected_nodes) {
+    r.fail("ranks", fmt::format("group '{}' is {}: expected {} ranks on {} node(s), got {} on {}", group,
+                                shape_rule(group), expected_ranks, expected_nodes, ranks, nodes));
+  }
+  return {ranks, nodes};
+}
+
 CalibrationCollective read_collective(ObjectReader r, const CalibrationWorld& w) {
   CalibrationCollective c;
   c.pointer = r.pointer();
   c.collective = r.choice("collective", kCollectives);
   c.group = r.choice("group", kGroups);
-  c.ranks = whole(r, "ranks", 1, limits::kMaxGpus);
-  c.nodes = whole(r, "nodes", 1, limits::kMaxGpus);
-  const auto [ranks, nodes] = expected_shape(c.group, w);
-  if (c.ranks != ranks || c.nodes != nodes) {
-    r.fail("ranks", fmt::format("group '{}' is {}: expected {} ranks on {} node(s), got {} on {}", c.group,
-                                shape_rule(c.group), ranks, nodes, c.ranks, c.nodes));
-  }
+  std::tie(c.ranks, c.nodes) = read_shape(r, c.group, w);
   if (c.collective == "sendrecv" && c.ranks != 2) r.fail("ranks", "sendrecv runs on pairs: expected 2 ranks");
   if (c.group == "self" && c.collective != "all_reduce") r.fail("group", "group 'self' is measured with all_reduce only");
   if (c.group != "self" && c.ranks < 2) r.fail("ranks", "a collective needs at least 2 ranks, except on group 'self'");
@@ -255,13 +262,7 @@ CalibrationContention read_contention(ObjectReader r, const CalibrationWorld& w)
   c.k = r.integer("k", 1);
   c.collective = r.choice("collective", {"all_reduce"});
   c.group = r.choice("group", {"world", "self"});
-  c.ranks = whole(r, "ranks", 1, limits::kMaxGpus);
-  c.nodes = whole(r, "nodes", 1, limits::kMaxGpus);
-  const auto [ranks, nodes] = expected_shape(c.group, w);
-  if (c.ranks != ranks || c.nodes != nodes) {
-    r.fail("ranks", fmt::format("group '{}' is {}: expected {} ranks on {} node(s), got {} on {}", c.group,
-                                shape_rule(c.group), ranks, nodes, c.ranks, c.nodes));
-  }
+  std::tie(c.ranks, c.nodes) = read_shape(r, c.group, w);
   c.bytes = static_cast<double>(r.integer("bytes", 1, limits::kMaxBytes));
   c.calls = whole(r, "calls", 1);
   c.gemm_time_us_alone = r.number("gemm_time_us_alone", Range::positive);
