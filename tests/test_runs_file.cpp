@@ -94,6 +94,16 @@ TEST_CASE("a run with gradient accumulation carries its micro-steps", "[runs][ac
   CHECK(*runs[0].config.workload.global_batch == 512.0);
 }
 
+TEST_CASE("PyTorch's bucket_cap_mb is read as bucket_cap_mib (both count MiB), one of them per run", "[runs]") {
+  const std::string head = R"({"schema": "dtperf.runs/1", "runs": [)";
+  const auto runs = io::parse_runs(head + R"({"scheme": "all-reduce", "nodes": 2, "bucket_cap_mb": 50,
+      "iteration_ms": 100}]})", "runs.json");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].config.allreduce.bucket_cap_bytes == 50.0 * 1024 * 1024);
+  CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodes": 2, "bucket_cap_mb": 50, "bucket_cap_mib": 50,
+      "iteration_ms": 100}]})"), Contains("/runs/0/bucket_cap_mb") && Contains("give one of them"));
+}
+
 TEST_CASE("a run may name the model it trained", "[runs][sized]") {
   const auto runs = io::parse_runs(R"({"schema": "dtperf.runs/1", "runs": [
       {"model": "gpt:layers=2,d=128,seq=256", "scheme": "fsdp", "nodes": 2, "iteration_ms": 90},

@@ -126,7 +126,12 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   AllReduceOptions& a = c.allreduce;
   if (r.has("algorithm")) a.algorithm = *parse_name<Algorithm>(r.choice("algorithm", names_of<Algorithm>()));
   if (r.has("bucketing")) a.bucketing = *parse_name<Bucketing>(r.choice("bucketing", names_of<Bucketing>()));
+  // PyTorch's own spelling is read too: DDP's bucket_cap_mb counts MiB (x 1024 x 1024).
+  if (r.has("bucket_cap_mib") && r.has("bucket_cap_mb")) {
+    r.fail("bucket_cap_mb", "bucket_cap_mb is PyTorch's name for bucket_cap_mib: give one of them");
+  }
   if (auto x = r.optional_number("bucket_cap_mib", Range::positive)) a.bucket_cap_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("bucket_cap_mb", Range::positive)) a.bucket_cap_bytes = *x * units::MiB;
   if (auto x = r.optional_number("first_bucket_mib", Range::positive)) a.first_bucket_cap_bytes = *x * units::MiB;
   if (auto x = r.optional_number("fusion_cycle_ms", Range::positive)) a.fusion_cycle_s = *x * units::ms;
   if (auto x = r.optional_number("fusion_buffer_mib", Range::positive)) a.fusion_buffer_bytes = *x * units::MiB;
