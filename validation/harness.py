@@ -450,6 +450,7 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="dtperf-validation.")
     procs = Processes()
     clusters: list[Cluster] = []
+    congestion_control_set_by: set[str] = set()  # how each cluster's nodes got theirs (netns.Cluster)
 
     def cleanup() -> None:
         procs.stop_all()
@@ -461,8 +462,11 @@ def main() -> int:
 
     tag = f"dtv{os.getpid() % 100000}"
     try:
-        probe_ns = Cluster(1, tag + "p")
+        probe_ns = Cluster(1, tag + "p", args.congestion_control)
         probe_ns.close()
+        print(f"# TCP congestion control of the emulated nodes: {args.congestion_control}, set by "
+              f"{'the namespace sysctl' if probe_ns.congestion_control_set_by == 'sysctl' else 'route (congctl)'}",
+              flush=True)
     except subprocess.CalledProcessError as e:
         skip(f"cannot create network namespaces or NFQUEUE rules here: {e.stderr.strip()}")
 
@@ -486,6 +490,7 @@ def main() -> int:
     for (nodes, per_node), (rate_gbps, delay_us) in grid:
         cluster = Cluster(nodes, tag, args.congestion_control)
         clusters.append(cluster)
+        congestion_control_set_by.add(cluster.congestion_control_set_by)
         cell_name = f"{nodes}x{per_node}-{rate_gbps}-{delay_us}"
         emulator_log = open(os.path.join(args.trace, f"{cell_name}-linkemu.log"), "w") if args.trace else None
         emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, emulator_log)
@@ -592,6 +597,7 @@ def main() -> int:
         inputs = {"model": json.load(f), "reduction_log": g.read(), "copy_gb_per_s": copy_gb_per_s}
     report = {"grid": args.grid, "compute_from": args.compute_from, "gloo_threads": args.gloo_threads,
               "decentralized_iters": args.decentralized_iters, "congestion_control": args.congestion_control,
+              "congestion_control_set_by": sorted(congestion_control_set_by),
               "collective_table": args.collective_table, "inputs": inputs, "cells": cells,
               "median_abs_error": median_error,
               "max_abs_error": errors[-1], "scheme_picks": picks,

@@ -33,7 +33,10 @@ def sh(*args: str, check: bool = True, **kw: Any) -> subprocess.CompletedProcess
 class Cluster:
     """Namespaces for `nodes` nodes behind a router; node i is 198.18.i.2. Every node's TCP
     runs `congestion_control` (a new namespace would take the host's, which may be anything;
-    see CONGESTION_CONTROL)."""
+    see CONGESTION_CONTROL): set by the namespace's sysctl where the kernel lets a namespace
+    set it, else on every route a node's connections take (`congctl`, which root may set
+    where the sysctl is refused: "Operation not permitted" on kernels that keep the choice
+    to the host). `congestion_control_set_by` says which ("sysctl" or "route")."""
 
     def __init__(self, nodes: int, tag: str, congestion_control: str = CONGESTION_CONTROL) -> None:
         self.nodes = nodes
@@ -41,6 +44,7 @@ class Cluster:
         self.router = f"{tag}sw"
         self.names = [f"{tag}n{i}" for i in range(nodes)]
         self.created: list[str] = []
+        self.congestion_control_set_by = "sysctl"
         try:
             self._create(congestion_control)
         except BaseException:
@@ -55,7 +59,8 @@ class Cluster:
         for i, ns in enumerate(self.names):
             sh("ip", "netns", "add", ns)
             self.created.append(ns)
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv4.tcp_congestion_control={congestion_control}")
+            by_sysctl = sh("ip", "netns", "exec", ns, "sysctl", "-qw",
+                           f"net.ipv4.tcp_congestion_control={congestion_control}", check=False).returncode == 0
             veth = f"{tag}s{i}"
             sh("ip", "link", "add", veth, "netns", self.router, "mtu", str(MTU), "type", "veth", "peer", "name",
                "eth0", "netns", ns, "mtu", str(MTU))
@@ -65,8 +70,26 @@ class Cluster:
             sh("ip", "-n", ns, "addr", "add", f"198.18.{i}.2/24", "dev", "eth0")
             sh("ip", "-n", ns, "link", "set", "eth0", "up")
             sh("ip", "-n", ns, "route", "add", "default", "via", f"198.18.{i}.1")
+            if not by_sysctl:
+                self._congestion_control_on_routes(ns, i, congestion_control)
+                self.congestion_control_set_by = "route"
             sh("ip", "netns", "exec", self.router, "iptables", "-A", "FORWARD", "-i", veth, "-j", "NFQUEUE",
                "--queue-num", str(i))
+
+    @staticmethod
+    def _congestion_control_on_routes(ns: str, i: int, congestion_control: str) -> None:
+        """`congctl` on every route a node's TCP connections take: to the other nodes (the
+        default route and the node's subnet), and to itself (its address and loopback, for
+        ranks on one node), each as the kernel made it."""
+        address = f"198.18.{i}.2"
+        cc = ["congctl", congestion_control]
+        sh("ip", "-n", ns, "route", "replace", "default", "via", f"198.18.{i}.1", *cc)
+        sh("ip", "-n", ns, "route", "replace", f"198.18.{i}.0/24", "dev", "eth0", "proto", "kernel", "scope", "link",
+           "src", address, *cc)
+        for target, dev, src in ((address, "eth0", address), ("127.0.0.0/8", "lo", "127.0.0.1"),
+                                 ("127.0.0.1", "lo", "127.0.0.1")):
+            sh("ip", "-n", ns, "route", "replace", "local", target, "dev", dev, "table", "local", "proto", "kernel",
+               "scope", "host", "src", src, *cc)
 
     def address(self, node: int) -> str:
         return f"198.18.{node}.2"
