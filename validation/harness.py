@@ -399,6 +399,9 @@ def main() -> int:
     parser.add_argument("--gloo-threads", type=int, default=2,
                         help="collectives each gloo process group runs at once (default: gloo's 2; 1 runs them in "
                              "launch order, as a NCCL communicator's stream does)")
+    parser.add_argument("--route-congestion-control", action="store_true",
+                        help="where a namespace may not set its TCP congestion control (the sysctl is refused), "
+                             "set it on every route of the emulated nodes instead (netns.Cluster) rather than skip")
     parser.add_argument("--congestion-control", default=CONGESTION_CONTROL,
                         help="TCP congestion control of the emulated nodes (default: %(default)s, Linux's default; "
                              "the host's own setting is not used)")
@@ -462,13 +465,15 @@ def main() -> int:
 
     tag = f"dtv{os.getpid() % 100000}"
     try:
-        probe_ns = Cluster(1, tag + "p", args.congestion_control)
+        probe_ns = Cluster(1, tag + "p", args.congestion_control, args.route_congestion_control)
         probe_ns.close()
         print(f"# TCP congestion control of the emulated nodes: {args.congestion_control}, set by "
               f"{'the namespace sysctl' if probe_ns.congestion_control_set_by == 'sysctl' else 'route (congctl)'}",
               flush=True)
     except subprocess.CalledProcessError as e:
-        skip(f"cannot create network namespaces or NFQUEUE rules here: {e.stderr.strip()}")
+        hint = ("; --route-congestion-control sets it per route instead"
+                if "tcp_congestion_control" in e.stderr and not args.route_congestion_control else "")
+        skip(f"cannot create network namespaces or NFQUEUE rules here: {e.stderr.strip()}{hint}")
 
     # The model, measured by the collector in one process.
     model_path = os.path.join(work, "model.json")
@@ -488,7 +493,7 @@ def main() -> int:
     cells = []
     port = 29600
     for (nodes, per_node), (rate_gbps, delay_us) in grid:
-        cluster = Cluster(nodes, tag, args.congestion_control)
+        cluster = Cluster(nodes, tag, args.congestion_control, args.route_congestion_control)
         clusters.append(cluster)
         congestion_control_set_by.add(cluster.congestion_control_set_by)
         cell_name = f"{nodes}x{per_node}-{rate_gbps}-{delay_us}"
