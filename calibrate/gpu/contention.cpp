@@ -8,12 +8,16 @@
 // `covered` checks that afterwards (the other side started no later and ended no earlier).
 // A side slowed by more than the margin outlasts its cover (on an H200, a one-rank
 // all-reduce ran 3.8x slower beside GEMMs), so an uncovered measurement is repeated with
-// 4x the margin, up to 32x, agreed over the world. The all-reduce is float32 sum, out of place, on the world communicator; on a
-// one-rank world NCCL copies locally, so that case measures memory-bandwidth and SM
-// sharing with a copy, not with a link's collective.
+// 4x the margin, up to 32x, agreed over the world.
+//
+// The all-reduce is float32 sum, out of place, on the world communicator; on a one-rank
+// world NCCL copies locally, so that case measures memory-bandwidth and SM sharing with a
+// copy, not with a link's collective.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "device_memory.hpp"

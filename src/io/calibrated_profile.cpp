@@ -275,7 +275,7 @@ DegradedLevels degraded_levels(const std::vector<FitNote>& warnings) {
 
 /// Drops the tables and fits of a degraded level from the profile (a table replaces the
 /// formula at its shape, so keeping it would carry the fault into predictions) and says
-/// so; the link values stay the base's (not applied above).
+/// so; the link values stay those without them (not applied above).
 void exclude_degraded(const DegradedLevels& degraded, ClusterProfile& p, std::vector<std::string>& warnings) {
   if (!degraded.intra && !degraded.inter) return;
   const auto excluded = [&](int ranks, int nodes) {
@@ -294,7 +294,8 @@ void exclude_degraded(const DegradedLevels& degraded, ClusterProfile& p, std::ve
                                                              : "across nodes";
   warnings.push_back(fmt::format(
       "Not fitted: the measurements {} ({} table{}), far below the hardware as said above; the profile keeps the "
-      "base's link values there. Fix the run and measure again, or give --keep-degraded to fit it as measured.",
+      "link values it has without them (the base profile's, or the command line's). Fix the run and measure again, "
+      "or give --keep-degraded to fit it as measured.",
       level, before - tables.size(), before - tables.size() == 1 ? "" : "s"));
 }
 
