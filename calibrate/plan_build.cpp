@@ -118,10 +118,11 @@ struct Builder {
 
 }  // namespace
 
-/// Set-up (buffers of about 0.5 GiB, a second stream) and about 0.1 s of timed work on
-/// an H100-class GPU (contention.hpp).
+/// Set-up (buffers of about 0.9 GiB, a second stream) and well under a second of timed
+/// work on an H100-class GPU (gpu/contention.cpp).
 constexpr double kContentionNominalS = 1.0;
-/// An all-reduce of 256 MiB: a bucket-sized transfer in its bandwidth regime on NVLink.
+/// An all-reduce of 256 MiB: in its bandwidth regime on NVLink, so that its kernels run
+/// long enough to share the GPU with the GEMMs beside them.
 constexpr std::uint64_t kContentionBytes = std::uint64_t{256} << 20;
 
 Plan build_plan(const Topology& topology, const PlanSettings& settings, const CostModel& cost) {
