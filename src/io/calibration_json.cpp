@@ -304,11 +304,7 @@ void check_duplicates(const std::vector<CalibrationCollective>& collectives, con
 RawCalibration parse_calibration(const Json& json, const std::string& file) {
   ObjectReader r(json, file, "");
   RawCalibration raw;
-  raw.schema = r.string("schema");
-  if (raw.schema != kCalibrationSchema && raw.schema != kCalibrationSchemaV1) {
-    r.fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}' and '{}'", raw.schema,
-                                 kCalibrationSchema, kCalibrationSchemaV1));
-  }
+  raw.schema = r.expect_schema(std::vector<std::string>{kCalibrationSchema, kCalibrationSchemaV1});
   raw.tool = r.string("tool");
   raw.backend = r.choice("backend", {"nccl", "host"});
   raw.created = r.string("created");

@@ -298,9 +298,16 @@ const Json* ObjectReader::optional_array(const std::string& key) {
   return &array(key);
 }
 
-void ObjectReader::expect_schema(const std::string& schema) {
+std::string ObjectReader::expect_schema(const std::vector<std::string>& schemas) {
   const std::string given = string("schema");
-  if (given != schema) fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads '{}'", given, schema));
+  if (std::find(schemas.begin(), schemas.end(), given) == schemas.end()) {
+    std::string reads;
+    for (std::size_t i = 0; i < schemas.size(); ++i) {
+      reads += fmt::format("{}'{}'", i == 0 ? "" : i + 1 == schemas.size() ? " and " : ", ", schemas[i]);
+    }
+    fail("schema", fmt::format("unsupported schema '{}'; this dtperf reads {}", given, reads));
+  }
+  return given;
 }
 
 void ObjectReader::finish() const {

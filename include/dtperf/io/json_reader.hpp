@@ -61,8 +61,10 @@ class ObjectReader {
   const Json& array(const std::string& key);
   const Json* optional_array(const std::string& key);
 
-  /// Reads "schema" and refuses any other than `schema` ("unsupported schema ...").
-  void expect_schema(const std::string& schema);
+  /// Reads "schema" and refuses any not in `schemas` (newest first, as the message lists
+  /// them); returns the one given.
+  std::string expect_schema(const std::vector<std::string>& schemas);
+  std::string expect_schema(const std::string& schema) { return expect_schema(std::vector<std::string>{schema}); }
 
   /// Rejects every key that was not read.
   void finish() const;
