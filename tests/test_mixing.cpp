@@ -1,10 +1,14 @@
 // Mixing quality: spectral gaps against their closed forms, on the dense path (small n)
-// and the Lanczos path (n > 512), and exact averaging over a period.
+// and the Lanczos path (n > 512), the closed forms the engine uses against both solvers at
+// every shape up to 256 ranks, and exact averaging over a period.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <Eigen/Eigenvalues>
@@ -55,6 +59,59 @@ TEST_CASE("spectral gaps match their closed forms", "[mixing]") {
   CHECK_THAT(mixing_quality(make_topology("exponential", 16, 4)).spectral_gap, WithinRel(2.0 / 5.0, 1e-9));
   // AER on 2 nodes of 4: W = (B + J)/2 with B the node blocks: gap 1/2.
   CHECK_THAT(mixing_quality(make_topology("alternating-exp-ring", 8, 4)).spectral_gap, WithinRel(0.5, 1e-9));
+}
+
+TEST_CASE("every closed-form gap equals the eigen-solver's at every valid shape", "[mixing]") {
+  // The closed forms (mixing_closed_form.cpp) against the dense solver on the schedules
+  // themselves, for every node size and rank count up to 256 the topology accepts, and
+  // against Lanczos on a few larger ones. random-matching's schedule is a sample; its
+  // expectation has its own test below.
+  int compared = 0;
+  for (const TopologyInfo& info : topologies()) {
+    const std::string name = info.name;
+    if (name == "random-matching" || name == "one-peer-exp-directed") continue;
+    for (int per_node : {1, 2, 4, 8}) {
+      for (int n = per_node; n <= 256; n += per_node) {
+        if (topology_unavailable(name, n, per_node)) continue;
+        INFO(name << " n=" << n << " per node " << per_node);
+        const Topology t = make_topology(name, n, per_node);
+        CHECK_THAT(mixing_quality(t).spectral_gap,
+                   WithinAbs(mixing_quality(t, GapMethod::numeric).spectral_gap, 1e-9));
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 200);
+  for (const auto& [name, n, per_node] : {std::tuple{"torus", 576, 8}, {"alternating-exp-ring", 1024, 8},
+                                            {"exponential", 1024, 4}, {"ring", 640, 8}}) {
+    INFO(name << " n=" << n);
+    const Topology t = make_topology(name, n, per_node);
+    const MixingQuality numeric = mixing_quality(t, GapMethod::numeric);
+    REQUIRE(numeric.converged);
+    CHECK_THAT(mixing_quality(t).spectral_gap, WithinAbs(numeric.spectral_gap, 1e-7));
+  }
+}
+
+TEST_CASE("random-matching: the gap of the expected matching, which averaged samples approach", "[mixing]") {
+  // E[W] = I/2 + (J - I)/(2(n-1)): gap 1 - (n-2)/(2(n-1)) = n/(2(n-1)); 16/30 for n = 16.
+  CHECK_THAT(mixing_quality(make_topology("random-matching", 16, 4)).spectral_gap, WithinRel(16.0 / 30.0, 1e-12));
+  CHECK_THAT(mixing_quality(make_topology("random-matching", 2, 1)).spectral_gap, WithinAbs(1.0, 1e-12));
+  // The average of many seeded periods of matchings converges to E[W]: with 64 periods
+  // (1,024 matchings) its gap is within a few hundredths of the expectation, while one
+  // period of 16 falls well short (a 16-regular union of matchings, not the complete graph).
+  const int n = 16;
+  Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(n, n);
+  int matchings = 0;
+  for (std::uint64_t seed = 1; seed <= 64; ++seed) {
+    const Topology t = make_topology("random-matching", n, 4, seed);
+    for (int k = 0; k < t.period(); ++k, ++matchings) sum += step_mixing_matrix(t, k);
+  }
+  Eigen::MatrixXd w = sum / matchings;
+  w.array() -= 1.0 / n;
+  const double second = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(w).eigenvalues().cwiseAbs().maxCoeff();
+  CHECK_THAT(1.0 - second, WithinAbs(16.0 / 30.0, 0.03));
+  const double one_period = mixing_quality(make_topology("random-matching", n, 4), GapMethod::numeric).spectral_gap;
+  CHECK(one_period < 16.0 / 30.0 - 0.03);
 }
 
 TEST_CASE("the directed one-peer exponential graph: circulant eigenvalues by hand", "[mixing][directed]") {

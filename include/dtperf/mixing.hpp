@@ -5,12 +5,17 @@
 // 1 - |lambda_2|, the largest eigenvalue magnitude besides the 1 of the consensus vector:
 // 1 for exact averaging, near 0 for slowly mixing graphs (a ring: about 2 pi^2 / n^2).
 // Every matrix here is doubly stochastic; all are symmetric except a directed topology's
-// (push_average steps), whose average is circulant: its eigenvalues are known in closed
-// form (mixing.cpp), and the gap is 1 - the largest |lambda| besides the consensus 1.
+// (push_average steps), whose average is circulant; its gap is 1 - the largest |lambda|
+// besides the consensus 1.
 //
-// Small n: dense eigen-decomposition (Eigen). Large n: Lanczos with full
-// re-orthogonalisation on W restricted to the complement of the consensus vector, using
-// the schedule itself as the matrix-vector product (no n x n matrix is built).
+// Every built-in topology's gap is known in closed form (mixing_closed_form.cpp, each
+// derived there), in O(1) or, for the directed graph, O(n log n): 131,072 GPUs cost
+// microseconds. random-matching's is the gap of its expected step matrix, the figure the
+// convergence theory of random topologies uses. A topology without a closed form, and the
+// tests that check the closed forms, use the eigen-solvers: small n, dense
+// eigen-decomposition (Eigen); large n, Lanczos with full re-orthogonalisation on W
+// restricted to the complement of the consensus vector, using the schedule itself as the
+// matrix-vector product (no n x n matrix is built).
 #include <Eigen/Dense>
 
 #include "dtperf/topology.hpp"
@@ -30,7 +35,13 @@ Eigen::MatrixXd step_mixing_matrix(const Topology& topology, int step);
 /// y = W_step x, without forming the matrix.
 void apply_step_mixing(const Topology& topology, int step, const Eigen::VectorXd& x, Eigen::VectorXd& y);
 
+enum class GapMethod {
+  closed_form,  // the closed form where one is known, else an eigen-solver
+  numeric,      // an eigen-solver on the schedule's own matrices (tests; not for random-matching,
+                // whose schedule is a sample). Directed topologies have only the circulant form.
+};
+
 /// Spectral gap and related quality figures of the topology.
-MixingQuality mixing_quality(const Topology& topology);
+MixingQuality mixing_quality(const Topology& topology, GapMethod method = GapMethod::closed_form);
 
 }  // namespace dtperf

@@ -35,6 +35,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtperf {
@@ -91,6 +92,10 @@ std::span<const TopologyInfo> topologies();
 /// message says what would work instead (e.g. the nearest valid sizes).
 Topology make_topology(const std::string& name, int ranks, int ranks_per_node,
                        std::uint64_t seed = 1);
+
+/// The torus's shape for `ranks`: the most square split rows x cols (rows <= cols) with
+/// both sides even and >= 4; none when `ranks` has no such split.
+std::optional<std::pair<int, int>> torus_shape(int ranks);
 
 /// Whether `name` can be built for this shape, and if not, why (the error message).
 std::optional<std::string> topology_unavailable(const std::string& name, int ranks,

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <set>
 
 #include <Eigen/Eigenvalues>
+
+#include "mixing_closed_form.hpp"
 
 namespace dtperf {
 
@@ -17,20 +20,22 @@ constexpr double kResidualTolerance = 1e-10;
 
 // Distinct peers of every rank in a neighbour-average step.
 std::vector<std::vector<std::int32_t>> step_peers(const Topology& t, const Step& step) {
-  std::vector<std::set<std::int32_t>> peers(static_cast<std::size_t>(t.ranks));
+  std::vector<std::vector<std::int32_t>> peers(static_cast<std::size_t>(t.ranks));
   for (const Round& round : step.rounds) {
     for (std::size_t g = 0; g < round.groups(); ++g) {
       const auto group = round.group(g);
       for (const auto a : group) {
         for (const auto b : group) {
-          if (a != b) peers[static_cast<std::size_t>(a)].insert(b);
+          if (a != b) peers[static_cast<std::size_t>(a)].push_back(b);
         }
       }
     }
   }
-  std::vector<std::vector<std::int32_t>> out(peers.size());
-  for (std::size_t i = 0; i < peers.size(); ++i) out[i].assign(peers[i].begin(), peers[i].end());
-  return out;
+  for (auto& p : peers) {
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+  }
+  return peers;
 }
 
 // The schedule as a linear operator: y = W_avg x, built once per topology.
@@ -152,28 +157,6 @@ std::pair<double, bool> lanczos_second_eigenvalue(const AveragedMixing& mixing, 
   return {estimate, false};
 }
 
-// A directed topology's steps are shifts, so every step matrix W_k = (I + S^{s_k}) / 2 is
-// circulant (S the cyclic shift) and so is their average: its eigenvalues are
-// lambda_j = (1/P) sum_k (1 + w^(j s_k)) / 2 with w = exp(2 pi i / n), j = 0..n-1, and
-// lambda_0 = 1. It is doubly stochastic but not symmetric; the gap is 1 - max_{j>0} |lambda_j|
-// (the rate at which the average of the steps contracts disagreement), in O(n P).
-double circulant_second_eigenvalue(const Topology& t) {
-  const int n = t.ranks;
-  const double period = t.period();
-  double second = 0.0;
-  for (int j = 1; j < n; ++j) {
-    double re = 0.0;
-    double im = 0.0;
-    for (const Step& step : t.steps) {
-      const double angle = 2.0 * M_PI * static_cast<double>((static_cast<std::int64_t>(j) * step.shift) % n) / n;
-      re += 0.5 * (1.0 + std::cos(angle));
-      im += 0.5 * std::sin(angle);
-    }
-    second = std::max(second, std::hypot(re, im) / period);
-  }
-  return second;
-}
-
 }  // namespace
 
 void apply_step_mixing(const Topology& topology, int step, const Eigen::VectorXd& x, Eigen::VectorXd& y) {
@@ -195,7 +178,7 @@ Eigen::MatrixXd step_mixing_matrix(const Topology& topology, int step) {
   return w;
 }
 
-MixingQuality mixing_quality(const Topology& topology) {
+MixingQuality mixing_quality(const Topology& topology, GapMethod method) {
   MixingQuality q;
   const int n = topology.ranks;
   if (n <= 1) {
@@ -204,9 +187,10 @@ MixingQuality mixing_quality(const Topology& topology) {
     return q;
   }
   const AveragedMixing mixing(topology);
+  const std::optional<double> closed = closed_form_second_eigenvalue(topology);
   double second = 0.0;
-  if (topology.directed()) {
-    second = circulant_second_eigenvalue(topology);
+  if (closed && (method == GapMethod::closed_form || topology.directed())) {
+    second = *closed;
   } else if (n <= kDenseLimit) {
     second = dense_second_eigenvalue(mixing, n);
   } else {

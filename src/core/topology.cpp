@@ -26,7 +26,7 @@ const TopologyInfo kTopologies[] = {
      "ranks = rows x cols, both even and >= 4"},
     {"exponential", "static exponential graph (hypercube form): each rank averages with its log2(n) peers i XOR 2^k",
      "ranks a power of two >= 4"},
-    {"random-matching", "a random perfect matching each step (seeded, period 16)", "an even number of ranks"},
+    {"random-matching", "a random perfect matching each step (seeded, period 16; its spectral gap is the expected matching's)", "an even number of ranks"},
     {"one-peer-exp-directed",
      "directed one-peer exponential graph (SGP's): step k sends to i + 2^k, averages what comes from i - 2^k",
      "at least 2 ranks (exact average per period for a power of two)"},
@@ -91,15 +91,6 @@ std::vector<int> node_ranks(int node, int per_node) {
   return ranks;
 }
 
-// The most square split rows x cols with both sides even and >= 4.
-std::optional<std::pair<int, int>> torus_shape(int n) {
-  std::optional<std::pair<int, int>> best;
-  for (int rows = 4; rows * rows <= n; rows += 2) {
-    if (n % rows == 0 && (n / rows) % 2 == 0) best = {{rows, n / rows}};
-  }
-  return best;
-}
-
 std::string check(const std::string& name, int n, int per_node) {
   const int nodes = n / per_node;
   if (name == "complete") return "";
@@ -152,6 +143,14 @@ std::string check(const std::string& name, int n, int per_node) {
 }
 
 }  // namespace
+
+std::optional<std::pair<int, int>> torus_shape(int n) {
+  std::optional<std::pair<int, int>> best;
+  for (int rows = 4; rows * rows <= n; rows += 2) {
+    if (n % rows == 0 && (n / rows) % 2 == 0) best = {{rows, n / rows}};
+  }
+  return best;
+}
 
 std::span<const TopologyInfo> topologies() { return kTopologies; }
 

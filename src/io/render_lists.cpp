@@ -138,13 +138,18 @@ Json schedule_json(const Topology& t) {
 }
 
 using TR = TopologyRow;
+
+// Four decimals, or three significant digits for gaps below 0.001 (a ring of 131,072 GPUs
+// has 5.7e-10, which four decimals would show as 0).
+std::string gap_text(double gap) { return gap > 0.0 && gap < 1e-3 ? fmt::format("{:.3g}", gap) : fixed(gap, 4); }
 Cell if_available(const TR& r, Cell cell) { return r.unavailable ? Cell() : cell; }
 
 const Columns<TR>& topology_columns() {
   static const Columns<TR> columns = {
       {"name", "", "name", [](const TR& r) { return Cell(std::string(r.info.name)); }, {}, {}, true},
       {"period", "steps", "", [](const TR& r) { return if_available(r, std::int64_t{r.period}); }},
-      {"spectral-gap", "", "", [](const TR& r) { return if_available(r, r.mixing.spectral_gap); }, decimals(4)},
+      {"spectral-gap", "", "", [](const TR& r) { return if_available(r, r.mixing.spectral_gap); }, decimals(4),
+       [](const TR& r) { return r.unavailable ? std::string("-") : gap_text(r.mixing.spectral_gap); }},
       {"exact/period", "", "", [](const TR& r) { return if_available(r, r.mixing.exact_average_per_period); }},
       {"needs", "", "constraint", [](const TR& r) { return Cell(std::string(r.info.constraint)); }, {}, {}, true},
       {"description", "", "description", [](const TR& r) { return Cell(std::string(r.info.description)); }, {}, {}, true},
