@@ -303,7 +303,7 @@ expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the 
 expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be above 0 and at most 1000, got '1e308'$" compare --slow-rank 63=1e308
 expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be above 0 and at most 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
 expect 2 "^dtperf: error: --interference-factor: 0.5 is out of range: it must be at least 1$" predict --interference-factor 0.5
-expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, sweep, fit, models, profiles, topologies$" predic
+expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, sweep, merge, fit, models, profiles, topologies$" predic
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25
 expect 2 "^dtperf: error: A subcommand is required$"
@@ -442,8 +442,9 @@ grep -q '^# 210 points written to ' "$work/sweep.out" || fail "sweep -o does not
   --json --threads 1 >"$work/sweep1.jsonl" || fail "sweep --json --threads 1 failed"
 "$dtperf" sweep --vary nodes=1:64:x2 --vary scheme=all-reduce,one-peer-exp,torus --vary nic-gbps=10:100:10 \
   --json --threads 3 >"$work/sweep3.jsonl" || fail "sweep --json --threads 3 failed"
-# The rows (not the header, which records the command line) do not depend on the threads.
-cmp -s <(tail -n +2 "$work/sweep1.jsonl") <(tail -n +2 "$work/sweep3.jsonl") || fail "sweep rows depend on the thread count"
+# Nothing depends on the threads: not the rows, nor the header (whose record of the command
+# leaves out --threads, -o, --shard and --quiet, which change no row).
+cmp -s "$work/sweep1.jsonl" "$work/sweep3.jsonl" || fail "sweep output depends on the thread count"
 python3 - "$work/sweep.csv" "$work/sweep1.jsonl" <<'PY' || fail "sweep CSV and JSON lines disagree"
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -451,7 +452,8 @@ lines = [json.loads(l) for l in open(sys.argv[2])]
 head, points = lines[0], lines[1:]
 # 7 node counts x 3 schemes x 10 rates, the rate fastest
 assert head["schema"] == "dtperf.sweep/1" and head["points"] == 210 == len(rows) == len(points), head
-assert head["invocation"]["tool"].startswith("dtperf ") and "--threads" in head["invocation"]["arguments"], head
+assert head["invocation"]["tool"].startswith("dtperf ") and "--json" in head["invocation"]["arguments"], head
+assert "--threads" not in head["invocation"]["arguments"], head
 assert list(rows[0].keys()) == head["columns"] == list(points[0].keys())
 assert [float(r["nic_gbps"]) for r in rows[:10]] == [10 * k for k in range(1, 11)]
 for r, p in zip(rows, points):
@@ -482,6 +484,48 @@ expect 2 "^dtperf: error: --vary: nic-gbps=0 is outside \(0, 1000000\]$" sweep -
 expect 2 "the grid has more than 1000000000 points" sweep --vary nodes=1:10000 --vary nic-gbps=1:10000 --vary batch-per-gpu=1:100
 expect 2 "^dtperf: error: --output: '.*sweep.xlsx': the format follows the extension" sweep --vary nodes=1,2 -o "$work/sweep.xlsx"
 expect 2 "^dtperf: error: --plot: the chart needs a numeric axis" sweep --vary scheme=all --plot "$work/never.svg"
+# --- sweep --shard K/N and merge: four shards joined are the unsharded run's file, byte for
+# byte, in CSV and JSON lines, whatever order the shards are given in and however many
+# threads made them; a shard missing, twice, cut short or of another grid is refused.
+grid=(--vary scheme=all-reduce,ring,torus --vary nodes=1:16:x2 --vary nic-gbps=10,100 --compute-cv 0.05
+  --sim-iterations 100 --quiet)
+"$dtperf" sweep "${grid[@]}" -o "$work/whole.jsonl" >/dev/null || fail "sweep -o whole.jsonl failed"
+"$dtperf" sweep "${grid[@]}" -o "$work/whole.csv" --threads 1 >/dev/null || fail "sweep -o whole.csv failed"
+for k in 0 1 2 3; do
+  "$dtperf" sweep "${grid[@]}" --shard $k/4 --threads 3 -o "$work/part$k.jsonl" >"$work/part.out" || fail "shard $k/4 failed"
+  "$dtperf" sweep "${grid[@]}" --shard $k/4 -o "$work/part$k.csv" >/dev/null || fail "shard $k/4 as CSV failed"
+done
+grep -q '^# shard 3/4: 7 of 30 points written to ' "$work/part.out" || fail "a shard does not say what it wrote: $(cat "$work/part.out")"
+expect 0 '^# 4 shards merged: 30 points written to ' merge "$work/part2.jsonl" "$work/part0.jsonl" "$work/part3.jsonl" \
+  "$work/part1.jsonl" -o "$work/merged.jsonl"
+cmp -s "$work/whole.jsonl" "$work/merged.jsonl" || fail "merged JSON-lines shards differ from the unsharded run"
+"$dtperf" merge "$work"/part*.csv >"$work/merged.csv" || fail "merge of CSV shards to stdout failed"
+cmp -s "$work/whole.csv" "$work/merged.csv" || fail "merged CSV shards differ from the unsharded run"
+python3 - "$work/part1.jsonl" <<'PY' || fail "a shard's rows are not every fourth point from 1"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = json.loads(lines[0])
+assert head["shard"] == {"index": 1, "count": 4} and head["points"] == 30, head
+assert [json.loads(l)["index"] for l in lines[1:]] == list(range(1, 30, 4))
+assert "--shard" not in head["invocation"]["arguments"] and "-o" not in head["invocation"]["arguments"]
+PY
+expect 2 "part0.jsonl: line 1: shard 0/4, but 3 files were given: give all 4 shards$" merge "$work"/part[012].jsonl -o "$work/never.jsonl"
+[ -e "$work/never.jsonl" ] && fail "a refused merge left its output file"
+expect 2 "part3.csv: line 2: shard 2 of 3 is missing \(this file is shard 3\)" merge "$work"/part[013].csv
+expect 2 "part1.csv: line 2: shard 1 again" merge "$work"/part[0-1].csv "$work/part1.csv" "$work/part3.csv"
+head -n -1 "$work/part3.jsonl" >"$work/cut3.jsonl"
+expect 2 "cut3.jsonl: ends after 6 rows, while .*part0.jsonl has more" merge "$work"/part[012].jsonl "$work/cut3.jsonl"
+head -c -9 "$work/part2.csv" >"$work/cut2.csv"
+expect 2 "cut2.csv: line 8: cut short: the last line has no newline" merge "$work"/part[013].csv "$work/cut2.csv"
+"$dtperf" sweep --vary nodes=1:16:x2 --shard 0/2 -o "$work/other0.jsonl" >/dev/null
+expect 2 "other0.jsonl: line 1: not a shard of the same sweep as " merge "$work/part1.jsonl" "$work/other0.jsonl" \
+  "$work/part2.jsonl" "$work/part3.jsonl"
+expect 2 "part1.csv: line 1: CSV and JSON-lines shards cannot be merged together" merge "$work/part0.jsonl" "$work/part1.csv"
+expect 2 "whole.jsonl: line 1: the header has no shard" merge "$work/whole.jsonl"
+expect 2 "^dtperf: error: --shard: '4/4': K must be less than N" sweep --vary nodes=1,2 --shard 4/4 -o "$work/never.csv"
+expect 2 "^dtperf: error: --shard: '1': no '/'" sweep --vary nodes=1,2 --shard 1 -o "$work/never.csv"
+expect 2 "^dtperf: error: --shard: a shard is written as CSV or JSON lines" sweep --vary nodes=1,2 --shard 0/2
+[ -e "$work/never.csv" ] && fail "a refused shard left its output file"
 cat >"$work/sweep-scenario.json" <<'JSON'
 {"schema": "dtperf.scenario/1", "command": "sweep",
  "options": {"profile": "a100x4-ib100", "model": "transformer-base", "vary": ["nodes=2:16:x2", "scheme=all-reduce,alternating-exp-ring"], "format": "csv"}}

@@ -115,6 +115,63 @@ TEST_CASE("sweep rows equal single evaluations and do not depend on the thread c
   CHECK(one[4].iteration.iteration_s < one[8].iteration.iteration_s);
 }
 
+TEST_CASE("sweep shards: shard K holds the points K, K+N, ...; together they are the grid", "[sweep]") {
+  Base b;
+  const SweepGrid grid(b.setup, three_axes());  // 12 points
+  const std::vector<SweepRow> whole = all_rows(grid, 1, 4096);
+  // 12 points in 5 shards: 3, 3, 2, 2, 2 rows.
+  CHECK(shard_size(12, 0, 5) == 3);
+  CHECK(shard_size(12, 1, 5) == 3);
+  CHECK(shard_size(12, 2, 5) == 2);
+  CHECK(shard_size(12, 4, 5) == 2);
+  CHECK(shard_size(3, 4, 5) == 0);
+  std::vector<int> seen(12, 0);
+  for (std::uint64_t k = 0; k < 5; ++k) {
+    std::vector<SweepRow> rows;
+    std::vector<std::uint64_t> progress;
+    SweepRun run;
+    run.threads = 2;
+    run.shard = k;
+    run.shards = 5;
+    run.sink = [&](std::span<const SweepRow> part, const std::string&) { rows.insert(rows.end(), part.begin(), part.end()); };
+    run.progress = [&](std::uint64_t done, std::uint64_t total) {
+      CHECK(total == shard_size(12, k, 5));
+      progress.push_back(done);
+    };
+    run_sweep(grid, run);
+    REQUIRE(rows.size() == shard_size(12, k, 5));
+    REQUIRE_FALSE(progress.empty());
+    CHECK(progress.back() == rows.size());
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      const std::uint64_t index = k + 5 * j;
+      CHECK(rows[j].point.index == index);
+      CHECK(rows[j].iteration.iteration_s == whole[index].iteration.iteration_s);  // bitwise
+      ++seen[index];
+    }
+  }
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+}
+
+TEST_CASE("sweep blocks follow the cost: costly points spread over the threads from the first round", "[sweep]") {
+  Base b;
+  const SweepGrid grid(b.setup, three_axes());
+  // A round time far below one point's cost: every round hands each thread one point, so
+  // 12 points on 3 threads come back in 4 rounds of 3 (not one thread's block of 12).
+  std::vector<std::size_t> sizes;
+  SweepRun run;
+  run.threads = 3;
+  run.round_seconds = 1e-12;
+  run.sink = [&](std::span<const SweepRow> part, const std::string&) { sizes.push_back(part.size()); };
+  run_sweep(grid, run);
+  CHECK(sizes == std::vector<std::size_t>(12, 1));
+  // Cheap points at a round time of an hour grow to the block cap after the first round.
+  sizes.clear();
+  run.round_seconds = 3600.0;
+  run.block_points = 4;
+  run_sweep(grid, run);
+  CHECK(sizes == std::vector<std::size_t>{1, 1, 1, 4, 4, 1});
+}
+
 TEST_CASE("sweep rows: a topology that does not fit is a row with its reason", "[sweep]") {
   Base b;
   SweepAxes axes;

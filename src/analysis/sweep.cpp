@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -197,11 +198,17 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   }
 }
 
+std::uint64_t shard_size(std::uint64_t total, std::uint64_t shard, std::uint64_t shards) {
+  return shard < total ? (total - shard + shards - 1) / shards : 0;
+}
+
 void run_sweep(const SweepGrid& grid, const SweepRun& run) {
+  using Clock = std::chrono::steady_clock;
   const int threads = std::max(1, run.threads);
-  const std::uint64_t block_points = std::max<std::uint64_t>(1, run.block_points);
-  const std::uint64_t per_round = block_points * static_cast<std::uint64_t>(threads);
-  const std::uint64_t total = grid.size();
+  const std::uint64_t most_per_block = std::max<std::uint64_t>(1, run.block_points);
+  const std::uint64_t shards = std::max<std::uint64_t>(1, run.shards);
+  const std::uint64_t total = shard_size(grid.size(), run.shard, shards);
+  const auto global_index = [&](std::uint64_t local) { return run.shard + local * shards; };
   const auto slots = static_cast<std::size_t>(threads);
   std::vector<std::unique_ptr<SweepEvaluator>> evaluators;
   for (std::size_t t = 0; t < slots; ++t) evaluators.push_back(std::make_unique<SweepEvaluator>(grid));
@@ -209,14 +216,16 @@ void run_sweep(const SweepGrid& grid, const SweepRun& run) {
   std::vector<std::string> texts(slots);
   std::vector<std::exception_ptr> failures(slots);
 
-  for (std::uint64_t start = 0; start < total; start += per_round) {
+  std::uint64_t block_points = 1;  // the first round measures the cost per point
+  for (std::uint64_t start = 0; start < total;) {
+    const auto round_start = Clock::now();
     const auto fill = [&](std::size_t t) {
       try {
         const std::uint64_t first = std::min(total, start + block_points * t);
         const std::uint64_t end = std::min(total, first + block_points);
         std::vector<SweepRow>& block = blocks[t];
         block.resize(static_cast<std::size_t>(end - first));
-        for (std::uint64_t i = first; i < end; ++i) evaluators[t]->evaluate(i, block[i - first]);
+        for (std::uint64_t i = first; i < end; ++i) evaluators[t]->evaluate(global_index(i), block[i - first]);
         texts[t].clear();
         if (run.render && !block.empty()) run.render(block, texts[t]);
       } catch (...) {
@@ -234,7 +243,14 @@ void run_sweep(const SweepGrid& grid, const SweepRun& run) {
     for (std::size_t t = 0; t < slots; ++t) {
       if (!blocks[t].empty() && run.sink) run.sink(blocks[t], texts[t]);
     }
-    if (run.progress) run.progress(std::min(total, start + per_round), total);
+    const std::uint64_t done = std::min(total, start + block_points * static_cast<std::uint64_t>(threads));
+    const double seconds_per_point =
+        std::chrono::duration<double>(Clock::now() - round_start).count() / static_cast<double>(done - start) *
+        static_cast<double>(threads);
+    const double fits = seconds_per_point > 0.0 ? run.round_seconds / seconds_per_point : 1e18;
+    block_points = static_cast<std::uint64_t>(std::clamp(fits, 1.0, static_cast<double>(most_per_block)));
+    start = done;
+    if (run.progress) run.progress(done, total);
   }
 }
 

@@ -1,13 +1,16 @@
 // dtperf sweep: a grid of what-ifs for capacity planning. Every option of predict sets
 // the base; each --vary NAME=VALUES turns one of them into an axis; every point of the
 // product is predicted and streamed as JSON lines, CSV or a table, in constant memory,
-// on all cores, in the same order whatever the thread count.
+// on all cores, in the same order whatever the thread count; --shard K/N evaluates every
+// N-th point for a job array, and dtperf merge (cmd_merge.cpp) joins the shards.
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <deque>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "analysis_options.hpp"
@@ -34,7 +37,36 @@ struct SweepOptions : AnalysisCliOptions {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool quiet = false;
   std::string plot_y = "iteration-ms";
+  std::string shard;  // "K/N"
 };
+
+struct Shard {
+  std::uint64_t index = 0;
+  std::uint64_t count = 1;
+};
+
+constexpr std::uint64_t kMostShards = 1'000'000;
+
+// "K/N" with 0 <= K < N <= kMostShards (a Slurm array's task id and size).
+Shard parse_shard(const std::string& text) {
+  const auto fail = [&](const std::string& why) {
+    return InputError::in_input("shard", fmt::format("'{}': {}; expected K/N with 0 <= K < N, e.g. "
+                                                       "$SLURM_ARRAY_TASK_ID/64",
+                                                       text, why));
+  };
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) throw fail("no '/'");
+  const auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 7 || part.find_first_not_of("0123456789") != std::string::npos) {
+      throw fail(fmt::format("'{}' is not a whole number up to {}", part, kMostShards));
+    }
+    return static_cast<std::uint64_t>(std::stoull(part));
+  };
+  Shard shard{number(text.substr(0, slash)), number(text.substr(slash + 1))};
+  if (shard.count < 1 || shard.count > kMostShards) throw fail(fmt::format("N must be 1 to {}", kMostShards));
+  if (shard.index >= shard.count) throw fail("K must be less than N");
+  return shard;
+}
 
 // --json (as on every command) wins, then --format, then -o's extension.
 io::RowFormat output_format(const SweepOptions& o) {
@@ -54,6 +86,7 @@ io::RowFormat output_format(const SweepOptions& o) {
 
 void run(SweepOptions& o) {
   const AxisSpecs specs = parse_axes(o.vary);
+  const std::optional<Shard> shard = o.shard.empty() ? std::nullopt : std::optional<Shard>(parse_shard(o.shard));
   Session session = o.start("sweep");
   const Inputs& inputs = *session.inputs;
   std::deque<ModelSpec> models;  // stable addresses for the grid
@@ -63,6 +96,13 @@ void run(SweepOptions& o) {
     axes.models.push_back(&models.back());
   }
   const io::RowFormat format = output_format(o);
+  if (shard && format == io::RowFormat::table) {
+    throw InputError::in_input("shard", "a shard is written as CSV or JSON lines (-o FILE.csv, -o FILE.jsonl or "
+                                          "--format), which dtperf merge joins; a table cannot be merged");
+  }
+  if (shard && !o.output.plot_path.empty()) {
+    throw InputError::in_input("shard", "--plot needs the whole grid: plot an unsharded run");
+  }
   const SweepReport report = build_sweep_report(session.prepared, std::move(axes), specs.models, o.variability.law());
   const SweepGrid& grid = report.grid;
   const io::SweepWriter writer(format, grid);
@@ -85,7 +125,10 @@ void run(SweepOptions& o) {
   std::string text = writer.header();
   if (format == io::RowFormat::jsonl) {
     io::Json header = io::sweep_header_json(report);
-    header["invocation"] = invocation_json();
+    // What the rows depend on: not where they went, how many threads made them or which
+    // shard this is, so that merged shards are the file one run writes.
+    header["invocation"] = invocation_json_without({"-o", "--output", "--shard", "--threads"}, {"--quiet"});
+    if (shard) header["shard"] = {{"index", shard->index}, {"count", shard->count}};
     text = header.dump(-1, ' ', false, io::Json::error_handler_t::replace) + "\n";
   } else if (format == io::RowFormat::table) {
     text = io::sweep_header_text(report) + text;
@@ -95,6 +138,10 @@ void run(SweepOptions& o) {
   Progress progress("sweep", o.quiet);
   SweepRun sweep;
   sweep.threads = o.threads;
+  if (shard) {
+    sweep.shard = shard->index;
+    sweep.shards = shard->count;
+  }
   sweep.render = [&](std::span<const SweepRow> rows, std::string& out) {
     for (const SweepRow& row : rows) writer.append(out, row);
   };
@@ -110,7 +157,13 @@ void run(SweepOptions& o) {
   if (file) file->commit();
   if (plot_file) plot_file->commit();
   if (file && !o.output.json) {
-    std::cout << fmt::format("# {} points written to {}\n", grid.size(), o.output.output_path);
+    if (shard) {
+      std::cout << fmt::format("# shard {}/{}: {} of {} points written to {}\n", shard->index, shard->count,
+                               shard_size(grid.size(), shard->index, shard->count), grid.size(),
+                               o.output.output_path);
+    } else {
+      std::cout << fmt::format("# {} points written to {}\n", grid.size(), o.output.output_path);
+    }
   }
 }
 
@@ -144,6 +197,11 @@ void add_sweep_command(CLI::App& app) {
       ->type_name("iteration-ms|scaling|throughput")
       ->check(CLI::IsMember({"iteration-ms", "scaling", "throughput"}))
       ->capture_default_str()
+      ->group("Sweep");
+  cmd->add_option("--shard", options->shard,
+                  "Evaluate shard K of N: the points whose index is K modulo N (e.g. $SLURM_ARRAY_TASK_ID/64); "
+                  "dtperf merge joins the N files into the one an unsharded run writes")
+      ->type_name("K/N")
       ->group("Sweep");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr (printed each second for grids that take longer)")
       ->group("Sweep");

@@ -30,5 +30,6 @@ void add_profiles_command(CLI::App& app);
 void add_whatif_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
 
 }  // namespace dtperf::cli

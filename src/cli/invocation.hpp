@@ -17,4 +17,9 @@ void record_invocation(std::vector<std::string> arguments, std::string scenario)
 /// {"tool": "dtperf 0.1.0", "arguments": [...], "scenario": FILE (when one was run)}.
 io::Json invocation_json();
 
+/// The same without the options named (with their values: "--name V", "--name=V", and for
+/// a one-letter name "-nV"), and without the flags named: for a record that must not
+/// depend on where the output went or how the work was split.
+io::Json invocation_json_without(const std::vector<std::string>& options, const std::vector<std::string>& flags);
+
 }  // namespace dtperf::cli

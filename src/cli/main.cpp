@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
   dtperf::cli::add_whatif_command(app);
   dtperf::cli::add_collective_command(app);
   dtperf::cli::add_sweep_command(app);
+  dtperf::cli::add_merge_command(app);
   dtperf::cli::add_fit_command(app);
   dtperf::cli::add_models_command(app);
   dtperf::cli::add_profiles_command(app);

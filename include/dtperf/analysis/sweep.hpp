@@ -114,17 +114,29 @@ using SweepProgress = std::function<void(std::uint64_t done, std::uint64_t total
 
 struct SweepRun {
   int threads = 1;                    // >= 1
-  std::uint64_t block_points = 4096;  // rows per thread and round
+  std::uint64_t block_points = 4096;  // the most rows per thread and round
+  // Blocks are sized by cost, not count: each round's block is what one thread evaluates
+  // in about this long at the previous round's cost per point (the first round: one point
+  // per thread), so a few costly points still spread over every thread and progress
+  // arrives about this often.
+  double round_seconds = 0.25;
+  // A deterministic 1/shards of the grid: the points whose index is `shard` modulo
+  // `shards` (interleaved, so every shard gets the same mix of cheap and costly points).
+  std::uint64_t shard = 0;
+  std::uint64_t shards = 1;
   SweepRender render;
   SweepSink sink;
-  SweepProgress progress;
+  SweepProgress progress;  // points of this shard
 };
 
-/// Evaluates the whole grid: each round, thread t evaluates (and renders) block t; the
-/// caller's thread then gives the blocks to the sink in order. Memory: threads x
-/// block_points rows and their text. The compute model's refusals (std::invalid_argument)
-/// and InputErrors propagate to the caller: the first failing point's, whatever the
-/// thread count.
+/// The points of shard `shard` of `shards` in a grid of `total`.
+std::uint64_t shard_size(std::uint64_t total, std::uint64_t shard, std::uint64_t shards);
+
+/// Evaluates the grid (or the run's shard of it): each round, thread t evaluates (and
+/// renders) block t; the caller's thread then gives the blocks to the sink in order.
+/// Memory: threads x block_points rows and their text. The compute model's refusals
+/// (std::invalid_argument) and InputErrors propagate to the caller: the first failing
+/// point's, whatever the thread count.
 void run_sweep(const SweepGrid& grid, const SweepRun& run);
 
 }  // namespace dtperf
