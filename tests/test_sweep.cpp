@@ -152,24 +152,35 @@ TEST_CASE("sweep shards: shard K holds the points K, K+N, ...; together they are
   CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
 }
 
-TEST_CASE("sweep blocks follow the cost: costly points spread over the threads from the first round", "[sweep]") {
+TEST_CASE("sweep chunks follow the cost: costly points are shared one at a time", "[sweep]") {
   Base b;
-  const SweepGrid grid(b.setup, three_axes());
-  // A round time far below one point's cost: every round hands each thread one point, so
-  // 12 points on 3 threads come back in 4 rounds of 3 (not one thread's block of 12).
+  SweepAxes axes = three_axes();
+  axes.compression_ratio = {1.0, 2.0, 4.0, 8.0};
+  const SweepGrid grid(b.setup, axes);  // 48 points
+  // A round time far below one point's cost: every chunk is one point, taken by whichever
+  // of the 3 threads is free (not one thread's block of 48).
   std::vector<std::size_t> sizes;
+  std::vector<std::uint64_t> indices;
   SweepRun run;
   run.threads = 3;
   run.round_seconds = 1e-12;
-  run.sink = [&](std::span<const SweepRow> part, const std::string&) { sizes.push_back(part.size()); };
+  run.sink = [&](std::span<const SweepRow> part, const std::string&) {
+    sizes.push_back(part.size());
+    for (const SweepRow& row : part) indices.push_back(row.point.index);
+  };
   run_sweep(grid, run);
-  CHECK(sizes == std::vector<std::size_t>(12, 1));
-  // Cheap points at a round time of an hour grow to the block cap after the first round.
+  CHECK(sizes == std::vector<std::size_t>(48, 1));
+  for (std::size_t i = 0; i < indices.size(); ++i) CHECK(indices[i] == i);
+  // Cheap points at a round time of an hour: the first round's 12 chunks (4 per thread) of
+  // one point measure the cost, then chunks grow to the cap, block_points / 4 = 4: the 36
+  // points left are 9 chunks of 4.
   sizes.clear();
   run.round_seconds = 3600.0;
-  run.block_points = 4;
+  run.block_points = 16;
   run_sweep(grid, run);
-  CHECK(sizes == std::vector<std::size_t>{1, 1, 1, 4, 4, 1});
+  std::vector<std::size_t> expected(12, 1);
+  expected.insert(expected.end(), 9, 4);
+  CHECK(sizes == expected);
 }
 
 TEST_CASE("sweep rows: a topology that does not fit is a row with its reason", "[sweep]") {

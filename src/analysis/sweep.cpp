@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -205,52 +206,62 @@ std::uint64_t shard_size(std::uint64_t total, std::uint64_t shard, std::uint64_t
 void run_sweep(const SweepGrid& grid, const SweepRun& run) {
   using Clock = std::chrono::steady_clock;
   const int threads = std::max(1, run.threads);
-  const std::uint64_t most_per_block = std::max<std::uint64_t>(1, run.block_points);
+  const auto slots = static_cast<std::size_t>(threads);
+  // A round is kChunksPerThread chunks per thread, taken by whichever thread is free
+  // (costs differ from point to point); a chunk holds at most block_points / 4 points, so
+  // a round holds at most threads x block_points rows.
+  constexpr std::uint64_t kChunksPerThread = 4;
+  const std::uint64_t most_per_chunk = std::max<std::uint64_t>(1, run.block_points / kChunksPerThread);
   const std::uint64_t shards = std::max<std::uint64_t>(1, run.shards);
   const std::uint64_t total = shard_size(grid.size(), run.shard, shards);
   const auto global_index = [&](std::uint64_t local) { return run.shard + local * shards; };
-  const auto slots = static_cast<std::size_t>(threads);
   std::vector<std::unique_ptr<SweepEvaluator>> evaluators;
   for (std::size_t t = 0; t < slots; ++t) evaluators.push_back(std::make_unique<SweepEvaluator>(grid));
-  std::vector<std::vector<SweepRow>> blocks(slots);
-  std::vector<std::string> texts(slots);
-  std::vector<std::exception_ptr> failures(slots);
+  const std::size_t chunks = slots * kChunksPerThread;
+  std::vector<std::vector<SweepRow>> blocks(chunks);
+  std::vector<std::string> texts(chunks);
+  std::vector<std::exception_ptr> failures(chunks);
 
-  std::uint64_t block_points = 1;  // the first round measures the cost per point
+  std::uint64_t chunk_points = 1;  // the first round measures the cost per point
   for (std::uint64_t start = 0; start < total;) {
     const auto round_start = Clock::now();
-    const auto fill = [&](std::size_t t) {
-      try {
-        const std::uint64_t first = std::min(total, start + block_points * t);
-        const std::uint64_t end = std::min(total, first + block_points);
-        std::vector<SweepRow>& block = blocks[t];
-        block.resize(static_cast<std::size_t>(end - first));
-        for (std::uint64_t i = first; i < end; ++i) evaluators[t]->evaluate(global_index(i), block[i - first]);
-        texts[t].clear();
-        if (run.render && !block.empty()) run.render(block, texts[t]);
-      } catch (...) {
-        failures[t] = std::current_exception();
+    const std::uint64_t end = std::min(total, start + chunk_points * chunks);
+    std::atomic<std::size_t> next{0};
+    const auto work = [&](std::size_t t) {
+      for (std::size_t c = next++; c < chunks; c = next++) {
+        try {
+          const std::uint64_t first = std::min(end, start + chunk_points * c);
+          const std::uint64_t last = std::min(end, first + chunk_points);
+          std::vector<SweepRow>& block = blocks[c];
+          block.resize(static_cast<std::size_t>(last - first));
+          for (std::uint64_t i = first; i < last; ++i) evaluators[t]->evaluate(global_index(i), block[i - first]);
+          texts[c].clear();
+          if (run.render && !block.empty()) run.render(block, texts[c]);
+        } catch (...) {
+          failures[c] = std::current_exception();
+        }
       }
     };
     {
       std::vector<std::jthread> workers;
-      for (std::size_t t = 1; t < slots; ++t) workers.emplace_back(fill, t);
-      fill(0);
+      for (std::size_t t = 1; t < slots; ++t) workers.emplace_back(work, t);
+      work(0);
     }
-    for (const std::exception_ptr& failure : failures) {
+    for (const std::exception_ptr& failure : failures) {  // the first failing point's, in index order
       if (failure) std::rethrow_exception(failure);
     }
-    for (std::size_t t = 0; t < slots; ++t) {
-      if (!blocks[t].empty() && run.sink) run.sink(blocks[t], texts[t]);
+    for (std::size_t c = 0; c < chunks; ++c) {
+      if (!blocks[c].empty() && run.sink) run.sink(blocks[c], texts[c]);
     }
-    const std::uint64_t done = std::min(total, start + block_points * static_cast<std::uint64_t>(threads));
-    const double seconds_per_point =
-        std::chrono::duration<double>(Clock::now() - round_start).count() / static_cast<double>(done - start) *
-        static_cast<double>(threads);
-    const double fits = seconds_per_point > 0.0 ? run.round_seconds / seconds_per_point : 1e18;
-    block_points = static_cast<std::uint64_t>(std::clamp(fits, 1.0, static_cast<double>(most_per_block)));
-    start = done;
-    if (run.progress) run.progress(done, total);
+    // Thread-seconds per point this round; the next chunk is what one thread evaluates in
+    // its share of the round time.
+    const double seconds_per_point = std::chrono::duration<double>(Clock::now() - round_start).count() *
+                                     static_cast<double>(threads) / static_cast<double>(end - start);
+    const double target = run.round_seconds / static_cast<double>(kChunksPerThread);
+    const double fits = seconds_per_point > 0.0 ? target / seconds_per_point : 1e18;
+    chunk_points = static_cast<std::uint64_t>(std::clamp(fits, 1.0, static_cast<double>(most_per_chunk)));
+    start = end;
+    if (run.progress) run.progress(end, total);
   }
 }
 

@@ -115,10 +115,10 @@ using SweepProgress = std::function<void(std::uint64_t done, std::uint64_t total
 struct SweepRun {
   int threads = 1;                    // >= 1
   std::uint64_t block_points = 4096;  // the most rows per thread and round
-  // Blocks are sized by cost, not count: each round's block is what one thread evaluates
-  // in about this long at the previous round's cost per point (the first round: one point
-  // per thread), so a few costly points still spread over every thread and progress
-  // arrives about this often.
+  // Work is shared by cost, not count: a round is 4 chunks per thread, which the threads
+  // take as each comes free, and a chunk is what one thread evaluates in a quarter of this
+  // at the previous round's cost per point (the first round: one point per chunk). A few
+  // costly points still spread over every thread, and progress arrives about this often.
   double round_seconds = 0.25;
   // A deterministic 1/shards of the grid: the points whose index is `shard` modulo
   // `shards` (interleaved, so every shard gets the same mix of cheap and costly points).
@@ -132,8 +132,8 @@ struct SweepRun {
 /// The points of shard `shard` of `shards` in a grid of `total`.
 std::uint64_t shard_size(std::uint64_t total, std::uint64_t shard, std::uint64_t shards);
 
-/// Evaluates the grid (or the run's shard of it): each round, thread t evaluates (and
-/// renders) block t; the caller's thread then gives the blocks to the sink in order.
+/// Evaluates the grid (or the run's shard of it): each round, the threads evaluate (and
+/// render) the round's chunks; the caller's thread then gives them to the sink in order.
 /// Memory: threads x block_points rows and their text. The compute model's refusals
 /// (std::invalid_argument) and InputErrors propagate to the caller: the first failing
 /// point's, whatever the thread count.
