@@ -2,6 +2,10 @@
 // break-even points separate the two regimes, and the verdict follows the network.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
 #include "dtperf/analysis/advice.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
@@ -86,6 +90,51 @@ TEST_CASE("break-even points separate the two regimes", "[advice][break-even]") 
   };
   INFO("break-even at " << a.bandwidth.value << " Gbit/s per NIC");
   CHECK((advantage(a.bandwidth.value * 0.9) > 0.0) != (advantage(a.bandwidth.value * 1.1) > 0.0));
+}
+
+TEST_CASE("break-even searches that stop at the first topology faster than all-reduce find the full search's "
+          "crossing", "[advice][break-even]") {
+  // With variable compute (the searches' own 200 iterations, so every prediction here is
+  // the one the search made): just below and above the NIC rate found, every topology
+  // predicted, the best of them against All-Reduce changes side; likewise around the node
+  // count found.
+  Setup s = setup_on(8, 100);
+  s.variability.law = NoiseLaw::normal;
+  s.variability.cv = 0.02;  // small enough for All-Reduce to win on fast NICs
+  s.variability.iterations = 200;
+  s.variability.warmup_iterations = 20;
+  Evaluator e(s);
+  const Advice a = advise(e);
+  const auto advantage = [&](const ClusterProfile& c) {
+    // The advisor's best: the fastest, except that within 0.1 % (closer than the model
+    // tells apart) the one with fewer bytes through the NICs.
+    std::optional<SchemeOutcome> best;
+    for (const TopologyInfo& t : topologies()) {
+      const SchemeOutcome o = e.evaluate_on(c, Scheme::gossip(t.name));
+      if (!t.gossip || !o.available || !o.memory.fits()) continue;
+      const double ta = o.iteration.iteration_s;
+      const double tb = best ? best->iteration.iteration_s : 1e9;
+      const bool tie = std::abs(ta - tb) <= 1e-3 * std::min(ta, tb);
+      if (!best || (tie ? o.iteration.inter_bytes_per_node < best->iteration.inter_bytes_per_node : ta < tb)) best = o;
+    }
+    return e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s / best->iteration.iteration_s - 1.0;
+  };
+  REQUIRE(a.bandwidth.found());
+  INFO("break-even at " << a.bandwidth.value << " Gbit/s per NIC");
+  ClusterProfile below = s.cluster;
+  ClusterProfile above = s.cluster;
+  below.inter.nic_gbps = a.bandwidth.value * (1.0 - 1e-3);
+  above.inter.nic_gbps = a.bandwidth.value * (1.0 + 1e-3);
+  CHECK((advantage(below) > 0.0) == a.bandwidth.faster_below);
+  CHECK((advantage(above) > 0.0) != a.bandwidth.faster_below);
+  if (a.nodes.found()) {
+    INFO("node break-even at " << a.nodes.value);
+    below = above = s.cluster;
+    below.nodes = static_cast<int>(a.nodes.last_below);
+    above.nodes = static_cast<int>(a.nodes.value);
+    CHECK((advantage(below) > 0.0) == a.nodes.faster_below);
+    CHECK((advantage(above) > 0.0) != a.nodes.faster_below);
+  }
 }
 
 TEST_CASE("compare reports each scheme as it starts, for progress", "[advice]") {
@@ -185,6 +234,11 @@ TEST_CASE("a model that fits only sharded: the sharded scheme named even with va
   REQUIRE(a.sharded_alternative.has_value());
   CHECK(a.sharded_alternative->memory.fits());
   CHECK(a.sharded_without_variability);
+  // Nothing replicated fits: those schemes are predicted without variable compute, for
+  // reference, instead of simulating 128 ranks that cannot run.
+  CHECK(a.unfit_without_variability);
+  CHECK_FALSE(a.allreduce.variability.has_value());
+  for (const SchemeOutcome& c : a.candidates) CHECK_FALSE(c.variability.has_value());
   CHECK(a.nodes.why == BreakEven::Why::does_not_fit);
   CHECK(a.bandwidth.why == BreakEven::Why::does_not_fit);
   CHECK_FALSE(a.low_communication.has_value());

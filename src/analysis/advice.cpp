@@ -41,21 +41,36 @@ std::vector<Scheme> decentdp_schemes() {
   return out;
 }
 
-// The fastest available Decent-DP topology on `cluster`, or nullopt.
-std::optional<SchemeOutcome> best_on(Evaluator& e, const ClusterProfile& cluster, const Factors& factors = {}) {
-  std::optional<SchemeOutcome> best;
-  for (const Scheme& scheme : decentdp_schemes()) {
-    SchemeOutcome o = e.evaluate_on(cluster, scheme, factors);
-    if (runnable(o) && (!best || better(o, *best))) best = std::move(o);
+// Whether the best topology on `cluster` is faster than All-Reduce, nullopt if none
+// applies: the sign of speedup - 1, all the break-even searches use. It is exact without
+// predicting every topology: once one runs more than better()'s 0.1 % tie margin faster
+// than All-Reduce, the best (at most that margin slower than the fastest) is faster too.
+// `first` (the topology best at the setup, the likeliest winner) is tried first; otherwise
+// every topology is predicted and the best chosen by better(), in list order.
+std::optional<bool> topology_wins_on(Evaluator& e, const ClusterProfile& cluster, const std::string& first) {
+  const double allreduce_s = e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s;
+  const std::vector<Scheme> schemes = decentdp_schemes();
+  std::vector<std::optional<SchemeOutcome>> outcomes(schemes.size());
+  const auto predict = [&](std::size_t i) -> const SchemeOutcome& {
+    if (!outcomes[i]) outcomes[i] = e.evaluate_on(cluster, schemes[i]);
+    return *outcomes[i];
+  };
+  const auto clearly_faster = [&](const SchemeOutcome& o) {
+    return runnable(o) && o.iteration.iteration_s * (1.0 + 1e-3) < allreduce_s;
+  };
+  for (std::size_t i = 0; i < schemes.size(); ++i) {
+    if (schemes[i].topology == first && clearly_faster(predict(i))) return true;
   }
-  return best;
-}
-
-// Speedup of the best topology over All-Reduce minus one; nullopt if none applies.
-std::optional<double> advantage_on(Evaluator& e, const ClusterProfile& cluster) {
-  const auto best = best_on(e, cluster);
+  for (std::size_t i = 0; i < schemes.size(); ++i) {
+    if (clearly_faster(predict(i))) return true;
+  }
+  std::optional<SchemeOutcome> best;
+  for (std::size_t i = 0; i < schemes.size(); ++i) {
+    const SchemeOutcome& o = predict(i);
+    if (runnable(o) && (!best || better(o, *best))) best = o;
+  }
   if (!best) return std::nullopt;
-  return e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s / best->iteration.iteration_s - 1.0;
+  return allreduce_s / best->iteration.iteration_s - 1.0 > 0.0;
 }
 
 std::vector<FactorShare> attribute(Evaluator& e, const Scheme& best) {
@@ -85,14 +100,20 @@ std::vector<FactorShare> attribute(Evaluator& e, const Scheme& best) {
   return shares;
 }
 
-// Where `advantage_on(cluster)` (a speedup minus one, nullopt where nothing applies)
-// changes sign along the NIC rate.
-template <typename Advantage>
-BreakEven rate_break_even(Evaluator& e, Advantage&& advantage_on) {
+// Break-even searches stop when the bracket is this narrow (relative, for rates; absolute,
+// for a CV): reports print three or four significant digits.
+constexpr double kRateTolerance = 1e-4;
+constexpr double kCvTolerance = 1e-4;
+
+// Where `faster_on(cluster)` (whether the alternative beats All-Reduce; nullopt where
+// nothing applies) changes along the NIC rate: a scan of kGbpsScanPoints rates, then a
+// bisection of the first bracket whose ends differ, on a log scale to kRateTolerance.
+template <typename Faster>
+BreakEven rate_break_even(Evaluator& e, Faster&& faster_on) {
   ClusterProfile cluster = e.setup().cluster;
-  const auto advantage_at = [&](double gbps) {
+  const auto faster_at = [&](double gbps) {
     cluster.inter.nic_gbps = gbps;
-    return advantage_on(cluster);
+    return faster_on(cluster);
   };
   BreakEven out;
   out.range_low = kMinGbps;
@@ -103,36 +124,36 @@ BreakEven rate_break_even(Evaluator& e, Advantage&& advantage_on) {
   }
   const double step = std::pow(kMaxGbps / kMinGbps, 1.0 / (kGbpsScanPoints - 1));
   double previous_gbps = kMinGbps;
-  const auto first = advantage_at(kMinGbps);
+  const auto first = faster_at(kMinGbps);
   if (!first) {
     out.why = BreakEven::Why::no_topology;
     return out;
   }
-  double previous = *first;
+  bool previous = *first;
   for (int i = 1; i < kGbpsScanPoints; ++i) {
     const double gbps = kMinGbps * std::pow(step, i);
-    const double now = advantage_at(gbps).value_or(previous);
-    if ((previous > 0.0) != (now > 0.0)) {
+    const bool now = faster_at(gbps).value_or(previous);
+    if (previous != now) {
       double low = previous_gbps;
       double high = gbps;
-      for (int k = 0; k < 40; ++k) {
+      while (high > low * (1.0 + kRateTolerance)) {
         const double mid = std::sqrt(low * high);
-        ((advantage_at(mid).value_or(0.0) > 0.0) == (previous > 0.0) ? low : high) = mid;
+        (faster_at(mid).value_or(false) == previous ? low : high) = mid;
       }
       out.outcome = BreakEven::Outcome::crosses;
       out.value = std::sqrt(low * high);
-      out.faster_below = previous > 0.0;
+      out.faster_below = previous;
       return out;
     }
     previous = now;
     previous_gbps = gbps;
   }
-  out.outcome = previous > 0.0 ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
+  out.outcome = previous ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
   return out;
 }
 
-BreakEven bandwidth_break_even(Evaluator& e) {
-  return rate_break_even(e, [&](const ClusterProfile& cluster) { return advantage_on(e, cluster); });
+BreakEven bandwidth_break_even(Evaluator& e, const std::string& first) {
+  return rate_break_even(e, [&](const ClusterProfile& cluster) { return topology_wins_on(e, cluster, first); });
 }
 
 // DiLoCo with the setup's options against All-Reduce's `allreduce_s`; nullopt where it
@@ -195,40 +216,43 @@ std::optional<LowCommunication> low_communication(Evaluator& e, const SchemeOutc
   l.local_sgd = e.evaluate(Scheme::local_sgd());
   l.speedup = allreduce.iteration.iteration_s / l.diloco.iteration.iteration_s;
   l.inner_steps = inner_steps_break_even(e, allreduce.iteration.iteration_s);
-  l.bandwidth = rate_break_even(e, [&](const ClusterProfile& c) {
-    return low_communication_advantage(e, c, e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s);
+  l.bandwidth = rate_break_even(e, [&](const ClusterProfile& c) -> std::optional<bool> {
+    const auto advantage =
+        low_communication_advantage(e, c, e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s);
+    if (!advantage) return std::nullopt;
+    return *advantage > 0.0;
   });
   return l;
 }
 
-BreakEven node_break_even(Evaluator& e, const std::function<void(int)>& at_nodes) {
+BreakEven node_break_even(Evaluator& e, const std::string& first, const std::function<void(int)>& at_nodes) {
   ClusterProfile cluster = e.setup().cluster;
   const auto advantage_at = [&](int nodes) {
     at_nodes(nodes);
     cluster.nodes = nodes;
-    return advantage_on(e, cluster);
+    return topology_wins_on(e, cluster, first);
   };
   BreakEven out;
   out.range_low = 1;
   out.range_high = kMaxNodes;
   std::optional<int> previous_nodes;
-  double previous = 0.0;
+  bool previous = false;
   for (int nodes = 1; nodes <= kMaxNodes; nodes *= 2) {
     const auto now = advantage_at(nodes);
     if (!now) continue;
-    if (previous_nodes && (previous > 0.0) != (*now > 0.0)) {
+    if (previous_nodes && previous != *now) {
       int low = *previous_nodes;  // same sign as `previous`
       int high = nodes;
       while (high - low > 1) {
         const int mid = low + (high - low) / 2;
         const auto at_mid = advantage_at(mid);
         if (!at_mid) break;  // no topology fits in between: keep the bracket
-        ((*at_mid > 0.0) == (previous > 0.0) ? low : high) = mid;
+        (*at_mid == previous ? low : high) = mid;
       }
       out.outcome = BreakEven::Outcome::crosses;
       out.value = high;
       out.last_below = low;
-      out.faster_below = previous > 0.0;
+      out.faster_below = previous;
       return out;
     }
     previous_nodes = nodes;
@@ -238,7 +262,7 @@ BreakEven node_break_even(Evaluator& e, const std::function<void(int)>& at_nodes
     out.why = BreakEven::Why::no_topology;
     return out;
   }
-  out.outcome = previous > 0.0 ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
+  out.outcome = previous ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
   return out;
 }
 
@@ -279,7 +303,7 @@ BreakEven variability_break_even(Evaluator& e, const Scheme& best) {
   } else {
     double low = 0.0;
     double high = 1.0;
-    for (int k = 0; k < 30; ++k) {
+    while (high - low > kCvTolerance) {
       const double mid = 0.5 * (low + high);
       ((advantage_at(mid) > 0.0) == (at_zero > 0.0) ? low : high) = mid;
     }
@@ -412,11 +436,26 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   };
   Advice a;
   step("every scheme");
-  a.allreduce = e.evaluate(Scheme::allreduce());
-  for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme));
+  // With variable compute, All-Reduce first without it (memory does not depend on it):
+  // when no replicated scheme fits, nothing is ranked, and every replicated scheme is
+  // predicted without it, for reference, rather than simulating ranks that cannot run.
+  Factors deterministic;
+  deterministic.variable_compute = false;
+  a.allreduce = e.evaluate(Scheme::allreduce(), deterministic);
+  const bool variable = e.setup().variability.any();
+  if (variable && !a.allreduce.memory.fits()) {
+    const auto fits = [&](const Scheme& scheme) { return runnable(e.evaluate(scheme, deterministic)); };
+    const std::vector<Scheme> others = decentdp_schemes();
+    a.unfit_without_variability = std::none_of(others.begin(), others.end(), fits);
+  }
+  const Factors factors = a.unfit_without_variability ? deterministic : Factors{};
+  if (variable && !a.unfit_without_variability) a.allreduce = e.evaluate(Scheme::allreduce());
+  for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme, factors));
   a.best = choose(e, a.candidates);
-  for (const Scheme& scheme : whole_model_gossip_schemes()) a.whole_model_gossip.push_back(e.evaluate(scheme));
-  a.parameter_allreduce = e.evaluate(Scheme::gossip("complete"));
+  for (const Scheme& scheme : whole_model_gossip_schemes()) {
+    a.whole_model_gossip.push_back(e.evaluate(scheme, factors));
+  }
+  a.parameter_allreduce = e.evaluate(Scheme::gossip("complete"), factors);
   if (a.best) {
     a.best->mixing = e.setup_mixing(a.best->scheme.topology);
     for (SchemeOutcome& c : a.candidates) {
@@ -449,11 +488,12 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     return a;
   }
   step("the break-even NIC rate");
-  a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e); });
+  const std::string first = a.best ? a.best->scheme.topology : "";
+  a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e, first); });
   step("the break-even node count");
   std::string at_nodes;
   a.nodes = with_short_simulations(e, [&] {
-    return node_break_even(e, [&](int nodes) {
+    return node_break_even(e, first, [&](int nodes) {
       at_nodes = fmt::format("the break-even node count: {} nodes", nodes);
       step(at_nodes.c_str());
     });

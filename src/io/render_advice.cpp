@@ -270,6 +270,9 @@ Json advice_json(const Advice& a) {
     j["sharded_alternative"] = scheme_outcome_json(*a.sharded_alternative, t_ar);
     j["sharded_alternative"]["without_variable_compute"] = a.sharded_without_variability;
   }
+  if (a.unfit_without_variability) {
+    j["replicated_without_variable_compute"] = true;
+  }
   if (const auto& l = a.low_communication) {
     const int h = l->diloco.local_sgd_options.inner_steps;
     j["low_communication"] = {
@@ -336,6 +339,10 @@ std::string advice_text(const Advice& a) {
              "(--recompute-activations).\n";
     }
     out += memory_line(m);
+    if (a.unfit_without_variability) {
+      out += "# with variable compute: nothing replicated fits, so the replicated schemes below are predicted without "
+             "it, for reference\n";
+    }
   } else {
     const bool any_available =
         std::any_of(a.candidates.begin(), a.candidates.end(), [](const SchemeOutcome& c) { return c.available; });

@@ -171,6 +171,9 @@ struct Advice {
   // with variable compute, predicted without it (sharded schemes are modelled without).
   std::optional<SchemeOutcome> sharded_alternative;
   bool sharded_without_variability = false;
+  // With variable compute and no replicated scheme fitting in GPU memory: every replicated
+  // scheme above was predicted without it (for reference; nothing is ranked).
+  bool unfit_without_variability = false;
   double speedup = 1.0;                   // T_allreduce / T_best
   Verdict verdict = Verdict::no_clear_winner;
   std::vector<FactorShare> factors;
