@@ -5,16 +5,21 @@
 //   seconds and memory for 10,240 ranks x 1,000 iterations of variable compute, per topology
 //   seconds for a 1,000,000-point sweep (ResNet-50 All-Reduce, 1,000 node counts x 1,000
 //   NIC rates) rendered as CSV, on every core and on one
+//   scale: the goals at 131,072 GPUs, advise at 1,024 and variable compute at 10,240,
+//   each case in a fresh process with its time and peak memory (bench_scale.cpp)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "../tests/alloc_counter.hpp"
+#include "bench_scale.hpp"
 #include "dtperf/allreduce.hpp"
 #include "dtperf/gossip.hpp"
 #include "dtperf/io/profile_json.hpp"
@@ -134,7 +139,14 @@ void bench_variability(const char* topology_name, int ranks) {
 
 }  // namespace
 
-// usage: dtperf_bench [allreduce | gossip | variability [TOPOLOGY ...]]   (default: all)
+// This program's own path, to run a case of it in a fresh process.
+std::string self_path(const char* argv0) {
+  char buffer[4096];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string(argv0);
+}
+
+// usage: dtperf_bench [allreduce | gossip | variability [TOPOLOGY ...] | sweep | scale]   (default: all)
 void bench_sweep(int threads) {
   const ModelSpec model = *zoo_model("resnet50");
   Setup setup;
@@ -167,6 +179,7 @@ void bench_sweep(int threads) {
 
 int main(int argc, char** argv) {
   const std::string part = argc > 1 ? argv[1] : "";
+  if (part == "gap" && argc == 5) return dtperf::bench::gap_case(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   if (part.empty() || part == "allreduce") bench_allreduce_resnet50();
   if (part.empty() || part == "gossip") bench_aer_1024();
   if (part.empty() || part == "variability") {
@@ -184,8 +197,10 @@ int main(int argc, char** argv) {
     bench_sweep(cores);
     if (cores > 1) bench_sweep(1);
   }
-  if (!part.empty() && part != "allreduce" && part != "gossip" && part != "variability" && part != "sweep") {
-    std::fprintf(stderr, "usage: dtperf_bench [allreduce | gossip | variability [TOPOLOGY ...] | sweep]\n");
+  if (part.empty() || part == "scale") dtperf::bench::bench_scale(self_path(argv[0]), DTPERF_CLI);
+  if (!part.empty() && part != "allreduce" && part != "gossip" && part != "variability" && part != "sweep" &&
+      part != "scale") {
+    std::fprintf(stderr, "usage: dtperf_bench [allreduce | gossip | variability [TOPOLOGY ...] | sweep | scale]\n");
     return 2;
   }
   return 0;

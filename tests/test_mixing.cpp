@@ -64,7 +64,8 @@ TEST_CASE("spectral gaps match their closed forms", "[mixing]") {
 TEST_CASE("every closed-form gap equals the eigen-solver's at every valid shape", "[mixing]") {
   // The closed forms (mixing_closed_form.cpp) against the dense solver on the schedules
   // themselves, for every node size and rank count up to 256 the topology accepts, and
-  // against Lanczos on a few larger ones. random-matching's schedule is a sample; its
+  // against Lanczos on a few larger ones; the exact-average flag and the degree against
+  // the schedule's own product and groups. random-matching's schedule is a sample; its
   // expectation has its own test below.
   int compared = 0;
   for (const TopologyInfo& info : topologies()) {
@@ -75,8 +76,11 @@ TEST_CASE("every closed-form gap equals the eigen-solver's at every valid shape"
         if (topology_unavailable(name, n, per_node)) continue;
         INFO(name << " n=" << n << " per node " << per_node);
         const Topology t = make_topology(name, n, per_node);
-        CHECK_THAT(mixing_quality(t).spectral_gap,
-                   WithinAbs(mixing_quality(t, GapMethod::numeric).spectral_gap, 1e-9));
+        const MixingQuality closed = mixing_quality(t);
+        const MixingQuality numeric = mixing_quality(t, GapMethod::numeric);
+        CHECK_THAT(closed.spectral_gap, WithinAbs(numeric.spectral_gap, 1e-9));
+        CHECK(closed.exact_average_per_period == numeric.exact_average_per_period);
+        CHECK(closed.degree == numeric.degree);
         ++compared;
       }
     }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <set>
 
 #include <Eigen/Eigenvalues>
 
@@ -186,43 +185,60 @@ MixingQuality mixing_quality(const Topology& topology, GapMethod method) {
     q.exact_average_per_period = true;
     return q;
   }
-  const AveragedMixing mixing(topology);
   const std::optional<double> closed = closed_form_second_eigenvalue(topology);
+  const bool use_closed = closed && (method == GapMethod::closed_form || topology.directed());
+  // The schedule as an operator, built only where a solver or the exact-average check
+  // needs it (a static graph's neighbour lists cost far more than its closed form).
+  std::optional<AveragedMixing> mixing;
+  if (!use_closed) mixing.emplace(topology);
   double second = 0.0;
-  if (closed && (method == GapMethod::closed_form || topology.directed())) {
+  if (use_closed) {
     second = *closed;
   } else if (n <= kDenseLimit) {
-    second = dense_second_eigenvalue(mixing, n);
+    second = dense_second_eigenvalue(*mixing, n);
   } else {
-    std::tie(second, q.converged) = lanczos_second_eigenvalue(mixing, n);
+    std::tie(second, q.converged) = lanczos_second_eigenvalue(*mixing, n);
   }
   q.spectral_gap = std::clamp(1.0 - second, 0.0, 1.0);
 
   // Exact averaging over a period: the product of the step matrices sends any vector
   // orthogonal to the consensus vector to zero.
-  Eigen::VectorXd x = seeded_vector(n);
-  Eigen::VectorXd y(n);
-  for (int k = 0; k < topology.period(); ++k) {
-    mixing.apply_step(k, x, y);
-    x.swap(y);
+  const std::optional<bool> exact = method == GapMethod::closed_form ? closed_form_exact_average(topology) : std::nullopt;
+  if (exact) {
+    q.exact_average_per_period = *exact;
+  } else {
+    if (!mixing) mixing.emplace(topology);
+    Eigen::VectorXd x = seeded_vector(n);
+    Eigen::VectorXd y(n);
+    for (int k = 0; k < topology.period(); ++k) {
+      mixing->apply_step(k, x, y);
+      x.swap(y);
+    }
+    q.exact_average_per_period = x.norm() < 1e-9;
   }
-  q.exact_average_per_period = x.norm() < 1e-9;
 
-  std::set<std::int32_t> peers;
+  // Rank 0's distinct peers over the period: the groups it is in, and whom it sends to.
+  const std::optional<int> degree = method == GapMethod::closed_form ? closed_form_degree(topology) : std::nullopt;
+  if (degree) {
+    q.degree = *degree;
+    return q;
+  }
+  std::vector<std::int32_t> peers;
   for (const Step& step : topology.steps) {
-    if (step.mixing == Mixing::push_average) peers.insert(step.shift % n);  // rank 0 sends to
+    if (step.mixing == Mixing::push_average) peers.push_back(step.shift % n);  // rank 0 sends to
     for (const Round& round : step.rounds) {
-      for (std::size_t g = 0; g < round.groups(); ++g) {
-        const auto group = round.group(g);
-        if (std::find(group.begin(), group.end(), 0) != group.end()) {
-          for (const auto r : group) {
-            if (r != 0) peers.insert(r);
-          }
-        }
+      const auto zero = std::find(round.members.begin(), round.members.end(), 0);
+      if (zero == round.members.end()) continue;
+      const auto at = static_cast<std::int32_t>(zero - round.members.begin());
+      const auto g = static_cast<std::size_t>(std::upper_bound(round.offsets.begin(), round.offsets.end(), at) -
+                                              round.offsets.begin() - 1);
+      for (const auto r : round.group(g)) {
+        if (r != 0) peers.push_back(r);
       }
     }
   }
-  q.degree = static_cast<int>(peers.size());
+  std::sort(peers.begin(), peers.end());
+  q.degree = static_cast<int>(std::unique(peers.begin(), peers.end()) - peers.begin());
   return q;
 }
 

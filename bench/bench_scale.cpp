@@ -1,0 +1,161 @@
+// dtperf_bench scale: the scale goals, each case in a fresh process whose wall time and
+// peak resident memory (wait4's rusage of that process alone) are printed against the
+// goal. Command-line cases run the dtperf binary itself, as a user would; the spectral gap
+// runs in this program (`dtperf_bench gap TOPOLOGY RANKS PER_NODE`), which reports the
+// time of the gap alone beside its process's memory.
+#include "bench_scale.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dtperf/mixing.hpp"
+#include "dtperf/topology.hpp"
+
+extern char** environ;
+
+namespace dtperf::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Fresh {
+  double seconds = 0.0;
+  double peak_mib = 0.0;
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs argv in a new process (output to a temporary file), timing it and reading its
+// own peak RSS.
+Fresh run_fresh(const std::vector<std::string>& argv) {
+  char path[] = "/tmp/dtperf-bench-XXXXXX";
+  const int fd = mkstemp(path);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, fd, 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  Fresh f;
+  const auto start = Clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) == 0) {
+    int status = 0;
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    f.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    f.peak_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+    f.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  close(fd);
+  std::ifstream in(path);
+  f.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::remove(path);
+  return f;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+const char* verdict(bool met) { return met ? "met" : "NOT MET"; }
+
+// One command-line case against a time goal (and a memory goal, when given).
+void cli_case(const std::string& dtperf, const std::string& what, const std::vector<std::string>& args,
+              double goal_s, double goal_mib = 0.0) {
+  std::vector<std::string> argv{dtperf};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const Fresh f = run_fresh(argv);
+  if (f.exit_code != 0) {
+    std::printf("  %-58s refused: %s\n", what.c_str(), first_line(f.output).c_str());
+    return;
+  }
+  std::string goal = goal_s > 0.0 ? fmt_goal(f.seconds < goal_s, goal_s, "s") : "";
+  if (goal_mib > 0.0) goal += ", " + fmt_goal(f.peak_mib < goal_mib, goal_mib, "MiB");
+  std::printf("  %-58s %8.3f s %8.1f MiB  %s\n", what.c_str(), f.seconds, f.peak_mib, goal.c_str());
+}
+
+}  // namespace
+
+std::string fmt_goal(bool met, double goal, const char* unit) {
+  char text[96];
+  std::snprintf(text, sizeof text, "goal < %g %s: %s", goal, unit, verdict(met));
+  return text;
+}
+
+int gap_case(const std::string& topology, int ranks, int per_node) {
+  const auto start = Clock::now();
+  const Topology t = make_topology(topology, ranks, per_node);
+  const auto built = Clock::now();
+  const MixingQuality q = mixing_quality(t);
+  const auto done = Clock::now();
+  std::printf("%.6f %.6f %.6g\n", std::chrono::duration<double>(done - built).count(),
+              std::chrono::duration<double>(built - start).count(), q.spectral_gap);
+  return 0;
+}
+
+void bench_scale(const std::string& self, const std::string& dtperf) {
+  constexpr int kRanks = 131072;  // 16,384 nodes of 8
+  std::printf("scale: every case in a fresh process; wall time and that process's peak RSS\n");
+  std::printf("spectral gap at 131,072 GPUs (16,384 x 8), with the period's exact-average check and degree; the\n"
+              "schedule it is read from built first (its time shown, no goal); peak RSS of the process doing both\n");
+  for (const TopologyInfo& t : topologies()) {
+    const Fresh f = run_fresh({self, "gap", t.name, std::to_string(kRanks), "8"});
+    double seconds = 0.0;
+    double build_s = 0.0;
+    double gap = 0.0;
+    std::istringstream(f.output) >> seconds >> build_s >> gap;
+    std::printf("  %-22s gap %-9.4g %7.2f ms (schedule %6.1f ms) %6.1f MiB  %s, %s\n", t.name, gap, 1e3 * seconds,
+                1e3 * build_s, f.peak_mib, fmt_goal(seconds < 0.010, 10, "ms").c_str(),
+                fmt_goal(f.peak_mib < 50.0, 50, "MiB").c_str());
+  }
+  const std::vector<std::string> huge{"--profile", "dgx-h100", "--model", "llama-7b", "--nodes", "16384",
+                                      "--gpus-per-node", "8"};
+  std::printf("dtperf at 131,072 GPUs (llama-7b on 16,384 x dgx-h100):\n");
+  for (const TopologyInfo& t : topologies()) {
+    std::vector<std::string> args{"predict", "--scheme", t.name};
+    args.insert(args.end(), huge.begin(), huge.end());
+    cli_case(dtperf, std::string("predict --scheme ") + t.name, args, 0.0);
+  }
+  {
+    std::vector<std::string> args{"compare"};
+    args.insert(args.end(), huge.begin(), huge.end());
+    cli_case(dtperf, "compare", args, 1.0);
+    cli_case(dtperf, "topologies --gpus 131072 --gpus-per-node 8",
+             {"topologies", "--gpus", "131072", "--gpus-per-node", "8"}, 1.0);
+  }
+  std::printf("advise at 128 nodes of dgx-h100 (1,024 GPUs), one process, one core:\n");
+  for (const char* model : {"llama-7b", "gpt2-xl"}) {
+    const std::vector<std::string> base{"advise", "--profile", "dgx-h100", "--model", model, "--nodes", "128"};
+    cli_case(dtperf, std::string(model) + ", without variable compute", base, 1.0);
+    std::vector<std::string> cv = base;
+    cv.insert(cv.end(), {"--compute-cv", "0.1"});
+    cli_case(dtperf, std::string(model) + ", --compute-cv 0.1", cv, 5.0);
+  }
+  std::printf("variable compute through dtperf predict: 10,240 GPUs (1,280 x dgx-h100), resnet50, CV 10 %%, 1,000 "
+              "iterations:\n");
+  for (const TopologyInfo& t : topologies()) {
+    cli_case(dtperf, t.name,
+             {"predict", "--profile", "dgx-h100", "--model", "resnet50", "--nodes", "1280", "--scheme", t.name,
+              "--compute-cv", "0.1", "--sim-iterations", "1000"},
+             1.0);
+  }
+  cli_case(dtperf, "all-reduce",
+           {"predict", "--profile", "dgx-h100", "--model", "resnet50", "--nodes", "1280", "--compute-cv", "0.1",
+            "--sim-iterations", "1000"},
+           1.0);
+}
+
+}  // namespace dtperf::bench
