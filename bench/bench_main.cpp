@@ -15,7 +15,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../tests/alloc_counter.hpp"
@@ -97,12 +96,6 @@ void bench_aer_1024() {
   std::printf("  (checksum %.6f)\n", checksum);
 }
 
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
-
 void bench_variability(const char* topology_name, int ranks) {
   const ModelSpec model = *zoo_model("transformer-base");
   ClusterProfile profile = io::load_profile("a100x4-ib100");
@@ -117,7 +110,10 @@ void bench_variability(const char* topology_name, int ranks) {
   v.iterations = 1000;
   v.warmup_iterations = 50;
 
-  const double rss_before = peak_rss_mib();
+  if (const auto why = topology_unavailable(topology_name, ranks, profile.gpus_per_node)) {
+    std::printf("  %-16s %6d ranks: not built: %s\n", topology_name, ranks, why->c_str());
+    return;
+  }
   const auto start = Clock::now();
   GossipPredictor predictor(model, compile_schedule(make_topology(topology_name, ranks, profile.gpus_per_node), false));
   const auto compiled = Clock::now();
@@ -130,11 +126,12 @@ void bench_variability(const char* topology_name, int ranks) {
   std::printf("  %-16s %6d ranks: deterministic reference alone %.3f s (%d iterations)\n", topology_name, ranks,
               std::chrono::duration<double>(deterministic - compiled).count(), deterministic_iterations);
   std::printf("  %-16s %6d ranks: %.3f s for %d iterations (%d of them warm-up) + %.3f s compiling the schedule;"
-              " state %.2f MiB (%.0f bytes per rank), peak RSS +%.1f MiB; mean %.2f ms, p99 %.2f ms\n",
+              " state %.2f MiB (%.0f bytes per rank; `scale` measures each case's peak RSS in a fresh process);"
+              " mean %.2f ms, p99 %.2f ms\n",
               topology_name, ranks, std::chrono::duration<double>(done - deterministic).count(), r.iterations_simulated,
               r.iterations_simulated - r.variability.iterations, std::chrono::duration<double>(compiled - start).count(),
               predictor.memory_bytes() / 1048576.0, static_cast<double>(predictor.memory_bytes()) / ranks,
-              peak_rss_mib() - rss_before, r.iteration.iteration_s * 1e3, r.variability.iteration_p99_s * 1e3);
+              r.iteration.iteration_s * 1e3, r.variability.iteration_p99_s * 1e3);
 }
 
 }  // namespace

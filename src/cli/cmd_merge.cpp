@@ -197,8 +197,9 @@ void run(const MergeOptions& o) {
   buffer += reference.header;
   buffer += '\n';
 
-  // Row j is shard j mod n's next row. The first shard to run out ends the grid: every
-  // shard after it has run out at the same round, every shard before it one round later.
+  // Row j is shard j mod n's next row. The first shard to run out ends the grid: the
+  // shards before it hold one row more than it, those after it as many, so every one of
+  // them must have run out too.
   std::uint64_t rows = 0;
   std::vector<std::optional<std::string>> pending;
   for (Shard& s : shards) pending.push_back(std::move(s.first_row));
