@@ -42,11 +42,13 @@ std::vector<Scheme> decentdp_schemes() {
 }
 
 // Whether the best topology on `cluster` is faster than All-Reduce, nullopt if none
-// applies: the sign of speedup - 1, all the break-even searches use. It is exact without
-// predicting every topology: once one runs more than better()'s 0.1 % tie margin faster
-// than All-Reduce, the best (at most that margin slower than the fastest) is faster too.
-// `first` (the topology best at the setup, the likeliest winner) is tried first; otherwise
-// every topology is predicted and the best chosen by better(), in list order.
+// applies: the sign of speedup - 1, all the break-even searches use. It needs not predict
+// every topology: once one runs more than better()'s 0.1 % tie margin faster than
+// All-Reduce, the best, which ties at most that margin from the fastest, is faster too.
+// (Only a chain of ties, each topology within 0.1 % of the next, could carry the best
+// further; tests check the crossings found against every topology predicted.) `first`
+// (the topology best at the setup, the likeliest winner) is tried first; otherwise every
+// topology is predicted and the best chosen by better(), in list order.
 std::optional<bool> topology_wins_on(Evaluator& e, const ClusterProfile& cluster, const std::string& first) {
   const double allreduce_s = e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s;
   const std::vector<Scheme> schemes = decentdp_schemes();

@@ -15,7 +15,8 @@ int log2_exact(int n) {
   return k;
 }
 
-// Every built-in topology but the directed one is a sum of commuting structured matrices:
+// Each built-in topology's averaged (or expected) matrix is a sum of structured matrices whose
+// eigenvalues are known:
 //
 // ring (n even): the even and odd steps are the two perfect matchings P0, P1 of the n-cycle,
 //   W = (1/2) sum_k (I + P_k)/2 = I/2 + (P0 + P1)/4, and P0 + P1 is the cycle's adjacency
