@@ -183,7 +183,15 @@ printf '120.5\n' >"$work/one_time.txt"
 expect 2 'one_time.txt: expected at least two measured iteration times, found 1' predict --iteration-times "$work/one_time.txt"
 expect 2 '--slow-rank: rank 64 does not exist: the cluster has 64 ranks \(0 to 63\)' predict --slow-rank 64=2
 expect 2 "--slow-node: expected node=FACTOR \(e.g. 3=1.5\), got '2:1.5'" predict --slow-node 2:1.5
-expect 2 '--slow-rank: the factor of rank 1 must be above 0 and at most 1000, got .0.' predict --slow-rank 1=0
+expect 2 '--slow-rank: the factor of rank 1 must be from 0.001 to 1000, got .0.' predict --slow-rank 1=0
+expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be from 0.001 to 1000, got '1e-300'$" predict --slow-node 1=1e-300
+# Factors for the same rank multiply; the product keeps the range of one factor (repeating
+# --slow-node 1=1000 used to reach 1e300 and hang the simulation).
+expect 2 "^dtperf: error: --slow-node: the factors given for rank 8 \(node 1\) multiply to 1e\+06, outside \[0.001, 1000\]: give each rank and node one factor$" \
+  predict --scheme ring --slow-node 1=1000 --slow-node 1=1000
+expect 2 "^dtperf: error: --slow-rank: the factors given for rank 9 \(node 1\) multiply to 1200, outside" \
+  predict --slow-node 1=30 --slow-rank 9=40
+expect 0 'rank 8 x3, node 1 x0.5' predict --slow-node 1=0.5 --slow-rank 8=3 --sim-iterations 50
 expect 2 'excludes' predict --compute-cv 0.1 --iteration-times "$work/times.txt"
 expect 2 'compute-cv' predict --compute-cv -0.1
 
@@ -300,8 +308,8 @@ expect 2 "^dtperf: error: --nodes: 100000 nodes x 1024 GPUs is over the limit of
 expect 2 "^dtperf: error: --nodes: '2.5' is not a whole number$" predict --nodes 2.5
 expect 2 "^dtperf: error: --gpus: 100000000 is out of range: the limit is 1048576$" topologies --gpus 100000000
 expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the limit is 10000000$" predict --single-gpu-iteration-ms 1e308
-expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be above 0 and at most 1000, got '1e308'$" compare --slow-rank 63=1e308
-expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be above 0 and at most 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
+expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be from 0.001 to 1000, got '1e308'$" compare --slow-rank 63=1e308
+expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be from 0.001 to 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
 expect 2 "^dtperf: error: --interference-factor: 0.5 is out of range: it must be at least 1$" predict --interference-factor 0.5
 expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, sweep, merge, fit, models, profiles, topologies$" predic
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3

@@ -1,6 +1,7 @@
 #include "variability_options.hpp"
 #include "checks.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -13,7 +14,7 @@ namespace dtperf::cli {
 
 namespace {
 
-// "INDEX=FACTOR" with INDEX in [0, count) and FACTOR > 0.
+// "INDEX=FACTOR" with INDEX in [0, count) and FACTOR in [1/kMaxFactor, kMaxFactor].
 std::pair<int, double> index_factor(const std::string& text, const char* option, const char* what, int count) {
   const auto equals = text.find('=');
   int index = -1;
@@ -27,9 +28,9 @@ std::pair<int, double> index_factor(const std::string& text, const char* option,
     throw InputError(option, "", fmt::format("{} {} does not exist: the cluster has {} {}s (0 to {})", what, index,
                                              count, what, count - 1));
   }
-  if (!(factor > 0.0) || !(factor <= kMaxFactor)) {
-    throw InputError(option, "", fmt::format("the factor of {} {} must be above 0 and at most {:.0f}, got '{}'", what,
-                                             index, kMaxFactor, text.substr(equals + 1, 24)));
+  if (!(factor >= 1.0 / kMaxFactor) || !(factor <= kMaxFactor)) {
+    throw InputError(option, "", fmt::format("the factor of {} {} must be from {:g} to {:g}, got '{}'", what, index,
+                                             1.0 / kMaxFactor, kMaxFactor, text.substr(equals + 1, 24)));
   }
   return {index, factor};
 }
@@ -74,6 +75,19 @@ Variability VariabilityCliOptions::resolve(const ClusterProfile& cluster) const 
   }
   for (const auto& text : slow_ranks_) v.slow_ranks.push_back(index_factor(text, "--slow-rank", "rank", cluster.ranks()));
   for (const auto& text : slow_nodes_) v.slow_nodes.push_back(index_factor(text, "--slow-node", "node", cluster.nodes));
+  // Factors given for the same rank (its node's and its own, or one repeated) multiply:
+  // the product is held to the range one factor has, [1/kMaxFactor, kMaxFactor].
+  const std::vector<double> combined = persistent_factors(v, cluster.ranks(), cluster.gpus_per_node);
+  for (std::size_t r = 0; r < combined.size(); ++r) {
+    const double f = combined[r];
+    if (f >= 1.0 / kMaxFactor && f <= kMaxFactor) continue;
+    const int rank = static_cast<int>(r);
+    const bool own = std::any_of(v.slow_ranks.begin(), v.slow_ranks.end(), [&](const auto& p) { return p.first == rank; });
+    throw InputError(own ? "--slow-rank" : "--slow-node", "",
+                     fmt::format("the factors given for rank {} (node {}) multiply to {:.4g}, outside [{:g}, {:g}]: "
+                                 "give each rank and node one factor",
+                                 rank, rank / cluster.gpus_per_node, f, 1.0 / kMaxFactor, kMaxFactor));
+  }
   return v;
 }
 
