@@ -70,7 +70,12 @@ Fresh run_fresh(const std::vector<std::string>& argv) {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-const char* verdict(bool met) { return met ? "met" : "NOT MET"; }
+// "goal < 10 ms: met" (or NOT MET).
+std::string fmt_goal(bool met, double goal, const char* unit) {
+  char text[96];
+  std::snprintf(text, sizeof text, "goal < %g %s: %s", goal, unit, met ? "met" : "NOT MET");
+  return text;
+}
 
 // One command-line case against a time goal (and a memory goal, when given).
 void cli_case(const std::string& dtperf, const std::string& what, const std::vector<std::string>& args,
@@ -88,12 +93,6 @@ void cli_case(const std::string& dtperf, const std::string& what, const std::vec
 }
 
 }  // namespace
-
-std::string fmt_goal(bool met, double goal, const char* unit) {
-  char text[96];
-  std::snprintf(text, sizeof text, "goal < %g %s: %s", goal, unit, verdict(met));
-  return text;
-}
 
 int gap_case(const std::string& topology, int ranks, int per_node) {
   const auto start = Clock::now();

@@ -4,9 +4,6 @@
 
 namespace dtperf::bench {
 
-/// "goal < 10 ms: met" (or NOT MET).
-std::string fmt_goal(bool met, double goal, const char* unit);
-
 /// The child side of a spectral-gap case: builds the topology, computes its gap, prints
 /// "SECONDS GAP".
 int gap_case(const std::string& topology, int ranks, int per_node);

@@ -146,11 +146,15 @@ void run(const MergeOptions& o) {
   std::vector<Shard> shards;
   for (const std::string& path : o.files) shards.push_back(open_shard(path, format));
   const std::uint64_t n = shards.size();
-  const Shard& reference = shards.front();
+  // The first file given, which every other must agree with (copied: the shards are
+  // sorted below).
+  const std::string header = shards.front().header;
+  const std::string first_path = shards.front().file->path();
+  const std::uint64_t points = shards.front().points;
   for (const Shard& s : shards) {
-    if (s.header != reference.header) {
+    if (s.header != header) {
       throw InputError(s.file->path(), "line 1",
-                       fmt::format("not a shard of the same sweep as {}: the {} differ{}", reference.file->path(),
+                       fmt::format("not a shard of the same sweep as {}: the {} differ{}", first_path,
                                    *format == Format::csv ? "column lines" : "headers",
                                    *format == Format::csv ? "" : " (axes, base, columns or the command's options)"));
     }
@@ -194,7 +198,7 @@ void run(const MergeOptions& o) {
     }
     buffer.clear();
   };
-  buffer += reference.header;
+  buffer += header;
   buffer += '\n';
 
   // Row j is shard j mod n's next row. The first shard to run out ends the grid: the
@@ -228,10 +232,10 @@ void run(const MergeOptions& o) {
                                    ended.file->line_number() - 1, shards[k].file->path()));
     }
   }
-  if (*format == Format::jsonl && reference.points != rows) {
+  if (*format == Format::jsonl && points != rows) {
     throw InputError(shards[rows % n].file->path(), "",
                      fmt::format("the sweep has {} points but the shards hold {}: this shard was cut short",
-                                 reference.points, rows));
+                                 points, rows));
   }
   flush(true);
   if (file) {
