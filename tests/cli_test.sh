@@ -311,6 +311,20 @@ expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the 
 expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be from 0.001 to 1000, got '1e308'$" compare --slow-rank 63=1e308
 expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be from 0.001 to 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200
 expect 2 "^dtperf: error: --interference-factor: 0.5 is out of range: it must be at least 1$" predict --interference-factor 0.5
+# Physical ranges (limits.hpp), the same for a flag, a sweep axis and a file: a NIC of
+# 1e-300 Gbit/s gave null times and, on a torus, a hang.
+expect 2 "^dtperf: error: --nic-gbps: 1e-300 is out of range: it must be at least 0.001$" predict --nic-gbps 1e-300 --transport-efficiency 1e-6 --scheme torus
+expect 2 "^dtperf: error: --host-gbps: 1e-9 is out of range: it must be at least 0.001 \(or 0\)$" predict --host-gbps 1e-9
+expect 2 "^dtperf: error: --batch-per-gpu: 1e-300 is out of range: it must be at least 1e-06$" predict --batch-per-gpu 1e-300
+expect 2 "^dtperf: error: --vary: nic-gbps=1e-300 is outside \[0.001, 100000\]$" sweep --vary nic-gbps=1e-300,1
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p["inter_node"]["nic_gbps"] = 1e-300; json.dump(p, open(sys.argv[2], "w"))' \
+  "$2/../profiles/dgx-a100.json" "$work/slow-nic.json"
+expect 2 "^dtperf: error: [^ ]*slow-nic.json: at /inter_node/nic_gbps: expected a number from 0.001 to 100000, got 1e-300$" predict --profile "$work/slow-nic.json"
+python3 -c 'import json, sys; json.dump({"schema": "dtperf.model/1", "name": "big", "layers": [{"params": 10**15}] * 101}, open(sys.argv[1], "w"))' "$work/big-model.json"
+expect 2 "^dtperf: error: [^ ]*big-model.json: at /layers/100/params: the model's parameters add up to more than 1e\+17, the limit for a model$" predict --model "$work/big-model.json"
+# At the ends of every range the answer is finite: no null in the JSON, exit 0.
+"$dtperf" predict --nic-gbps 0.001 --transport-efficiency 1e-6 --scheme torus --compute-cv 0.1 --json >"$work/slowest.json" 2>"$work/err" &&
+  ! grep -q null "$work/slowest.json" || fail "the slowest NIC gave no finite answer: $(cat "$work/err")"
 expect 2 "^dtperf: error: unknown command 'predic' \(did you mean 'predict'\?\); commands: run, predict, compare, advise, whatif, collective, sweep, merge, fit, models, profiles, topologies$" predic
 expect 2 "^dtperf: error: predict: unknown option '--nodez' \(did you mean '--nodes'\?\) \(dtperf predict --help lists them\)$" predict --nodez 3
 expect 2 "^dtperf: error: predict: unknown option '--bucket_cap_mb' \(did you mean '--bucket-cap-mib'\?\)" predict --bucket_cap_mb 25
@@ -487,7 +501,7 @@ if command -v rsvg-convert >/dev/null; then
 fi
 expect 2 "^dtperf: error: --vary: unknown axis 'node' \(did you mean 'nodes'\?\)" sweep --vary node=1,2
 expect 2 "^dtperf: error: --vary: nodes: '8:1': the range ends before it starts$" sweep --vary nodes=8:1
-expect 2 "^dtperf: error: --vary: nic-gbps=0 is outside \(0, 1000000\]$" sweep --vary nic-gbps=0,10 -o "$work/never.csv"
+expect 2 "^dtperf: error: --vary: nic-gbps=0 is outside \[0.001, 100000\]$" sweep --vary nic-gbps=0,10 -o "$work/never.csv"
 [ -e "$work/never.csv" ] && fail "a refused sweep left $work/never.csv"
 expect 2 "the grid has more than 1000000000 points" sweep --vary nodes=1:10000 --vary nic-gbps=1:10000 --vary batch-per-gpu=1:100
 expect 2 "^dtperf: error: --output: '.*sweep.xlsx': the format follows the extension" sweep --vary nodes=1,2 -o "$work/sweep.xlsx"

@@ -60,6 +60,14 @@ TEST_CASE("bad timing logs name the line and the reason", "[model_files][log][er
   CHECK(error_of([] { parse_timing_log("c\n1\n1\n1.5;4\n", "t.log"); }) ==
         "t.log: line 4: expected 'wait_us,bytes', got '1.5;4'");
   CHECK(error_of([] { parse_timing_log("c\n1\n1\nabc,4\n", "t.log"); }) == "t.log: line 4: wait_us 'abc' is not a number");
+  CHECK(error_of([] { parse_timing_log("c\n1\n1\n1e308,4\n", "t.log"); }) ==
+        "t.log: line 4: wait_us 1e308 is outside [-1e+10, 1e+10]");
+  CHECK(error_of([] { parse_reduction_log("1e308,1\n", "r.log"); }) ==
+        "r.log: line 1: bytes 1e308 is outside [1, 1.1259e+15]");
+  CHECK(error_of([] { parse_reduction_log("8,1e308\n", "r.log"); }) ==
+        "r.log: line 1: seconds 1e308 is outside [0, 10000]");
+  CHECK(error_of([] { parse_iteration_times("1\n1e308\n", "t.txt"); }) ==
+        "t.txt: line 2: iteration time 1e308 is outside [1e-09, 1e+10]");
   CHECK(error_of([] { parse_timing_log("c\n1\n1\n1,0\n", "t.log"); }) == "t.log: line 4: bytes must be positive, got 0");
   CHECK(error_of([] { parse_timing_log("c\n1\n1\n1,-8\n", "t.log"); }) == "t.log: line 4: bytes must be positive, got -8");
   CHECK(error_of([] { parse_timing_log("c\n1\n1\n1,6\n", "t.log"); }) ==
@@ -93,6 +101,22 @@ TEST_CASE("a JSON layer file gives a model", "[model_files][json]") {
   CHECK(!m.has_measured_layers());
 }
 
+TEST_CASE("a model file's measurements are held to their physical ranges", "[model_files][json][errors]") {
+  const auto parse = [](const std::string& measured) {
+    return error_of([&] {
+      parse_layer_json(R"({"schema": "dtperf.model/1", "name": "m", "layers": [{"params": 10}], "measured": )" +
+                           measured + "}",
+                       "m.json");
+    });
+  };
+  // 1e308 ms made the compute-anchoring loop run without end; a batch of 1e-300 made the
+  // per-sample time infinite.
+  CHECK(parse(R"({"single_gpu_iteration_ms": 1e308})") ==
+        "m.json: at /measured/single_gpu_iteration_ms: expected a number from 1e-06 to 1e+07, got 1e+308");
+  CHECK(parse(R"({"single_gpu_iteration_ms": 10, "batch_per_gpu": 1e-300})") ==
+        "m.json: at /measured/batch_per_gpu: expected a number from 1e-06 to 1e+09, got 1e-300");
+}
+
 TEST_CASE("bad layer files are rejected at the exact place", "[model_files][json][errors]") {
   const auto parse = [](const std::string& layers) {
     return error_of([&] {
@@ -102,7 +126,7 @@ TEST_CASE("bad layer files are rejected at the exact place", "[model_files][json
   CHECK(parse("[]") == "m.json: at /layers: a model needs at least one layer");
   CHECK(parse(R"([{"params": 0}])") == "m.json: at /layers/0/params: expected an integer from 1 to 1000000000000000, got 0");
   CHECK(parse(R"([{"params": 10, "forward_gflop_per_sample": -1}])") ==
-        "m.json: at /layers/0/forward_gflop_per_sample: expected a number >= 0, got -1");
+        "m.json: at /layers/0/forward_gflop_per_sample: expected a number from 0 to 1e+09, got -1");
   CHECK(parse(R"([{"params": 10, "backward_us": 5}, {"params": 10}])") ==
         "m.json: at /layers/1/backward_us: give backward_us for every layer or for none (layer 0 has it)");
   CHECK(parse(R"([{"parms": 10}])") == "m.json: at /layers/0/params: missing required field 'params' (is 'parms' a typo?)");
@@ -161,5 +185,5 @@ TEST_CASE("Models by size: defaults, canonical names and one clear error per bad
   CHECK(error_of([] { load_model("llama:layers=2,d=256,heads=2,kv_heads=3"); }) ==
         "model: llama:layers=2,d=256,heads=2,kv_heads=3: kv_heads=3 does not divide heads=2");
   CHECK(error_of([] { load_model("gpt:layers=2,d=128,batch=0"); }) ==
-        "model: gpt:layers=2,d=128,batch=0: batch=0 is out of range: it must be positive and at most 1e+09");
+        "model: gpt:layers=2,d=128,batch=0: batch=0 is out of range: it must be from 1e-06 to 1e+09");
 }

@@ -103,11 +103,21 @@ TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") 
 
   j = good();
   j["inter_node"]["nic_gbps"] = -100;
-  CHECK(error_of(j) == "p.json: at /inter_node/nic_gbps: expected a positive number, got -100");
+  CHECK(error_of(j) == "p.json: at /inter_node/nic_gbps: expected a number from 0.001 to 100000, got -100");
+  // Physical ranges (limits.hpp): 1e-300 Gbit/s gave infinite times, 1e308 TFLOP/s none.
+  j = good();
+  j["inter_node"]["nic_gbps"] = 1e-300;
+  CHECK(error_of(j) == "p.json: at /inter_node/nic_gbps: expected a number from 0.001 to 100000, got 1e-300");
+  j = good();
+  j["gpu"]["peak_tflops"]["fp32"] = 1e308;
+  CHECK(error_of(j) == "p.json: at /gpu/peak_tflops/fp32: expected a number from 1e-06 to 1e+06, got 1e+308");
+  j = good();
+  j["compute"]["interference_factor"] = 1e308;
+  CHECK(error_of(j) == "p.json: at /compute/interference_factor: expected a number from 1 to 10, got 1e+308");
 
   j = good();
   j["inter_node"]["transport_efficiency"] = 1.5;
-  CHECK(error_of(j) == "p.json: at /inter_node/transport_efficiency: expected a fraction in (0, 1], got 1.5");
+  CHECK(error_of(j) == "p.json: at /inter_node/transport_efficiency: expected a number from 1e-06 to 1, got 1.5");
 
   j = good();
   j["gpus_per_node"] = "eight";
@@ -131,7 +141,7 @@ TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") 
   // Subnormal magnitudes overflow once divided into.
   j = good();
   j["compute"]["memory_efficiency"] = 5e-324;
-  CHECK(error_of(j) == "p.json: at /compute/memory_efficiency: expected a fraction in (0, 1], got 5e-324");
+  CHECK(error_of(j) == "p.json: at /compute/memory_efficiency: expected a number from 1e-06 to 1, got 5e-324");
 
   j = good();
   j["intra_node"].erase("latency_us");

@@ -223,7 +223,7 @@ TEST_CASE("sweep axes out of range are refused naming the axis", "[sweep][errors
   };
   SweepAxes zero_rate;
   zero_rate.nic_gbps = {10.0, 0.0};
-  CHECK(message(zero_rate).find("nic-gbps=0 is outside (0,") != std::string::npos);
+  CHECK(message(zero_rate).find("nic-gbps=0 is outside [0.001,") != std::string::npos);
   SweepAxes too_many_gpus;
   too_many_gpus.nodes = {1048576};
   too_many_gpus.gpus_per_node = {2};

@@ -4,8 +4,38 @@
 // answered with overflowed integers or unbounded time and memory. docs/MANUAL.md
 // ("Limits") lists them.
 #include <cstdint>
+#include <limits>
 
 namespace dtperf::limits {
+
+/// An interval a read number must lie in: [low, high], or (low, high] when low_open.
+/// The generic ones (positive, fraction...) describe themselves; the physical ones below
+/// print as their bounds. Every reader (options, profiles, runs, models, calibration and
+/// nccl-tests files) checks through one of these, so a flag and a file key of the same
+/// quantity share their range.
+struct Range {
+  double low = -std::numeric_limits<double>::infinity();
+  double high = std::numeric_limits<double>::infinity();
+  bool low_open = false;
+  const char* description = nullptr;  // "a positive number"; nullptr: "a number in [low, high]"
+
+  constexpr bool contains(double x) const {
+    return (low_open ? x > low : x >= low) && x <= high;  // false for NaN
+  }
+
+  static const Range any;
+  static const Range positive;      // > 0
+  static const Range non_negative;  // >= 0
+  static const Range fraction;      // in (0, 1]
+  static const Range at_least_one;  // >= 1
+};
+
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
+inline constexpr Range Range::any{-kInfinity, kInfinity, false, "a number"};
+inline constexpr Range Range::positive{0.0, kInfinity, true, "a positive number"};
+inline constexpr Range Range::non_negative{0.0, kInfinity, false, "a number >= 0"};
+inline constexpr Range Range::fraction{0.0, 1.0, true, "a fraction in (0, 1]"};
+inline constexpr Range Range::at_least_one{1.0, kInfinity, false, "a number >= 1"};
 
 inline constexpr std::int64_t kMaxNodes = 1'048'576;      // 2^20
 inline constexpr std::int64_t kMaxGpusPerNode = 1'024;    // also NICs per node
@@ -14,16 +44,63 @@ inline constexpr std::int64_t kMaxInnerSteps = 1'000'000;  // local SGD's H, fra
 inline constexpr std::int64_t kMaxAccumulationSteps = 1'000'000;  // gradient accumulation micro-steps
 inline constexpr std::int64_t kMaxCount = 2'147'483'647;  // any other count (runs, iterations)
 inline constexpr std::int64_t kMaxParams = 1'000'000'000'000'000;  // parameters of one tensor
+// Parameters of a whole model: 10^17 (50,000 x the largest trained, ~2 x 10^12), so that
+// bytes at 16 per parameter (1.6 x 10^18) stay within int64 and every sum over tensors too.
+inline constexpr std::int64_t kMaxModelParams = 100'000'000'000'000'000;
 inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;    // one message (1 PiB)
 inline constexpr std::int64_t kMaxFileBytes = std::int64_t{256} << 20;  // any input file
 inline constexpr double kMinMagnitude = 1e-300;          // below: refused (subnormal numbers)
-inline constexpr double kMaxGbps = 1e6;                  // per NIC, Gbit/s
-inline constexpr double kMaxGBps = 1e6;                  // intra-node, GB/s
-inline constexpr double kMaxLatencyUs = 1e7;             // 10 s
-inline constexpr double kMaxTimeMs = 1e7;                // 2.8 hours per iteration
-inline constexpr double kMaxSamples = 1e9;
-inline constexpr double kMaxMiB = 1e6;                   // buckets
 inline constexpr double kMaxFactor = 1e3;                // slow ranks and nodes
+
+// Physical quantities, wherever they are read. Each range is wide enough for any cluster
+// built or announced, and narrow enough that every product the model forms (bytes / rate,
+// time x batch ratio) stays a finite double.
+//
+// One NIC's line rate, Gbit/s: 1 Mbit/s (below any Ethernet a cluster has used; 10 Mbit/s
+// Ethernet dates from 1983) to 100 Tbit/s (125 x the fastest NIC sold, 800 Gbit/s).
+inline constexpr Range kNicGbps{1e-3, 1e5};
+// A per-GPU rate in GB/s (intra-node link, memory, copies, a fitted bus bandwidth): 1 MB/s
+// to 100 TB/s (HBM3e: 8 TB/s; NVLink 5: 900 GB/s per direction).
+inline constexpr Range kGBps{1e-3, 1e5};
+// One GPU's peak, TFLOP/s: 1 MFLOP/s to 1 EFLOP/s (B200 dense FP4: 9 PFLOP/s).
+inline constexpr Range kTflops{1e-6, 1e6};
+// A latency or a fixed cost, us: 0 to 10 s.
+inline constexpr Range kLatencyUs{0.0, 1e7};
+// An achieved / peak ratio: one millionth to all of it.
+inline constexpr Range kEfficiency{1e-6, 1.0};
+// A measured duration, ms: 1 ns (one GPU clock is 0.5-1 ns) to 10^7 ms (2.8 hours per
+// iteration); and the same in us.
+inline constexpr Range kTimeMs{1e-6, 1e7};
+inline constexpr Range kTimeUs{1e-3, 1e10};
+// A duration that may be zero (an optimizer step, exposed communication), ms and us.
+inline constexpr Range kTimeOrZeroMs{0.0, 1e7};
+inline constexpr Range kTimeOrZeroUs{0.0, 1e10};
+// Samples per GPU (or per cluster): 10^-6 (one sample shared by the 2^20 GPUs of the GPU
+// limit is 9.5 x 10^-7 per GPU, and is computed, never read) to 10^9.
+inline constexpr Range kSamples{1e-6, 1e9};
+// Bucket sizes, MiB: one byte to 10^6 MiB.
+inline constexpr Range kBucketMiB{1.0 / 1048576.0, 1e6};
+// A GPU's memory, GiB: 1 MiB to 1 PiB.
+inline constexpr Range kMemoryGiB{1.0 / 1024.0, 1024.0 * 1024.0};
+// Host CPU time per byte moved, ns: 0 to 10^6 (1 kB/s).
+inline constexpr Range kNsPerByte{0.0, 1e6};
+// A slow-down while another stream runs beside (contention): 1 to 10.
+inline constexpr Range kInterference{1.0, 10.0};
+// A GEMM's work, GFLOP: one FLOP to 10^18.
+inline constexpr Range kWorkGflop{1e-9, 1e9};
+// A message size read from a file, bytes: one byte (or none) to kMaxBytes (1 PiB).
+inline constexpr Range kBytes{1.0, static_cast<double>(kMaxBytes)};
+inline constexpr Range kBytesOrZero{0.0, static_cast<double>(kMaxBytes)};
+// A fitted compute scale (fitted / datasheet time): 10^-6 to 10^6.
+inline constexpr Range kScale{1e-6, 1e6};
+// The longest time a prediction may report, s: 10^18 (twice the age of the universe).
+// Not a physical bound but what a report can carry: in us it is still far from a double's
+// range after the simulations sum it over their iterations.
+inline constexpr double kMaxPredictedS = 1e18;
+// A gradient compression ratio: none to 10^6 (a 1-bit sign of a 4-byte gradient is 32).
+inline constexpr Range kCompression{1.0, 1e6};
+// The coefficient of variation of a rank's compute time: 0 to 10.
+inline constexpr Range kComputeCv{0.0, 10.0};
 // Models by size (gpt:, llama:): with these the largest tensor (10^6 x 8 x 10^6, or
 // 10^8 x 10^6) stays below kMaxParams and a whole model's count (10^4 layers of at most
 // 3 x 8 x 10^12 + 4 x 10^12 parameters) within int64.

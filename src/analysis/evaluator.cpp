@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dtperf/error.hpp"
+#include "dtperf/limits.hpp"
 
 namespace dtperf {
 
@@ -90,10 +91,70 @@ NetworkParams homogenized(const NetworkParams& net) {
   return same;
 }
 
+// Every number a report prints from an outcome, by the name the message gives it: finite
+// and non-negative, and a time at most limits::kMaxPredictedS (reports print it in ms and
+// us, and the simulations sum it over iterations: 1e306 s printed as inf ms).
+void check_outcome(const SchemeOutcome& out, const ClusterProfile& cluster) {
+  const IterationResult& i = out.iteration;
+  const bool variable = out.variability.has_value();
+  struct Value {
+    const char* name;
+    double x;
+    bool seconds;
+  };
+  const Value values[] = {
+      {"iteration time", i.iteration_s, true},
+      {"accumulation time", i.accumulation_s, true},
+      {"forward time", i.forward_s, true},
+      {"backward time", i.backward_s, true},
+      {"exposed communication", i.exposed_comm_s, true},
+      {"optimizer time", i.optimizer_s, true},
+      {"overhead", i.overhead_s, true},
+      {"communication busy time", i.comm_busy_s, true},
+      {"NIC busy time", i.nic_busy_s, true},
+      {"single-GPU iteration time", i.single_gpu_iteration_s, true},
+      {"median step time", out.step_p50_s, true},
+      {"P90 step time", out.step_p90_s, true},
+      {"P50 iteration time", variable ? out.variability->iteration_p50_s : 0.0, true},
+      {"P99 iteration time", variable ? out.variability->iteration_p99_s : 0.0, true},
+      {"mean idle time", variable ? out.variability->idle_mean_s : 0.0, true},
+      {"intra-node bytes", i.intra_bytes_per_gpu, false},
+      {"inter-node bytes", i.inter_bytes_per_node, false},
+      {"NIC utilization", i.nic_utilization, false},
+      {"throughput", i.throughput_samples_per_s, false},
+      {"scaling factor", i.scaling_factor, false},
+  };
+  const auto refuse = [&](const std::string& what) {
+    throw InputError::in_input("prediction", fmt::format("{} on {} x {} GPUs: {}; the rates, times and sizes given are "
+                                                         "too far apart to model (docs/MANUAL.md, \"Limits\")",
+                                                         out.scheme.name(), cluster.nodes, cluster.gpus_per_node, what));
+  };
+  for (const Value& v : values) {
+    if (!std::isfinite(v.x) || v.x < 0.0) refuse(fmt::format("the {} came out as {}", v.name, v.x));
+    if (v.seconds && v.x > limits::kMaxPredictedS) {
+      refuse(fmt::format("the {} came out as {:.3g} s, beyond {:g} s", v.name, v.x, limits::kMaxPredictedS));
+    }
+  }
+  for (const double x : out.step_iteration_s) {
+    if (!std::isfinite(x) || x < 0.0 || x > limits::kMaxPredictedS) {
+      refuse(fmt::format("a step's iteration time came out as {:.3g} s", x));
+    }
+  }
+}
+
 }  // namespace
 
 SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors,
                                      bool with_mixing) {
+  SchemeOutcome out = evaluate_unchecked(cluster, scheme, factors, with_mixing);
+  // The engine's boundary: whatever the inputs, a report never prints inf, NaN (JSON
+  // null) or a negative time; an outcome that has one is refused here, by name.
+  if (out.available) check_outcome(out, cluster);
+  return out;
+}
+
+SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const Scheme& scheme,
+                                            const Factors& factors, bool with_mixing) {
   SchemeOutcome out;
   out.scheme = scheme;
   const ModelSpec& model = *setup_.model;

@@ -30,11 +30,12 @@ std::vector<std::uint64_t> radices(const SweepAxes& a, std::size_t schemes) {
 }
 
 template <typename T>
-void check_values(const std::vector<T>& values, const char* axis, double low, double high, bool low_open) {
+void check_values(const std::vector<T>& values, const char* axis, const limits::Range& range) {
   for (const T v : values) {
     const double x = static_cast<double>(v);
-    if (!std::isfinite(x) || x < low || (low_open && x == low) || x > high) {
-      throw InputError::in_input("vary", fmt::format("{}={} is outside {}{}, {}]", axis, x, low_open ? "(" : "[", low, high));
+    if (!range.contains(x)) {
+      throw InputError::in_input("vary", fmt::format("{}={} is outside {}{}, {}]", axis, x, range.low_open ? "(" : "[",
+                                                     range.low, range.high));
     }
   }
 }
@@ -51,13 +52,13 @@ SweepGrid::SweepGrid(Setup base, SweepAxes axes, ClusterOverrides what_ifs)
   if (!axes_.inter_latency_us.empty()) fixed_.inter_latency_s = 0.0;  // the axis sets it
   schemes_ = axes_.schemes.empty() ? std::vector<Scheme>{Scheme::allreduce()} : axes_.schemes;
   if (base_.model == nullptr && axes_.models.empty()) throw InputError::in_input("model", "no model to sweep");
-  check_values(axes_.nodes, "nodes", 1, static_cast<double>(limits::kMaxNodes), false);
-  check_values(axes_.gpus_per_node, "gpus-per-node", 1, static_cast<double>(limits::kMaxGpusPerNode), false);
-  check_values(axes_.nic_gbps, "nic-gbps", 0.0, limits::kMaxGbps, true);
-  check_values(axes_.inter_latency_us, "inter-latency-us", 0.0, limits::kMaxLatencyUs, false);
-  check_values(axes_.batch_per_gpu, "batch-per-gpu", 0.0, limits::kMaxSamples, true);
-  check_values(axes_.compression_ratio, "compression", 1.0, 1e6, false);
-  check_values(axes_.compute_cv, "compute-cv", 0.0, 10.0, false);
+  check_values(axes_.nodes, "nodes", {1.0, static_cast<double>(limits::kMaxNodes)});
+  check_values(axes_.gpus_per_node, "gpus-per-node", {1.0, static_cast<double>(limits::kMaxGpusPerNode)});
+  check_values(axes_.nic_gbps, "nic-gbps", limits::kNicGbps);
+  check_values(axes_.inter_latency_us, "inter-latency-us", limits::kLatencyUs);
+  check_values(axes_.batch_per_gpu, "batch-per-gpu", limits::kSamples);
+  check_values(axes_.compression_ratio, "compression", limits::kCompression);
+  check_values(axes_.compute_cv, "compute-cv", limits::kComputeCv);
   if (!axes_.batch_per_gpu.empty() && base_.workload.global_batch) {
     throw InputError::in_input("vary", "a batch-per-gpu axis and --global-batch both set the batch; give one");
   }

@@ -13,7 +13,7 @@ namespace dtperf::cli {
 
 void GossipCliOptions::add_to(CLI::App& app) {
   app.add_option("--gossip-bucket-mib", bucket_cap_mib_, "Decent-DP bucket size (bucket_size_in_mb counts MiB)")
-      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group("Decentralized");
+      ->type_name("MIB")->check(number_in(limits::kBucketMiB))->capture_default_str()->group("Decentralized");
   app.add_flag("--node-level", options.node_level,
                 "Node-level gossip: the GPUs of a node all-reduce their gradients and keep one replica; the topology "
                 "(or SGP, D-PSGD) runs over nodes")
@@ -55,7 +55,7 @@ void AnchorOptions::add_to(CLI::App& app) {
   const char* group = "Anchor on a measurement";
   given = app.add_option("--measured-iteration-ms", measured_iteration_ms,
                          "A measured iteration time: the compute term is scaled so that the model reproduces it")
-              ->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->group(group);
+              ->type_name("MS")->check(number_in(limits::kTimeMs))->group(group);
   app.add_option("--measured-scheme", measured_scheme, "The scheme it was measured with (all-reduce, sgp or a topology)")
       ->type_name("SCHEME")->capture_default_str()->group(group);
   app.add_option("--measured-gpus", measured_gpus, "The GPU count it was measured at (default: the cluster's)")

@@ -41,6 +41,23 @@ CLI::Validator number_in(double low, double high, bool low_open) {
       description);
 }
 
+CLI::Validator number_in(const limits::Range& range) { return number_in(range.low, range.high, range.low_open); }
+
+CLI::Validator zero_or(const limits::Range& range) {
+  const CLI::Validator inside = number_in(range);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::string copy = text;
+        const std::string error = inside(copy);
+        if (error.empty()) return {};
+        char* end = nullptr;
+        const double x = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() && *end == '\0' && x == 0.0) return {};
+        return error + " (or 0)";
+      },
+      fmt::format("0 or [{}, {}]", limit(range.low), limit(range.high)));
+}
+
 CLI::Validator count_up_to(double high) {
   const CLI::Validator range = number_in(1.0, high);
   return CLI::Validator(

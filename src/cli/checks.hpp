@@ -14,6 +14,10 @@ namespace dtperf::cli {
 
 /// A finite number x with low <= x <= high (low < x when low_open).
 CLI::Validator number_in(double low, double high, bool low_open = false);
+/// A finite number in `range` (limits.hpp: the range files use for the same quantity).
+CLI::Validator number_in(const limits::Range& range);
+/// 0 (the quantity is absent: "0: none") or a number in `range`.
+CLI::Validator zero_or(const limits::Range& range);
 
 /// An integer count 1 <= n <= high.
 CLI::Validator count_up_to(double high);
@@ -34,11 +38,5 @@ inline constexpr double kMaxGpusPerNode = static_cast<double>(limits::kMaxGpusPe
 inline constexpr double kMaxGpus = static_cast<double>(limits::kMaxGpus);
 inline constexpr double kMaxInnerSteps = static_cast<double>(limits::kMaxInnerSteps);
 using limits::kMaxFactor;
-using limits::kMaxGBps;
-using limits::kMaxGbps;
-using limits::kMaxLatencyUs;
-using limits::kMaxMiB;
-using limits::kMaxSamples;
-using limits::kMaxTimeMs;
 
 }  // namespace dtperf::cli

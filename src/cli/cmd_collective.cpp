@@ -104,11 +104,11 @@ void add_collective_command(CLI::App& app) {
   o->o_nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node")
                   ->type_name("K")->transform(count_up_to(kMaxGpusPerNode));
   o->o_nic = cmd->add_option("--nic-gbps", o->nic_gbps, "Line rate of one NIC")
-                 ->type_name("GBIT/S")->check(number_in(0.0, kMaxGbps, true));
+                 ->type_name("GBIT/S")->check(number_in(limits::kNicGbps));
   o->o_eff = cmd->add_option("--transport-efficiency", o->transport_efficiency, "Achieved / line rate between nodes")
-                 ->type_name("FRACTION")->check(number_in(1e-6, 1.0));
+                 ->type_name("FRACTION")->check(number_in(limits::kEfficiency));
   o->o_lat = cmd->add_option("--inter-latency-us", o->inter_latency_us, "Latency per inter-node hop")
-                 ->type_name("US")->check(number_in(0.0, kMaxLatencyUs));
+                 ->type_name("US")->check(number_in(limits::kLatencyUs));
   cmd->add_option("--log", o->log, "A measured nccl-tests log (text or -J JSON) to print beside the prediction")
       ->type_name("FILE");
   o->output.add_to(*cmd);

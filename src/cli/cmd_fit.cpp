@@ -157,7 +157,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--name", o->name, "Name of the new profile (default: BASE-calibrated, or 'calibrated')");
   o->o_nic = cmd->add_option("--nic-gbps", o->nic_gbps, "Line rate of one NIC: makes transport efficiency = measured / line rate")
                  ->type_name("GBIT/S")
-                 ->check(number_in(0.0, kMaxGbps, true));
+                 ->check(number_in(limits::kNicGbps));
   o->o_nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying GPU traffic")
                   ->type_name("K")
                   ->transform(count_up_to(kMaxGpusPerNode));

@@ -42,27 +42,27 @@ void ModelOptions::add_to(CLI::App& app) {
   r.o_nodes = app.add_option("--nodes", r.nodes, "Number of nodes")->type_name("N")->transform(count_up_to(kMaxNodes))->group(cluster_group);
   r.o_gpn = app.add_option("--gpus-per-node", r.gpus_per_node, "GPUs per node")->type_name("G")->transform(count_up_to(kMaxGpusPerNode))->group(cluster_group);
   r.o_nics = app.add_option("--nics-per-node", r.nics_per_node, "NICs per node")->type_name("K")->transform(count_up_to(kMaxGpusPerNode))->group(cluster_group);
-  r.o_nic = app.add_option("--nic-gbps", r.nic_gbps, "Line rate of one NIC")->type_name("GBIT/S")->check(number_in(0.0, kMaxGbps, true))->group(cluster_group);
-  r.o_inter_lat = app.add_option("--inter-latency-us", r.inter_latency_us, "Latency per inter-node hop")->type_name("US")->check(number_in(0.0, kMaxLatencyUs))->group(cluster_group);
-  r.o_eff = app.add_option("--transport-efficiency", r.transport_efficiency, "Achieved / line rate between nodes")->type_name("FRACTION")->check(number_in(1e-6, 1.0))->group(cluster_group);
-  r.o_host = app.add_option("--host-gbps", r.host_gbps, "Ceiling of a host-driven (TCP) transport per node; 0: none")->type_name("GBIT/S")->check(number_in(0.0, kMaxGbps))->group(cluster_group);
-  r.o_intra = app.add_option("--intra-gb-per-s", r.intra_gb_per_s, "Intra-node link rate per GPU and direction")->type_name("GB/S")->check(number_in(0.0, kMaxGBps, true))->group(cluster_group);
-  r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(number_in(0.0, kMaxLatencyUs))->group(cluster_group);
-  r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(number_in(1e-6, 1.0))->group(cluster_group);
+  r.o_nic = app.add_option("--nic-gbps", r.nic_gbps, "Line rate of one NIC")->type_name("GBIT/S")->check(number_in(limits::kNicGbps))->group(cluster_group);
+  r.o_inter_lat = app.add_option("--inter-latency-us", r.inter_latency_us, "Latency per inter-node hop")->type_name("US")->check(number_in(limits::kLatencyUs))->group(cluster_group);
+  r.o_eff = app.add_option("--transport-efficiency", r.transport_efficiency, "Achieved / line rate between nodes")->type_name("FRACTION")->check(number_in(limits::kEfficiency))->group(cluster_group);
+  r.o_host = app.add_option("--host-gbps", r.host_gbps, "Ceiling of a host-driven (TCP) transport per node; 0: none")->type_name("GBIT/S")->check(zero_or(limits::kNicGbps))->group(cluster_group);
+  r.o_intra = app.add_option("--intra-gb-per-s", r.intra_gb_per_s, "Intra-node link rate per GPU and direction")->type_name("GB/S")->check(number_in(limits::kGBps))->group(cluster_group);
+  r.o_intra_lat = app.add_option("--intra-latency-us", r.intra_latency_us, "Latency per intra-node ring step")->type_name("US")->check(number_in(limits::kLatencyUs))->group(cluster_group);
+  r.o_intra_eff = app.add_option("--intra-efficiency", r.intra_efficiency, "Achieved / intra-node link rate")->type_name("FRACTION")->check(number_in(limits::kEfficiency))->group(cluster_group);
   r.o_dtype = one_of<DType>(app.add_option("--dtype", r.dtype, "Compute dtype"))->group(cluster_group);
-  r.o_interf = app.add_option("--interference-factor", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
-  r.o_comm_interf = app.add_option("--comm-interference-factor", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(1.0, 10.0))->group(cluster_group);
-  r.o_overhead = app.add_option("--iteration-overhead-ms", r.overhead_ms, "Fixed time per distributed iteration outside the modelled kernels")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
-  r.o_cross_overhead = app.add_option("--cross-node-overhead-ms", r.cross_node_overhead_ms, "Fixed time per iteration added once communication crosses nodes")->type_name("MS")->check(number_in(0.0, kMaxTimeMs))->group(cluster_group);
+  r.o_interf = app.add_option("--interference-factor", r.interference, "Compute slow-down while communication runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(limits::kInterference))->group(cluster_group);
+  r.o_comm_interf = app.add_option("--comm-interference-factor", r.comm_interference, "Communication slow-down while compute runs beside it (>= 1)")->type_name("FACTOR")->check(number_in(limits::kInterference))->group(cluster_group);
+  r.o_overhead = app.add_option("--iteration-overhead-ms", r.overhead_ms, "Fixed time per distributed iteration outside the modelled kernels")->type_name("MS")->check(number_in(limits::kTimeOrZeroMs))->group(cluster_group);
+  r.o_cross_overhead = app.add_option("--cross-node-overhead-ms", r.cross_node_overhead_ms, "Fixed time per iteration added once communication crosses nodes")->type_name("MS")->check(number_in(limits::kTimeOrZeroMs))->group(cluster_group);
 
   const char* workload_group = "Workload";
-  r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration, per micro-step with --grad-accum-steps (default: the model's)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
-  r.o_global = app.add_option("--global-batch", r.global_batch, "Samples per iteration over all GPUs (strong scaling: each configuration splits it over its GPUs)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->excludes(r.o_batch)->group(workload_group);
+  r.o_batch = app.add_option("-b,--batch-per-gpu", r.batch_per_gpu, "Samples per GPU per iteration, per micro-step with --grad-accum-steps (default: the model's)")->type_name("SAMPLES")->check(number_in(limits::kSamples))->group(workload_group);
+  r.o_global = app.add_option("--global-batch", r.global_batch, "Samples per iteration over all GPUs (strong scaling: each configuration splits it over its GPUs)")->type_name("SAMPLES")->check(number_in(limits::kSamples))->excludes(r.o_batch)->group(workload_group);
   r.o_opt = one_of<Optimizer>(app.add_option("--optimizer", r.optimizer, "Optimizer (default: the model's)"))->group(workload_group);
   one_of<ComputeSource>(app.add_option("--compute-source", r.compute_source, "Where compute times come from"))->capture_default_str()->group(workload_group);
-  r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->group(workload_group);
-  r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(0.0, kMaxSamples, true))->group(workload_group);
-  app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(1.0, 1e6))->capture_default_str()->group(workload_group);
+  r.o_iter = app.add_option("--single-gpu-iteration-ms", r.single_gpu_iteration_ms, "Measured single-GPU iteration time")->type_name("MS")->check(number_in(limits::kTimeMs))->group(workload_group);
+  r.o_mbatch = app.add_option("--measured-batch-per-gpu", r.measured_batch_per_gpu, "Batch the measurements were taken at (default: --batch-per-gpu)")->type_name("SAMPLES")->check(number_in(limits::kSamples))->group(workload_group);
+  app.add_option("--compression", r.compression, "Gradient compression ratio: the wire carries bytes / ratio")->type_name("RATIO")->check(number_in(limits::kCompression))->capture_default_str()->group(workload_group);
   app.add_option("--grad-dtype", r.grad_dtype, "Gradient reduction dtype of all-reduce and sharded schemes (default: the model's parameter dtype)")->type_name("fp32|bf16|fp16")->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->group(workload_group);
   app.add_option("--grad-accum-steps", r.accumulation_steps, "Gradient accumulation: micro-steps per optimizer step (the first K-1 only compute, as DDP's no_sync; --batch-per-gpu is one micro-step's, --global-batch one optimizer step's)")->type_name("K")->transform(count_up_to(limits::kMaxAccumulationSteps))->capture_default_str()->group(workload_group);
   app.add_flag("--recompute-activations", r.recompute, "Activation recomputation (gradient checkpointing): about sqrt(layers) of the activations kept, one more forward pass in backward")->group(workload_group);
@@ -108,13 +108,13 @@ void AllReduceCliOptions::add_to(CLI::App& app) {
   one_of<Bucketing>(app.add_option("--bucketing", bucketing_, "Gradient bucketing: PyTorch DDP buckets or Horovod tensor fusion"))
       ->capture_default_str()->group(group);
   app.add_option("--bucket-cap-mib", bucket_cap_mib_, "DDP bucket cap (PyTorch's bucket_cap_mb counts MiB)")
-      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group(group);
+      ->type_name("MIB")->check(number_in(limits::kBucketMiB))->capture_default_str()->group(group);
   app.add_option("--first-bucket-mib", first_bucket_mib_, "DDP first bucket cap")
-      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group(group);
+      ->type_name("MIB")->check(number_in(limits::kBucketMiB))->capture_default_str()->group(group);
   app.add_option("--fusion-cycle-ms", fusion_cycle_ms_, "Horovod cycle time")
-      ->type_name("MS")->check(number_in(0.0, kMaxTimeMs, true))->capture_default_str()->group(group);
+      ->type_name("MS")->check(number_in(limits::kTimeMs))->capture_default_str()->group(group);
   app.add_option("--fusion-buffer-mib", fusion_buffer_mib_, "Horovod fusion buffer")
-      ->type_name("MIB")->check(number_in(0.0, kMaxMiB, true))->capture_default_str()->group(group);
+      ->type_name("MIB")->check(number_in(limits::kBucketMiB))->capture_default_str()->group(group);
 }
 
 void AllReduceCliOptions::resolve() {

@@ -40,7 +40,7 @@ std::pair<int, double> index_factor(const std::string& text, const char* option,
 void VariabilityCliOptions::add_to(CLI::App& app) {
   const char* group = "Variable compute (stragglers)";
   o_cv_ = app.add_option("--compute-cv", cv_, "Coefficient of variation of each rank's compute time per iteration")
-              ->type_name("FRACTION")->check(number_in(0.0, 10.0))->group(group);
+              ->type_name("FRACTION")->check(number_in(limits::kComputeCv))->group(group);
   app.add_option("--cv-law", law_, "Law of the compute factors (mean 1)")
       ->type_name("normal|lognormal")->check(CLI::IsMember({"normal", "lognormal"}))->capture_default_str()->group(group);
   app.add_option("--iteration-times", iteration_times_,

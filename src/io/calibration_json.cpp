@@ -15,6 +15,19 @@ namespace dtperf::io {
 
 namespace {
 
+// What a calibration measures. A rate is bytes (or FLOPs) over a time, both in range, and
+// checked against them below: any positive value up to the highest of limits::kGBps and
+// kTflops (8 bytes in 10 us is 0.0008 GB/s; a bus bandwidth is 0 on one rank). A GEMM's
+// dimensions go up to 2^24 each, so 2 m n k stays below 10^23 FLOP; a run's wall time up
+// to 10^6 s (11 days).
+constexpr Range kMeasuredGBps{0.0, limits::kGBps.high, true};
+constexpr Range kMeasuredGBpsOrZero{0.0, limits::kGBps.high};
+constexpr Range kMeasuredTflops{0.0, limits::kTflops.high, true};
+constexpr std::int64_t kMaxGemmDim = std::int64_t{1} << 24;
+constexpr Range kFlops{2.0, 2.0 * 16777216.0 * 16777216.0 * 16777216.0};
+constexpr Range kElapsedS{0.0, 1e6};
+constexpr Range kBudgetS{1e-3, 1e6};
+
 const std::vector<std::string> kRootKeys = {
     "schema",    "tool",      "backend",   "created",     "arguments", "environment", "versions", "world",
     "budget_s",  "elapsed_s", "truncated", "collectives", "gemm",      "copy",        "iteration_spread",
@@ -131,12 +144,12 @@ CalibrationPoint read_point(const Json& json, const std::string& file, const std
   CalibrationPoint p;
   p.bytes = static_cast<double>(r.integer("bytes", 1, limits::kMaxBytes));
   p.count = r.integer("count", 0);
-  p.time_us = r.number("time_us", Range::positive);
-  p.time_us_min = r.number("time_us_min", Range::positive);
-  p.time_us_max = r.number("time_us_max", Range::positive);
-  p.time_us_median = r.optional_number("time_us_median", Range::positive);
-  p.algbw_GB_per_s = r.number("algbw_GB_per_s", Range::positive);
-  p.busbw_GB_per_s = r.number("busbw_GB_per_s", Range::non_negative);  // 0 on one rank
+  p.time_us = r.number("time_us", limits::kTimeUs);
+  p.time_us_min = r.number("time_us_min", limits::kTimeUs);
+  p.time_us_max = r.number("time_us_max", limits::kTimeUs);
+  p.time_us_median = r.optional_number("time_us_median", limits::kTimeUs);
+  p.algbw_GB_per_s = r.number("algbw_GB_per_s", kMeasuredGBps);
+  p.busbw_GB_per_s = r.number("busbw_GB_per_s", kMeasuredGBpsOrZero);  // 0 on one rank
   const bool correct = boolean(json, "correct", file, pointer);
   reject_unknown_keys(json, file, pointer, kPointKeys);
   if (!correct) {
@@ -208,16 +221,16 @@ CalibrationCollective read_collective(ObjectReader r, const CalibrationWorld& w)
 CalibrationGemm read_gemm(ObjectReader r) {
   CalibrationGemm g;
   g.dtype = *parse_name<DType>(r.choice("dtype", kGemmDtypes));
-  g.m = r.integer("m", 1);
-  g.n = r.integer("n", 1);
-  g.k = r.integer("k", 1);
-  g.flops = r.number("flops", Range::positive);
+  g.m = r.integer("m", 1, kMaxGemmDim);
+  g.n = r.integer("n", 1, kMaxGemmDim);
+  g.k = r.integer("k", 1, kMaxGemmDim);
+  g.flops = r.number("flops", kFlops);
   const double expected = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (!near(g.flops, expected)) {
     r.fail("flops", fmt::format("flops {:g} is not 2 m n k = {:g}", g.flops, expected));
   }
-  g.time_us = r.number("time_us", Range::positive);
-  g.tflops = r.number("tflops", Range::positive);
+  g.time_us = r.number("time_us", limits::kTimeUs);
+  g.tflops = r.number("tflops", kMeasuredTflops);
   if (!near(g.tflops, g.flops / g.time_us / 1e6)) {
     r.fail("tflops", fmt::format("tflops {:g} is not flops / time = {:.4g}", g.tflops, g.flops / g.time_us / 1e6));
   }
@@ -228,8 +241,8 @@ CalibrationGemm read_gemm(ObjectReader r) {
 CalibrationCopy read_copy(ObjectReader r) {
   CalibrationCopy c;
   c.bytes = static_cast<double>(r.integer("bytes", 1, limits::kMaxBytes));
-  c.time_us = r.number("time_us", Range::positive);
-  c.GB_per_s = r.number("GB_per_s", Range::positive);
+  c.time_us = r.number("time_us", limits::kTimeUs);
+  c.GB_per_s = r.number("GB_per_s", kMeasuredGBps);
   const double traffic = 2.0 * c.bytes / (c.time_us * 1e3);  // read and written
   if (!near(c.GB_per_s, traffic)) {
     r.fail("GB_per_s", fmt::format("GB_per_s {:g} is not 2 x bytes / time = {:.4g} (read + written)", c.GB_per_s, traffic));
@@ -243,9 +256,9 @@ CalibrationSpread read_spread(ObjectReader r, const CalibrationWorld& w) {
   s.rank = whole(r, "rank", 0, limits::kMaxGpus);
   if (s.rank >= w.ranks) r.fail("rank", fmt::format("rank {} is not below the {} ranks", s.rank, w.ranks));
   s.iterations = whole(r, "iterations", 1);
-  s.mean_us = r.number("mean_us", Range::positive);
-  s.stddev_us = r.number("stddev_us", Range::non_negative);
-  s.cv = r.number("cv", Range::non_negative);
+  s.mean_us = r.number("mean_us", limits::kTimeUs);
+  s.stddev_us = r.number("stddev_us", limits::kTimeOrZeroUs);
+  s.cv = r.number("cv", limits::kComputeCv);
   const double cv = s.stddev_us / s.mean_us;
   if (std::abs(s.cv - cv) > std::max(1e-4, kTolerance * cv)) {
     r.fail("cv", fmt::format("cv {:g} is not stddev / mean = {:.4g}", s.cv, cv));
@@ -257,18 +270,18 @@ CalibrationSpread read_spread(ObjectReader r, const CalibrationWorld& w) {
 CalibrationContention read_contention(ObjectReader r, const CalibrationWorld& w) {
   CalibrationContention c;
   c.dtype = *parse_name<DType>(r.choice("dtype", kGemmDtypes));
-  c.m = r.integer("m", 1);
-  c.n = r.integer("n", 1);
-  c.k = r.integer("k", 1);
+  c.m = r.integer("m", 1, kMaxGemmDim);
+  c.n = r.integer("n", 1, kMaxGemmDim);
+  c.k = r.integer("k", 1, kMaxGemmDim);
   c.collective = r.choice("collective", {"all_reduce"});
   c.group = r.choice("group", {"world", "self"});
   std::tie(c.ranks, c.nodes) = read_shape(r, c.group, w);
   c.bytes = static_cast<double>(r.integer("bytes", 1, limits::kMaxBytes));
   c.calls = whole(r, "calls", 1);
-  c.gemm_time_us_alone = r.number("gemm_time_us_alone", Range::positive);
-  c.gemm_time_us_beside = r.number("gemm_time_us_beside", Range::positive);
-  c.collective_time_us_alone = r.number("collective_time_us_alone", Range::positive);
-  c.collective_time_us_beside = r.number("collective_time_us_beside", Range::positive);
+  c.gemm_time_us_alone = r.number("gemm_time_us_alone", limits::kTimeUs);
+  c.gemm_time_us_beside = r.number("gemm_time_us_beside", limits::kTimeUs);
+  c.collective_time_us_alone = r.number("collective_time_us_alone", limits::kTimeUs);
+  c.collective_time_us_beside = r.number("collective_time_us_beside", limits::kTimeUs);
   c.covered = r.boolean("covered");
   r.finish();
   return c;
@@ -325,8 +338,8 @@ RawCalibration parse_calibration(const Json& json, const std::string& file) {
     versions->finish();
   }
   raw.world = read_world(r.object("world"));
-  raw.budget_s = r.number("budget_s", Range::positive);
-  raw.elapsed_s = r.number("elapsed_s", Range::non_negative);
+  raw.budget_s = r.number("budget_s", kBudgetS);
+  raw.elapsed_s = r.number("elapsed_s", kElapsedS);
   raw.truncated = boolean(json, "truncated", file, "");
   raw.collectives = read_list<CalibrationCollective>(r, "collectives", [&](ObjectReader c) {
     return read_collective(std::move(c), raw.world);

@@ -88,9 +88,9 @@ class ShapeKeys {
     if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
       fail(fmt::format("batch={} is not a number", text));
     }
-    if (!(value > 0.0) || value > limits::kMaxSamples) {
-      fail(fmt::format("batch={} is out of range: it must be positive and at most {:g}", it->second,
-                       limits::kMaxSamples));
+    if (!limits::kSamples.contains(value)) {
+      fail(fmt::format("batch={} is out of range: it must be from {:g} to {:g}", it->second, limits::kSamples.low,
+                       limits::kSamples.high));
     }
     return value;
   }
@@ -164,17 +164,27 @@ LlamaShape llama_shape(const ShapeKeys& keys) {
   return s;
 }
 
+// The shape limits keep every tensor within kMaxParams and the sum within int64; a whole
+// model is also held to kMaxModelParams, as a model file is.
+ModelSpec within_limits(ModelSpec model, const ShapeKeys& keys) {
+  if (model.total_params() > limits::kMaxModelParams) {
+    keys.fail(fmt::format("{:.3g} parameters is more than {:g}, the limit for a model",
+                          static_cast<double>(model.total_params()), static_cast<double>(limits::kMaxModelParams)));
+  }
+  return model;
+}
+
 }  // namespace
 
 std::optional<ModelSpec> sized_model(const std::string& spec) {
   if (spec.starts_with("gpt:")) {
     const ShapeKeys keys(spec, "gpt", {"layers", "d", "heads", "ffn", "seq", "vocab", "batch", "attention", "dropout"});
-    return gpt_model(gpt_shape(keys));
+    return within_limits(gpt_model(gpt_shape(keys)), keys);
   }
   if (spec.starts_with("llama:")) {
     const ShapeKeys keys(spec, "llama",
                          {"layers", "d", "heads", "kv_heads", "ffn", "seq", "vocab", "batch", "attention"});
-    return llama_model(llama_shape(keys));
+    return within_limits(llama_model(llama_shape(keys)), keys);
   }
   return std::nullopt;
 }

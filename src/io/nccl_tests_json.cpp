@@ -23,15 +23,28 @@ const Json& member(const Json& object, const char* key, const std::string& file,
   return *it;
 }
 
-double number(const Json& object, const char* key, const std::string& file, const std::string& pointer) {
+double number(const Json& object, const char* key, const std::string& file, const std::string& pointer,
+              const Range& range) {
   const Json& value = member(object, key, file, pointer);
-  return check_number(value, file, pointer_append(pointer, key), Range::non_negative);
+  return check_number(value, file, pointer_append(pointer, key), range);
 }
 
-std::int64_t whole(const Json& object, const char* key, const std::string& file, const std::string& pointer) {
+// A count of wrong elements: up to 2^53, where a double still counts exactly.
+constexpr Range kWrongCount{0.0, 9007199254740992.0};
+// A rate as nccl-tests prints it: 0 (a bus bandwidth on one rank) up to limits::kGBps.
+constexpr Range kRateGBps{0.0, limits::kGBps.high};
+// A time as printed: up to limits::kTimeUs, 0 included (refused later, naming the side).
+constexpr Range kTimeUs{0.0, limits::kTimeUs.high};
+
+std::int64_t whole(const Json& object, const char* key, const std::string& file, const std::string& pointer,
+                   std::int64_t most) {
   const Json& value = member(object, key, file, pointer);
   if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
     throw InputError(file, pointer_append(pointer, key), "expected an integer >= 0, got " + type_name(value));
+  }
+  if (value.is_number_unsigned() ? value.get<std::uint64_t>() > static_cast<std::uint64_t>(most)
+                                 : value.get<std::int64_t>() > most) {
+    throw InputError(file, pointer_append(pointer, key), fmt::format("expected an integer up to {}", most));
   }
   return value.get<std::int64_t>();
 }
@@ -49,11 +62,11 @@ std::optional<ReadResult> read_result(const Json& row, const char* key, const st
   const std::string at = pointer_append(pointer, key);
   if (!it->is_object()) throw InputError(file, at, "expected an object or null, got " + type_name(*it));
   ReadResult r;
-  r.value.time_us = number(*it, it->contains("cpu_time") ? "cpu_time" : "time", file, at);
-  r.value.algbw_GB_per_s = number(*it, "alg_bw", file, at);
-  r.value.busbw_GB_per_s = number(*it, "bus_bw", file, at);
+  r.value.time_us = number(*it, it->contains("cpu_time") ? "cpu_time" : "time", file, at, kTimeUs);
+  r.value.algbw_GB_per_s = number(*it, "alg_bw", file, at, kRateGBps);
+  r.value.busbw_GB_per_s = number(*it, "bus_bw", file, at, kRateGBps);
   if (const auto wrong = it->find("nwrong"); wrong != it->end() && !wrong->is_null()) {
-    r.value.wrong = static_cast<std::int64_t>(check_number(*wrong, file, pointer_append(at, "nwrong"), Range::non_negative));
+    r.value.wrong = static_cast<std::int64_t>(check_number(*wrong, file, pointer_append(at, "nwrong"), kWrongCount));
   }
   r.time_half_us = r.algbw_half = r.busbw_half = kHalfUnit;
   return r;
@@ -63,8 +76,8 @@ ReadRow read_row(const Json& row, const std::string& file, const std::string& po
   if (!row.is_object()) throw InputError(file, pointer, "expected an object, got " + type_name(row));
   ReadRow r;
   r.where = pointer;
-  r.bytes = static_cast<double>(whole(row, "size", file, pointer));
-  r.count = whole(row, "count", file, pointer);
+  r.bytes = static_cast<double>(whole(row, "size", file, pointer, limits::kMaxBytes));
+  r.count = whole(row, "count", file, pointer, limits::kMaxBytes);
   r.type = text(row, "type", file, pointer);
   r.redop = text(row, "redop", file, pointer);
   r.out_of_place = read_result(row, "out_of_place", file, pointer);
@@ -79,15 +92,21 @@ void read_config(const Json& json, const std::string& file, ReadFacts& facts) {
   if (config == json.end() || !config->is_object()) return;
   const auto devices = config->find("devices");
   if (devices == config->end() || !devices->is_array() || devices->empty()) return;
-  const int per_process = static_cast<int>(whole(*config, "nthreads", file, "/config") * whole(*config, "ngpus", file, "/config"));
+  const int per_process = static_cast<int>(whole(*config, "nthreads", file, "/config", limits::kMaxGpusPerNode) *
+                                           whole(*config, "ngpus", file, "/config", limits::kMaxGpusPerNode));
   std::set<std::string> hosts;
   for (std::size_t i = 0; i < devices->size(); ++i) {
     const std::string at = pointer_append("/config/devices", i);
     hosts.insert(text((*devices)[i], "hostname", file, at));
     if (i == 0 && (*devices)[i].contains("device_info")) facts.gpu = text((*devices)[i], "device_info", file, at);
   }
-  const int processes = static_cast<int>(devices->size());
-  facts.ranks = Stated<int>{processes * per_process, "/config/devices",
+  const std::int64_t processes = static_cast<std::int64_t>(devices->size());
+  if (processes * per_process > limits::kMaxGpus) {
+    throw InputError(file, "/config/devices",
+                     fmt::format("{} process(es) x {} GPU(s) is more than the {} GPUs modelled", processes, per_process,
+                                 limits::kMaxGpus));
+  }
+  facts.ranks = Stated<int>{static_cast<int>(processes * per_process), "/config/devices",
                             fmt::format("{} process(es) x {} GPU(s) in /config", processes, per_process)};
   facts.nodes = Stated<int>{static_cast<int>(hosts.size()), "/config/devices",
                             fmt::format("{} host(s) in /config/devices", hosts.size())};
@@ -108,7 +127,7 @@ NcclTestsLog parse_nccl_tests_json(const std::string& text_in, const std::string
   }
   read_config(json, file, facts);
   if (const auto oob = json.find("out_of_bounds"); oob != json.end() && oob->is_object() && oob->contains("count")) {
-    facts.out_of_bounds = Stated<int>{static_cast<int>(whole(*oob, "count", file, "/out_of_bounds")), "/out_of_bounds/count", ""};
+    facts.out_of_bounds = Stated<int>{static_cast<int>(whole(*oob, "count", file, "/out_of_bounds", limits::kMaxCount)), "/out_of_bounds/count", ""};
   }
   const Json& results = json.at("results");
   if (!results.is_array()) throw InputError(file, "/results", "expected an array, got " + type_name(results));

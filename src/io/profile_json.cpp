@@ -30,11 +30,24 @@ std::vector<std::pair<double, double>> read_points(const Json& points, const std
   return out;
 }
 
+// A fit's statistics as `fit` writes them. Relative errors: 0 to 10^3 (100,000 %); the
+// residual's sigma in log space: up to 10 (a factor of e^10); a parameter's coordinate u
+// (natural = unit x exp(u) for a log parameter, unit x u otherwise) within +-700 for a log
+// one, so that exp(u) stays a finite double (e^709 is the largest), and +-10^15 for a
+// linear one; its unit 10^-30 to 10^30 (seconds per byte to FLOP/s); covariances within
+// +-10^30 (a standard deviation up to 10^15, as a coordinate).
+constexpr Range kRelativeError{0.0, 1e3};
+constexpr Range kLogSigma{0.0, 10.0, true};
+constexpr Range kLogCoordinate{-700.0, 700.0};
+constexpr Range kCoordinate{-1e15, 1e15};
+constexpr Range kUnit{1e-30, 1e30};
+constexpr Range kCovariance{-1e30, 1e30};
+
 void read_gpu(ObjectReader r, ClusterProfile::Gpu& gpu) {
   gpu.model = r.string("model");
   ObjectReader peaks = r.object("peak_tflops");
   for (const auto& name : kDtypes) {
-    if (const auto tflops = peaks.optional_number(name, Range::positive)) {
+    if (const auto tflops = peaks.optional_number(name, limits::kTflops)) {
       gpu.peak_flops_per_s[*parse_name<DType>(name)] = *tflops * 1e12;
     }
   }
@@ -42,27 +55,27 @@ void read_gpu(ObjectReader r, ClusterProfile::Gpu& gpu) {
   if (gpu.peak_flops_per_s.empty()) {
     r.fail("peak_tflops", "give the peak of at least one dtype (" + join_names(kDtypes) + ")");
   }
-  gpu.memory_bytes_per_s = r.number("memory_bandwidth_GB_per_s", Range::positive) * units::GB;
-  gpu.memory_gib = r.optional_number("memory_GiB", Range::positive).value_or(0.0);
+  gpu.memory_bytes_per_s = r.number("memory_bandwidth_GB_per_s", limits::kGBps) * units::GB;
+  gpu.memory_gib = r.optional_number("memory_GiB", limits::kMemoryGiB).value_or(0.0);
   r.finish();
 }
 
 void read_intra(ObjectReader r, ClusterProfile::IntraNode& intra) {
   intra.link = r.optional_string("link").value_or("");
-  intra.bandwidth_bytes_per_s = r.number("bandwidth_GB_per_s", Range::positive) * units::GB;
-  intra.latency_s = r.number("latency_us", Range::non_negative) * units::us;
-  intra.efficiency = r.optional_number("efficiency", Range::fraction).value_or(1.0);
+  intra.bandwidth_bytes_per_s = r.number("bandwidth_GB_per_s", limits::kGBps) * units::GB;
+  intra.latency_s = r.number("latency_us", limits::kLatencyUs) * units::us;
+  intra.efficiency = r.optional_number("efficiency", limits::kEfficiency).value_or(1.0);
   r.finish();
 }
 
 void read_inter(ObjectReader r, ClusterProfile::InterNode& inter) {
   inter.link = r.optional_string("link").value_or("");
   inter.nics_per_node = static_cast<int>(r.integer("nics_per_node", 1, limits::kMaxGpusPerNode));
-  inter.nic_gbps = r.number("nic_gbps", Range::positive);
-  inter.latency_s = r.number("latency_us", Range::non_negative) * units::us;
-  inter.transport_efficiency = r.number("transport_efficiency", Range::fraction);
-  inter.host_gbps = r.optional_number("host_gbps", Range::positive).value_or(0.0);
-  inter.host_cpu_ns_per_byte = r.optional_number("host_cpu_ns_per_byte", Range::positive).value_or(0.0);
+  inter.nic_gbps = r.number("nic_gbps", limits::kNicGbps);
+  inter.latency_s = r.number("latency_us", limits::kLatencyUs) * units::us;
+  inter.transport_efficiency = r.number("transport_efficiency", limits::kEfficiency);
+  inter.host_gbps = r.optional_number("host_gbps", limits::kNicGbps).value_or(0.0);
+  inter.host_cpu_ns_per_byte = r.optional_number("host_cpu_ns_per_byte", limits::kNsPerByte).value_or(0.0);
   r.finish();
 }
 
@@ -70,33 +83,33 @@ void read_transport(ObjectReader r, ClusterProfile::Transport& t) {
   t.library = r.optional_string("library").value_or("");
   if (r.has("lockstep_ring")) t.lockstep_ring = r.boolean("lockstep_ring");
   if (r.has("collectives_in_flight")) t.collectives_in_flight = static_cast<int>(r.integer("collectives_in_flight", 1, 64));
-  t.launch_s = r.optional_number("launch_us", Range::non_negative).value_or(0.0) * units::us;
-  t.tensor_s = r.optional_number("tensor_us", Range::non_negative).value_or(0.0) * units::us;
-  t.host_s_per_byte = r.optional_number("host_ns_per_byte", Range::non_negative).value_or(0.0) * 1e-9;
-  t.inter_host_s_per_byte = r.optional_number("inter_host_ns_per_byte", Range::non_negative).value_or(0.0) * 1e-9;
+  t.launch_s = r.optional_number("launch_us", limits::kLatencyUs).value_or(0.0) * units::us;
+  t.tensor_s = r.optional_number("tensor_us", limits::kLatencyUs).value_or(0.0) * units::us;
+  t.host_s_per_byte = r.optional_number("host_ns_per_byte", limits::kNsPerByte).value_or(0.0) * 1e-9;
+  t.inter_host_s_per_byte = r.optional_number("inter_host_ns_per_byte", limits::kNsPerByte).value_or(0.0) * 1e-9;
   r.finish();
 }
 
 void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
   if (r.has("dtype")) c.dtype = *parse_name<DType>(r.choice("dtype", kDtypes));
-  c.gemm_efficiency = r.optional_number("gemm_efficiency", Range::fraction).value_or(c.gemm_efficiency);
+  c.gemm_efficiency = r.optional_number("gemm_efficiency", limits::kEfficiency).value_or(c.gemm_efficiency);
   c.half_efficiency_flops =
-      r.optional_number("half_efficiency_gflop", Range::positive).value_or(c.half_efficiency_flops / 1e9) * 1e9;
+      r.optional_number("half_efficiency_gflop", limits::kWorkGflop).value_or(c.half_efficiency_flops / 1e9) * 1e9;
   c.memory_efficiency =
-      r.optional_number("memory_efficiency", Range::fraction).value_or(c.memory_efficiency);
+      r.optional_number("memory_efficiency", limits::kEfficiency).value_or(c.memory_efficiency);
   // An optional time in microseconds, kept in seconds (the default when absent).
   const auto seconds_from_us = [&r](const char* key, double default_s) {
-    return r.optional_number(key, Range::non_negative).value_or(default_s / units::us) * units::us;
+    return r.optional_number(key, limits::kLatencyUs).value_or(default_s / units::us) * units::us;
   };
   c.kernel_overhead_s = seconds_from_us("kernel_overhead_us", c.kernel_overhead_s);
   c.interference_factor =
-      r.optional_number("interference_factor", Range::at_least_one).value_or(c.interference_factor);
+      r.optional_number("interference_factor", limits::kInterference).value_or(c.interference_factor);
   c.comm_interference_factor =
-      r.optional_number("comm_interference_factor", Range::at_least_one).value_or(c.comm_interference_factor);
+      r.optional_number("comm_interference_factor", limits::kInterference).value_or(c.comm_interference_factor);
   c.iteration_overhead_s = seconds_from_us("iteration_overhead_us", c.iteration_overhead_s);
   c.cross_node_overhead_s = seconds_from_us("cross_node_overhead_us", c.cross_node_overhead_s);
   if (r.has("runs_on_host")) c.runs_on_host = r.boolean("runs_on_host");
-  c.compute_cv = r.optional_number("iteration_cv", Range::non_negative);
+  c.compute_cv = r.optional_number("iteration_cv", limits::kComputeCv);
   r.finish();
 }
 
@@ -115,24 +128,25 @@ void read_runs_fit(ObjectReader r, ClusterProfile::RunsFit& f) {
     }
     if (f.models.empty()) r.fail("models", "at least one model");
   }
-  f.forward_scale = r.number("forward_scale", Range::positive);
-  f.backward_scale = r.number("backward_scale", Range::positive);
+  f.forward_scale = r.number("forward_scale", limits::kScale);
+  f.backward_scale = r.number("backward_scale", limits::kScale);
   f.runs = static_cast<int>(r.integer("runs", 1));
-  f.rms_error = r.number("rms_error", Range::non_negative);
-  f.loo_median_abs_error = r.optional_number("loo_median_abs_error", Range::non_negative);
-  f.loo_max_abs_error = r.optional_number("loo_max_abs_error", Range::non_negative);
+  f.rms_error = r.number("rms_error", kRelativeError);
+  f.loo_median_abs_error = r.optional_number("loo_median_abs_error", kRelativeError);
+  f.loo_max_abs_error = r.optional_number("loo_max_abs_error", kRelativeError);
   if (auto u = r.optional_object("uncertainty")) {
-    f.model_sigma = u->number("model_sigma", Range::positive);
+    f.model_sigma = u->number("model_sigma", kLogSigma);
     const Json& parameters = u->array("parameters");
     for (std::size_t i = 0; i < parameters.size(); ++i) {
       ObjectReader p(parameters[i], r.file(), pointer_append(u->pointer_of("parameters"), i));
       ClusterProfile::RunsFit::Parameter x;
       x.name = p.string("name");
       x.log = p.boolean("log");
-      x.unit = p.number("unit", Range::positive);
-      x.u = p.number("u");
-      x.low_u = p.number("low_u");
-      x.high_u = p.number("high_u");
+      x.unit = p.number("unit", kUnit);
+      const Range& coordinate = x.log ? kLogCoordinate : kCoordinate;
+      x.u = p.number("u", coordinate);
+      x.low_u = p.number("low_u", coordinate);
+      x.high_u = p.number("high_u", coordinate);
       if (!(x.low_u <= x.u && x.u <= x.high_u)) p.fail("u", "is outside [low_u, high_u]");
       p.finish();
       f.parameters.push_back(x);
@@ -146,7 +160,7 @@ void read_runs_fit(ObjectReader r, ClusterProfile::RunsFit& f) {
         throw InputError(r.file(), at, fmt::format("expected a row of {} numbers", n));
       }
       for (std::size_t k = 0; k < n; ++k) {
-        const double x = check_number(rows[i][k], r.file(), pointer_append(at, k), Range::any);
+        const double x = check_number(rows[i][k], r.file(), pointer_append(at, k), kCovariance);
         if (i == k && x < 0.0) throw InputError(r.file(), pointer_append(at, k), "a variance must not be negative");
         f.covariance.push_back(x);
       }
@@ -168,8 +182,8 @@ void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
         t.fail("ranks", fmt::format("{} ranks do not split evenly over {} nodes", table.ranks, table.nodes));
       }
       table.bytes_and_time_s = read_points(t.array("points_bytes_us"), r.file(),
-                                           t.pointer_of("points_bytes_us"), Range::positive,
-                                           Range::positive, 1.0, units::us);
+                                           t.pointer_of("points_bytes_us"), limits::kBytes,
+                                           limits::kTimeUs, 1.0, units::us);
       t.finish();
       cal.tables.push_back(std::move(table));
     }
@@ -182,15 +196,15 @@ void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
       fit.level = f.choice("level", {"intra", "inter"});
       fit.ranks = static_cast<int>(f.integer("ranks", 1, limits::kMaxGpus));
       fit.nodes = static_cast<int>(f.integer("nodes", 1, limits::kMaxNodes));
-      fit.rms_relative_error = f.number("rms_relative_error", Range::non_negative);
+      fit.rms_relative_error = f.number("rms_relative_error", kRelativeError);
       const Json& segments = f.array("segments");
       for (std::size_t k = 0; k < segments.size(); ++k) {
         ObjectReader s(segments[k], r.file(), pointer_append(f.pointer_of("segments"), k));
         AlphaBetaSegment seg;
-        seg.min_bytes = s.number("min_bytes", Range::non_negative);
-        seg.max_bytes = s.number("max_bytes", Range::positive);
-        seg.alpha_s = s.number("alpha_us", Range::non_negative) * units::us;
-        seg.bus_bytes_per_s = s.number("busbw_GB_per_s", Range::positive) * units::GB;
+        seg.min_bytes = s.number("min_bytes", limits::kBytesOrZero);
+        seg.max_bytes = s.number("max_bytes", limits::kBytes);
+        seg.alpha_s = s.number("alpha_us", limits::kLatencyUs) * units::us;
+        seg.bus_bytes_per_s = s.number("busbw_GB_per_s", limits::kGBps) * units::GB;
         s.finish();
         fit.segments.push_back(seg);
       }
@@ -205,12 +219,12 @@ void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
       curve.dtype = *parse_name<DType>(g.choice("dtype", kDtypes));
       curve.flops_and_efficiency =
           read_points(g.array("points_gflop_efficiency"), r.file(),
-                      g.pointer_of("points_gflop_efficiency"), Range::positive, Range::fraction, 1e9, 1.0);
+                      g.pointer_of("points_gflop_efficiency"), limits::kWorkGflop, limits::kEfficiency, 1e9, 1.0);
       g.finish();
       cal.gemm.push_back(std::move(curve));
     }
   }
-  if (const auto copy = r.optional_number("copy_bandwidth_GB_per_s", Range::positive)) {
+  if (const auto copy = r.optional_number("copy_bandwidth_GB_per_s", limits::kGBps)) {
     cal.copy_bytes_per_s = *copy * units::GB;
   }
   r.finish();

@@ -45,20 +45,20 @@ void read_measurement(ObjectReader& r, const Json& run, RunMeasurement& m) {
   if (!r.has("iteration_ms")) r.fail("iteration_ms", "missing: the measured iteration time (ms) is required");
   if (run.at("iteration_ms").is_object()) {
     ObjectReader object = r.object("iteration_ms");
-    m.iteration_s = object.number("median", Range::positive) * units::ms;
-    if (auto p10 = object.optional_number("p10", Range::positive)) m.p10_s = *p10 * units::ms;
-    if (auto p90 = object.optional_number("p90", Range::positive)) m.p90_s = *p90 * units::ms;
+    m.iteration_s = object.number("median", limits::kTimeMs) * units::ms;
+    if (auto p10 = object.optional_number("p10", limits::kTimeMs)) m.p10_s = *p10 * units::ms;
+    if (auto p90 = object.optional_number("p90", limits::kTimeMs)) m.p90_s = *p90 * units::ms;
     if (m.p10_s && *m.p10_s > m.iteration_s) object.fail("p10", "p10 is above the median");
     if (m.p90_s && *m.p90_s < m.iteration_s) object.fail("p90", "p90 is below the median");
     object.finish();
   } else {
-    m.iteration_s = r.number("iteration_ms", Range::positive) * units::ms;
+    m.iteration_s = r.number("iteration_ms", limits::kTimeMs) * units::ms;
   }
   if (auto b = r.optional_object("breakdown_ms")) {
-    if (auto x = b->optional_number("forward", Range::positive)) m.forward_s = *x * units::ms;
-    if (auto x = b->optional_number("backward", Range::positive)) m.backward_s = *x * units::ms;
-    if (auto x = b->optional_number("exposed_comm", Range::non_negative)) m.exposed_comm_s = *x * units::ms;
-    if (auto x = b->optional_number("optimizer", Range::non_negative)) m.optimizer_s = *x * units::ms;
+    if (auto x = b->optional_number("forward", limits::kTimeMs)) m.forward_s = *x * units::ms;
+    if (auto x = b->optional_number("backward", limits::kTimeMs)) m.backward_s = *x * units::ms;
+    if (auto x = b->optional_number("exposed_comm", limits::kTimeOrZeroMs)) m.exposed_comm_s = *x * units::ms;
+    if (auto x = b->optional_number("optimizer", limits::kTimeOrZeroMs)) m.optimizer_s = *x * units::ms;
     const double parts = m.forward_s.value_or(0) + m.backward_s.value_or(0) + m.exposed_comm_s.value_or(0) +
                          m.optimizer_s.value_or(0);
     if (parts > 1.5 * m.iteration_s) {
@@ -98,27 +98,27 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   o.nodes = count(r, "nodes");
   o.gpus_per_node = optional_count(r, "gpus_per_node");
   o.nics_per_node = optional_count(r, "nics_per_node");
-  o.nic_gbps = r.optional_number("nic_gbps", Range::positive);
-  if (auto x = r.optional_number("inter_latency_us", Range::non_negative)) o.inter_latency_s = *x * units::us;
-  o.transport_efficiency = r.optional_number("transport_efficiency", Range::fraction);
+  o.nic_gbps = r.optional_number("nic_gbps", limits::kNicGbps);
+  if (auto x = r.optional_number("inter_latency_us", limits::kLatencyUs)) o.inter_latency_s = *x * units::us;
+  o.transport_efficiency = r.optional_number("transport_efficiency", limits::kEfficiency);
   o.host_gbps = r.optional_number("host_gbps", Range::non_negative);
-  if (auto x = r.optional_number("intra_gb_per_s", Range::positive)) o.intra_bandwidth_bytes_per_s = *x * units::GB;
-  if (auto x = r.optional_number("intra_latency_us", Range::non_negative)) o.intra_latency_s = *x * units::us;
-  o.intra_efficiency = r.optional_number("intra_efficiency", Range::fraction);
+  if (auto x = r.optional_number("intra_gb_per_s", limits::kGBps)) o.intra_bandwidth_bytes_per_s = *x * units::GB;
+  if (auto x = r.optional_number("intra_latency_us", limits::kLatencyUs)) o.intra_latency_s = *x * units::us;
+  o.intra_efficiency = r.optional_number("intra_efficiency", limits::kEfficiency);
   if (r.has("dtype")) o.dtype = parse_name<DType>(r.choice("dtype", names_of<DType>()));
 
   WorkloadOptions& w = c.workload;
-  w.batch_per_gpu = r.optional_number("batch_per_gpu", Range::positive);
-  w.global_batch = r.optional_number("global_batch", Range::positive);
+  w.batch_per_gpu = r.optional_number("batch_per_gpu", limits::kSamples);
+  w.global_batch = r.optional_number("global_batch", limits::kSamples);
   if (w.batch_per_gpu && w.global_batch) r.fail("global_batch", "give batch_per_gpu or global_batch, not both");
   if (r.has("optimizer")) w.optimizer = parse_name<Optimizer>(r.choice("optimizer", names_of<Optimizer>()));
   if (r.has("compute_source")) {
     w.compute_source = *parse_name<ComputeSource>(
         r.choice("compute_source", names_of<ComputeSource>()));
   }
-  if (auto x = r.optional_number("single_gpu_iteration_ms", Range::positive)) w.single_gpu_iteration_s = *x * units::ms;
-  w.measured_batch_per_gpu = r.optional_number("measured_batch_per_gpu", Range::positive);
-  w.compression_ratio = r.optional_number("compression", Range::at_least_one).value_or(1.0);
+  if (auto x = r.optional_number("single_gpu_iteration_ms", limits::kTimeMs)) w.single_gpu_iteration_s = *x * units::ms;
+  w.measured_batch_per_gpu = r.optional_number("measured_batch_per_gpu", limits::kSamples);
+  w.compression_ratio = r.optional_number("compression", limits::kCompression).value_or(1.0);
   if (r.has("recompute_activations")) w.recompute_activations = r.boolean("recompute_activations");
   if (auto x = optional_count(r, "grad_accum_steps")) w.accumulation_steps = *x;
   if (r.has("grad_dtype")) w.grad_bytes = r.choice("grad_dtype", {"fp32", "bf16", "fp16"}) == "fp32" ? 4 : 2;
@@ -130,12 +130,12 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   if (r.has("bucket_cap_mib") && r.has("bucket_cap_mb")) {
     r.fail("bucket_cap_mb", "bucket_cap_mb is PyTorch's name for bucket_cap_mib: give one of them");
   }
-  if (auto x = r.optional_number("bucket_cap_mib", Range::positive)) a.bucket_cap_bytes = *x * units::MiB;
-  if (auto x = r.optional_number("bucket_cap_mb", Range::positive)) a.bucket_cap_bytes = *x * units::MiB;
-  if (auto x = r.optional_number("first_bucket_mib", Range::positive)) a.first_bucket_cap_bytes = *x * units::MiB;
-  if (auto x = r.optional_number("fusion_cycle_ms", Range::positive)) a.fusion_cycle_s = *x * units::ms;
-  if (auto x = r.optional_number("fusion_buffer_mib", Range::positive)) a.fusion_buffer_bytes = *x * units::MiB;
-  if (auto x = r.optional_number("gossip_bucket_mib", Range::positive)) c.gossip.bucket_cap_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("bucket_cap_mib", limits::kBucketMiB)) a.bucket_cap_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("bucket_cap_mb", limits::kBucketMiB)) a.bucket_cap_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("first_bucket_mib", limits::kBucketMiB)) a.first_bucket_cap_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("fusion_cycle_ms", limits::kTimeMs)) a.fusion_cycle_s = *x * units::ms;
+  if (auto x = r.optional_number("fusion_buffer_mib", limits::kBucketMiB)) a.fusion_buffer_bytes = *x * units::MiB;
+  if (auto x = r.optional_number("gossip_bucket_mib", limits::kBucketMiB)) c.gossip.bucket_cap_bytes = *x * units::MiB;
   if (r.has("node_level")) c.gossip.node_level = r.boolean("node_level");
   LocalSgdOptions& l = c.local_sgd;
   if (auto x = optional_count(r, "inner_steps")) l.inner_steps = *x;

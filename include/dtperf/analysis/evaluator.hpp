@@ -114,7 +114,9 @@ class Evaluator {
 
   const Setup& setup() const { return setup_; }
 
-  /// Evaluates a scheme; `cluster` overrides the setup's cluster (for what-ifs).
+  /// Evaluates a scheme; `cluster` overrides the setup's cluster (for what-ifs). An
+  /// available outcome is finite and non-negative in every number a report prints, or
+  /// this throws an InputError naming the scheme and the quantity.
   SchemeOutcome evaluate(const Scheme& scheme, const Factors& factors = {}, bool with_mixing = false);
   SchemeOutcome evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors = {},
                             bool with_mixing = false);
@@ -143,6 +145,8 @@ class Evaluator {
  private:
   std::shared_ptr<const CompiledSchedule> schedule(const std::string& topology, int ranks, int ranks_per_node,
                                                    bool per_rank);
+  SchemeOutcome evaluate_unchecked(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors,
+                                   bool with_mixing);
 
   Setup setup_;
   std::unique_ptr<AllReducePredictor> allreduce_;  // its buffers, reused evaluation after evaluation

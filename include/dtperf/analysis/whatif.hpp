@@ -20,11 +20,13 @@
 #include <vector>
 
 #include "dtperf/analysis/evaluator.hpp"
+#include "dtperf/limits.hpp"
 
 namespace dtperf {
 
-inline constexpr double kMinRateGbps = 1e-3;
-inline constexpr double kMaxRateGbps = 1e5;
+// The searches span every NIC rate an input may have (limits::kNicGbps).
+inline constexpr double kMinRateGbps = limits::kNicGbps.low;
+inline constexpr double kMaxRateGbps = limits::kNicGbps.high;
 inline constexpr double kMaxCompression = 1e4;
 
 /// The rates [NET] and capacity planners ask about, Gbit/s per NIC.

@@ -27,13 +27,8 @@ std::string read_text_file(const std::string& path);
 std::string pointer_append(const std::string& pointer, const std::string& key);
 std::string pointer_append(const std::string& pointer, std::size_t index);
 
-enum class Range : std::uint8_t {
-  any,
-  positive,      // > 0
-  non_negative,  // >= 0
-  fraction,      // in (0, 1]
-  at_least_one,  // >= 1
-};
+// The generic ranges (Range::positive...) and the physical ones (limits::kNicGbps...).
+using limits::Range;
 
 class ObjectReader {
  public:
@@ -42,8 +37,8 @@ class ObjectReader {
 
   bool has(const std::string& key) const;
 
-  double number(const std::string& key, Range range = Range::any);
-  std::optional<double> optional_number(const std::string& key, Range range = Range::any);
+  double number(const std::string& key, const Range& range = Range::any);
+  std::optional<double> optional_number(const std::string& key, const Range& range = Range::any);
   /// An integer min_value <= x <= max_value (default: limits::kMaxCount, safe as an int).
   std::int64_t integer(const std::string& key, std::int64_t min_value,
                        std::int64_t max_value = limits::kMaxCount);
@@ -87,10 +82,10 @@ class ObjectReader {
 
 /// Checks a number against a range; on failure throws at `pointer`.
 double check_number(const Json& value, const std::string& file, const std::string& pointer,
-                    Range range);
+                    const Range& range);
 /// A [x, y] pair of numbers (e.g. a measured point).
 std::pair<double, double> number_pair(const Json& value, const std::string& file,
-                                      const std::string& pointer, Range first, Range second);
+                                      const std::string& pointer, const Range& first, const Range& second);
 
 /// A short description of a JSON value's type for messages ("a string", "null").
 std::string type_name(const Json& value);
