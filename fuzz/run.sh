@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A short fuzzing pass: run.sh TARGET SECONDS SEED_DIR...
 # The corpus starts from the seed folders that exist (a missing one is skipped) and grows
-# in a temporary folder.
+# in a temporary folder. Mutations splice in the numeric extremes of numbers.dict.
+# FUZZ_RUNS=N runs N inputs instead of SECONDS (the long pass docs/TESTING.md records).
 # Fails on any finding: libFuzzer exits non-zero and leaves the input as crash-*/timeout-*
 # in the temporary folder, whose path it prints.
 set -euo pipefail
+dict=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/numbers.dict
 target=$1
 seconds=$2
 shift 2
@@ -16,7 +18,9 @@ done
 cd "$work"
 mkdir corpus
 status=0
-"$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+limit=(-max_total_time="$seconds")
+[ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
+"$target" "${limit[@]}" -dict="$dict" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
   -artifact_prefix="$work/" corpus "${seeds[@]}" >fuzz.log 2>&1 || status=$?
 if [ "$status" -ne 0 ]; then
   # The report: the sanitizer's or the uncaught exception's message and its first frames.

@@ -151,6 +151,9 @@ python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["advice"]["low_commu
   "$work/advice-low.json" || fail "advise --json has no low-communication section"
 expect 2 'diloco: an overlap of 20 inner steps is more than the 12 steps between fragments \(100 / 8\)' \
   predict "${dec[@]}" --scheme diloco --outer-sync streaming --fragments 8 --overlap-steps 20
+# Counts at their limit (10^6 each) whose product overflowed an int.
+expect 2 'diloco: an overlap of 1000000 inner steps is more than the 1 steps between fragments \(1000000 / 1000000\)' \
+  predict "${dec[@]}" --scheme diloco --outer-sync streaming --inner-steps 1000000 --fragments 1000000 --overlap-steps 1000000
 expect 2 'local-sgd: needs at least 2 groups: 8 nodes in groups of 8 make 1' predict "${dec[@]}" --scheme local-sgd --group-nodes 8
 expect 2 'diloco: gossip between groups pairs them one-peer exponentially: 3 groups is not a power of 2' \
   predict "${dec[@]}" --scheme diloco --outer gossip --nodes 3

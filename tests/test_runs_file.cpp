@@ -130,6 +130,12 @@ TEST_CASE("bad runs files name the place and the reason", "[runs][errors]") {
              Contains("/runs/0/nodes"));
   CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodes": 1, "iteration_ms": -3}]})"),
              Contains("/runs/0/iteration_ms"));
+  // Physical ranges (limits.hpp): 1e308 ms, and 2^20 nodes of 1,024 GPUs (a ring of 10^9
+  // GPUs that never finished).
+  CHECK(error_of(head + R"({"scheme": "all-reduce", "nodes": 1, "iteration_ms": 1e308}]})") ==
+        "runs.json: at /runs/0/iteration_ms: expected a number from 1e-06 to 1e+07, got 1e+308");
+  CHECK(error_of(head + R"({"scheme": "ring", "nodes": 1048576, "gpus_per_node": 1024, "iteration_ms": 1}]})") ==
+        "runs.json: at /runs/0/gpus_per_node: 1048576 nodes x 1024 GPUs is over the limit of 1048576 GPUs");
   CHECK_THAT(error_of(head + R"({"scheme": "all-reduce", "nodes": 1, "iteration_ms": {"median": 5, "p10": 6}}]})"),
              Contains("/runs/0/iteration_ms/p10") && Contains("above the median"));
   CHECK_THAT(error_of(head + R"({"scheme": "all-reduc", "nodes": 1, "iteration_ms": 1}]})"),

@@ -1,6 +1,7 @@
 #include "dtperf/analysis/evaluator.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -146,6 +147,12 @@ void check_outcome(const SchemeOutcome& out, const ClusterProfile& cluster) {
 
 SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors,
                                      bool with_mixing) {
+  // Every reader holds its own counts to the limits; a cluster put together from several
+  // (a runs file's nodes on a profile's node size) is held to the GPU limit here.
+  if (static_cast<std::int64_t>(cluster.nodes) * cluster.gpus_per_node > limits::kMaxGpus) {
+    throw InputError::in_input("nodes", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", cluster.nodes,
+                                                    cluster.gpus_per_node, limits::kMaxGpus));
+  }
   SchemeOutcome out = evaluate_unchecked(cluster, scheme, factors, with_mixing);
   // The engine's boundary: whatever the inputs, a report never prints inf, NaN (JSON
   // null) or a negative time; an outcome that has one is refused here, by name.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -25,7 +26,8 @@ std::optional<std::string> local_sgd_unavailable(const LocalSgdOptions& o, int n
     if (o.fragments > o.inner_steps) {
       return fmt::format("{} fragments cannot each start on their own inner step of {}", o.fragments, o.inner_steps);
     }
-    if (o.overlap_steps * o.fragments > o.inner_steps) {
+    // In 64 bits: each count may be up to limits::kMaxInnerSteps (10^6), their product not.
+    if (static_cast<std::int64_t>(o.overlap_steps) * o.fragments > o.inner_steps) {
       return fmt::format("an overlap of {} inner steps is more than the {} steps between fragments ({} / {})",
                          o.overlap_steps, o.inner_steps / o.fragments, o.inner_steps, o.fragments);
     }

@@ -97,6 +97,10 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   ClusterOverrides& o = c.cluster;
   o.nodes = count(r, "nodes");
   o.gpus_per_node = optional_count(r, "gpus_per_node");
+  if (o.gpus_per_node && static_cast<std::int64_t>(*o.nodes) * *o.gpus_per_node > limits::kMaxGpus) {
+    r.fail("gpus_per_node", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", *o.nodes, *o.gpus_per_node,
+                                        limits::kMaxGpus));
+  }
   o.nics_per_node = optional_count(r, "nics_per_node");
   o.nic_gbps = r.optional_number("nic_gbps", limits::kNicGbps);
   if (auto x = r.optional_number("inter_latency_us", limits::kLatencyUs)) o.inter_latency_s = *x * units::us;
