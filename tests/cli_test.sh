@@ -67,6 +67,9 @@ expect 2 '^dtperf: error: -o: given twice' predict -o "$work/a.json" -o "$work/b
 expect 0 'nodes' predict --json --json
 expect 0 '^# 4 points' sweep --vary nodes=1,2 --vary nic-gbps=10,20 --quiet
 expect 2 '^dtperf: error: --nodes: given twice \(2, then 3\)' run "$2/../scenarios/a40-ethernet-advise.json" --nodes 2 --nodes 3
+expect 2 '^dtperf: error: run: give a scenario file: dtperf run SCENARIO.json \[OPTIONS...\] \(dtperf run --help\)$' run
+printf '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": 18446744073709551615}}' >"$work/huge-nodes-scenario.json"
+expect 2 'huge-nodes-scenario.json: at /options/nodes: 18446744073709551615 is out of range: the limit is 1048576$' run "$work/huge-nodes-scenario.json"
 expect 0 'on 2 x a40x4-eth25' run "$2/../scenarios/a40-ethernet-advise.json" --nodes 2
 # Models by size: the canonical spelling in the header, one clear error for a bad key.
 expect 0 'gpt:layers=24,d=2048,heads=32,ffn=8192,seq=2048' predict --model gpt:layers=24,d=2048,seq=2048 --profile dgx-a100

@@ -175,9 +175,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> given(args.empty() ? args.begin() : args.begin() + 1, args.end());
   try {
     if (!args.empty() && args.front() == "run") {
-      if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
+      if (args.size() < 2) {
+        std::cerr << "dtperf: error: run: give a scenario file: dtperf run SCENARIO.json [OPTIONS...] (dtperf run --help)\n";
+        return 2;
+      }
+      if (args[1] == "--help" || args[1] == "-h") {
         std::cout << kRunHelp;
-        return args.size() < 2 ? 2 : 0;
+        return 0;
       }
       scenario = args[1];
       const std::vector<std::string> overrides(args.begin() + 2, args.end());

@@ -13,6 +13,8 @@ namespace {
 
 std::string value_text(const io::Json& value, const std::string& file, const std::string& pointer) {
   if (value.is_string()) return value.get<std::string>();
+  // Unsigned first: 2^64 - 1 read as a signed integer was "-1".
+  if (value.is_number_unsigned()) return std::to_string(value.get<unsigned long long>());
   if (value.is_number_integer()) return std::to_string(value.get<long long>());
   if (value.is_number()) return fmt::format("{}", value.get<double>());
   throw InputError(file, pointer, "expected a number or a string, got " + io::type_name(value));
