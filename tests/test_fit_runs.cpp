@@ -80,6 +80,36 @@ TEST_CASE("compute scale and inter-node efficiency are recovered from runs the m
   CHECK(*fit.loo_max_abs_error < 0.03);
 }
 
+TEST_CASE("beyond 10 runs the held-out errors come from 10 folds, one refit per fold", "[fit_runs]") {
+  Fixture f;
+  RunsModel truth{f.setup.cluster, 2.0, 2.0};
+  std::vector<MeasuredRun> runs;
+  for (int nodes : {1, 2, 4, 8}) {
+    for (double gbps : {10.0, 25.0, 40.0, 100.0}) {
+      runs.push_back(run(std::to_string(nodes) + "x" + std::to_string(static_cast<int>(gbps)), Scheme::allreduce(),
+                         nodes, gbps));
+    }
+  }
+  for (MeasuredRun& r : runs) r.measured.iteration_s = predict_run(f.setup, truth, r).iteration_s;
+  std::vector<int> calls;
+  RunsFitOptions options;
+  options.on_refit = [&calls](int done, int total) {
+    CHECK(total == 10);
+    calls.push_back(done);
+  };
+  const RunsFit fit = fit_runs(f.setup, runs, options);
+  // 16 runs: 10 refits (reported before the first and after each), not 16; runs 0 and 10
+  // are held out together, and every run gets its held-out error.
+  CHECK(fit.held_out_folds == 10);
+  CHECK(calls == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  for (const RunResidual& r : fit.runs) CHECK(r.leave_one_out);
+  REQUIRE(fit.loo_max_abs_error);
+  CHECK(*fit.loo_max_abs_error < 0.03);
+  // Up to 10 runs it stays leave-one-out.
+  const RunsFit few = fit_runs(f.setup, std::span<const MeasuredRun>(runs).first(5));
+  CHECK(few.held_out_folds == 5);
+}
+
 TEST_CASE("one run pins one combination of the parameters, and says so through the bands", "[fit_runs]") {
   Fixture f;
   MeasuredRun one = run("ar-8", Scheme::allreduce(), 2, 100.0);

@@ -534,18 +534,24 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
   }
 
   if (options.leave_one_out && runs.size() >= 2) {
-    std::vector<double> loo;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::size_t folds = std::min<std::size_t>(runs.size(), kMaxHeldOutFits);
+    out.held_out_folds = static_cast<int>(folds);
+    std::vector<double> loo(runs.size());
+    if (options.on_refit) options.on_refit(0, static_cast<int>(folds));
+    for (std::size_t fold = 0; fold < folds; ++fold) {
       std::vector<MeasuredRun> others;
       for (std::size_t k = 0; k < runs.size(); ++k) {
-        if (k != i) others.push_back(runs[k]);
+        if (k % folds != fold) others.push_back(runs[k]);
       }
       RunsFitOptions inner = options;
       inner.leave_one_out = false;
       const FitCore without = fit_core(base, others, inner);
-      const double predicted = problem.predict(i, without.model).iteration_s;
-      out.runs[i].leave_one_out = predicted / runs[i].measured.iteration_s - 1.0;
-      loo.push_back(std::abs(*out.runs[i].leave_one_out));
+      for (std::size_t i = fold; i < runs.size(); i += folds) {
+        const double predicted = problem.predict(i, without.model).iteration_s;
+        out.runs[i].leave_one_out = predicted / runs[i].measured.iteration_s - 1.0;
+        loo[i] = std::abs(*out.runs[i].leave_one_out);
+      }
+      if (options.on_refit) options.on_refit(static_cast<int>(fold + 1), static_cast<int>(folds));
     }
     out.loo_median_abs_error = median(loo);
     out.loo_max_abs_error = *std::max_element(loo.begin(), loo.end());

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "checks.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/analysis/fit_runs.hpp"
@@ -16,6 +18,7 @@
 #include "dtperf/io/runs_file.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace dtperf::cli {
 
@@ -61,7 +64,14 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
   request.created = created;
   request.options.leave_one_out = !o.no_leave_one_out;
   const Inputs inputs = load_inputs(model_options);
-  const FitRunsReport report = build_fit_runs_report(inputs, std::move(runs), request, output);
+  const FitRunsReport report = [&] {
+    Progress progress("fit", false);
+    progress.stage("fitting the runs");
+    request.options.on_refit = [&progress](int done, int total) {
+      if (done < total) progress.stage(fmt::format("refitting without held-out fold {} of {}", done + 1, total));
+    };
+    return build_fit_runs_report(inputs, std::move(runs), request, output);
+  }();
 
   const io::Json profile_json = io::profile_to_json(report.profile);
   try {

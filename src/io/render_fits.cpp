@@ -264,8 +264,11 @@ std::string summary_line(const RunsFit& fit) {
   std::string text = fmt::format("# {} runs: rms {:.2f} %, median |error| {:.2f} %, max {:.2f} %", fit.runs.size(),
                                  100.0 * fit.rms_error, 100.0 * fit.median_abs_error, 100.0 * fit.max_abs_error);
   if (fit.loo_median_abs_error) {
-    text += fmt::format("; leave-one-out median {:.2f} %, max {:.2f} %", 100.0 * *fit.loo_median_abs_error,
-                        100.0 * *fit.loo_max_abs_error);
+    const bool k_fold = fit.held_out_folds < static_cast<int>(fit.runs.size());
+    text += fmt::format("; {} median {:.2f} %, max {:.2f} %",
+                        k_fold ? fmt::format("held out in {} folds (loo-error)", fit.held_out_folds)
+                               : std::string("leave-one-out"),
+                        100.0 * *fit.loo_median_abs_error, 100.0 * *fit.loo_max_abs_error);
   }
   text += fmt::format("\n# before the fit (prior-error: the profile as given, every parameter at its prior): median "
                       "|error| {:.2f} %, max {:.2f} %",
@@ -291,6 +294,7 @@ Json runs_fit_json(const FitRunsReport& r) {
   if (fit.loo_median_abs_error) {
     summary["loo_median_abs_error"] = *fit.loo_median_abs_error;
     summary["loo_max_abs_error"] = *fit.loo_max_abs_error;
+    summary["held_out_folds"] = fit.held_out_folds;
   }
   Json correlations = Json::array();
   for (const auto& c : fit.correlations) {
