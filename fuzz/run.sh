@@ -7,13 +7,13 @@
 # in the temporary folder, whose path it prints.
 set -euo pipefail
 dict=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/numbers.dict
-target=$1
+target=$(realpath "$1")  # absolute: the pass runs in a temporary folder
 seconds=$2
 shift 2
 work=$(mktemp -d)
 seeds=()
 for dir in "$@"; do
-  [ -d "$dir" ] && seeds+=("$dir")
+  [ -d "$dir" ] && seeds+=("$(realpath "$dir")")
 done
 cd "$work"
 mkdir corpus
