@@ -17,7 +17,7 @@ struct Range {
   double low = -std::numeric_limits<double>::infinity();
   double high = std::numeric_limits<double>::infinity();
   bool low_open = false;
-  const char* description = nullptr;  // "a positive number"; nullptr: "a number in [low, high]"
+  const char* description = nullptr;  // "a positive number"; nullptr: "a number from LOW to HIGH"
 
   constexpr bool contains(double x) const {
     return (low_open ? x > low : x >= low) && x <= high;  // false for NaN

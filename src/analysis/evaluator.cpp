@@ -126,9 +126,11 @@ void check_outcome(const SchemeOutcome& out, const ClusterProfile& cluster) {
       {"scaling factor", i.scaling_factor, false},
   };
   const auto refuse = [&](const std::string& what) {
-    throw InputError::in_input("prediction", fmt::format("{} on {} x {} GPUs: {}; the rates, times and sizes given are "
-                                                         "too far apart to model (docs/MANUAL.md, \"Limits\")",
-                                                         out.scheme.name(), cluster.nodes, cluster.gpus_per_node, what));
+    // Named as "prediction", not as an input: no one flag or key is to blame.
+    throw InputError("prediction", "",
+                     fmt::format("{} on {} x {} GPUs: {}; the rates, times and sizes given are too far apart to model "
+                                 "(docs/MANUAL.md, \"Limits\")",
+                                 out.scheme.name(), cluster.nodes, cluster.gpus_per_node, what));
   };
   for (const Value& v : values) {
     if (!std::isfinite(v.x) || v.x < 0.0) refuse(fmt::format("the {} came out as {}", v.name, v.x));
