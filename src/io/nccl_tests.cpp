@@ -140,12 +140,6 @@ std::optional<Layout> standard_layout(const std::vector<Token>& tokens, const st
 // Long tokens are cut in messages (a 401-digit size stays one short line).
 std::string shown_token(const std::string& s) { return s.size() <= 24 ? s : s.substr(0, 20) + "..."; }
 
-// A rate as nccl-tests prints it: 0 (a bus bandwidth on one rank) up to limits::kGBps.
-constexpr limits::Range kRateGBps{0.0, limits::kGBps.high};
-// A time as printed: up to limits::kTimeUs, 0 included ("0.00" is refused below, naming
-// the row's side).
-constexpr limits::Range kTimeUs{0.0, limits::kTimeUs.high};
-
 double number_at(const std::vector<Token>& t, int column, const char* what, const std::string& file, std::size_t line,
                  const limits::Range& range) {
   const std::string& s = t[static_cast<std::size_t>(column)].text;
@@ -177,9 +171,9 @@ std::int64_t whole_at(const std::string& s, const char* what, const std::string&
 
 ReadResult read_result(const std::vector<Token>& t, const Layout::Group& g, const std::string& file, std::size_t line) {
   ReadResult r;
-  r.value.time_us = number_at(t, g.time, "time", file, line, kTimeUs);
-  r.value.algbw_GB_per_s = number_at(t, g.algbw, "algbw", file, line, kRateGBps);
-  r.value.busbw_GB_per_s = number_at(t, g.busbw, "busbw", file, line, kRateGBps);
+  r.value.time_us = number_at(t, g.time, "time", file, line, detail::kTimeUs);
+  r.value.algbw_GB_per_s = number_at(t, g.algbw, "algbw", file, line, detail::kRateGBps);
+  r.value.busbw_GB_per_s = number_at(t, g.busbw, "busbw", file, line, detail::kRateGBps);
   r.time_half_us = detail::half_unit(t[static_cast<std::size_t>(g.time)].text);
   r.algbw_half = detail::half_unit(t[static_cast<std::size_t>(g.algbw)].text);
   r.busbw_half = detail::half_unit(t[static_cast<std::size_t>(g.busbw)].text);

@@ -8,8 +8,15 @@
 #include <vector>
 
 #include "dtperf/io/nccl_tests.hpp"
+#include "dtperf/limits.hpp"
 
 namespace dtperf::io::detail {
+
+/// A rate as nccl-tests prints it: 0 (a bus bandwidth on one rank) up to limits::kGBps.
+inline constexpr limits::Range kRateGBps{0.0, limits::kGBps.high};
+/// A time as printed: up to limits::kTimeUs, 0 included ("0.00" is refused by the checks,
+/// naming the row's side).
+inline constexpr limits::Range kTimeUs{0.0, limits::kTimeUs.high};
 
 /// One group of columns (out-of-place or in-place) with half a unit of the last printed
 /// digit of each number: the true value lies within +- that.

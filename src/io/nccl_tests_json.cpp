@@ -31,10 +31,6 @@ double number(const Json& object, const char* key, const std::string& file, cons
 
 // A count of wrong elements: up to 2^53, where a double still counts exactly.
 constexpr Range kWrongCount{0.0, 9007199254740992.0};
-// A rate as nccl-tests prints it: 0 (a bus bandwidth on one rank) up to limits::kGBps.
-constexpr Range kRateGBps{0.0, limits::kGBps.high};
-// A time as printed: up to limits::kTimeUs, 0 included (refused later, naming the side).
-constexpr Range kTimeUs{0.0, limits::kTimeUs.high};
 
 std::int64_t whole(const Json& object, const char* key, const std::string& file, const std::string& pointer,
                    std::int64_t most) {
@@ -62,9 +58,9 @@ std::optional<ReadResult> read_result(const Json& row, const char* key, const st
   const std::string at = pointer_append(pointer, key);
   if (!it->is_object()) throw InputError(file, at, "expected an object or null, got " + type_name(*it));
   ReadResult r;
-  r.value.time_us = number(*it, it->contains("cpu_time") ? "cpu_time" : "time", file, at, kTimeUs);
-  r.value.algbw_GB_per_s = number(*it, "alg_bw", file, at, kRateGBps);
-  r.value.busbw_GB_per_s = number(*it, "bus_bw", file, at, kRateGBps);
+  r.value.time_us = number(*it, it->contains("cpu_time") ? "cpu_time" : "time", file, at, detail::kTimeUs);
+  r.value.algbw_GB_per_s = number(*it, "alg_bw", file, at, detail::kRateGBps);
+  r.value.busbw_GB_per_s = number(*it, "bus_bw", file, at, detail::kRateGBps);
   if (const auto wrong = it->find("nwrong"); wrong != it->end() && !wrong->is_null()) {
     r.value.wrong = static_cast<std::int64_t>(check_number(*wrong, file, pointer_append(at, "nwrong"), kWrongCount));
   }
