@@ -59,7 +59,7 @@ inline constexpr double kMaxFactor = 1e3;                // slow ranks and nodes
 // One NIC's line rate, Gbit/s: 1 Mbit/s (below any Ethernet a cluster has used; 10 Mbit/s
 // Ethernet dates from 1983) to 100 Tbit/s (125 x the fastest NIC sold, 800 Gbit/s).
 inline constexpr Range kNicGbps{1e-3, 1e5};
-// A per-GPU rate in GB/s (intra-node link, memory, copies, a fitted bus bandwidth): 1 MB/s
+// A per-GPU rate in GB/s (intra-node link, memory, copy bandwidth of a profile): 1 MB/s
 // to 100 TB/s (HBM3e: 8 TB/s; NVLink 5: 900 GB/s per direction).
 inline constexpr Range kGBps{1e-3, 1e5};
 // One GPU's peak, TFLOP/s: 1 MFLOP/s to 1 EFLOP/s (B200 dense FP4: 9 PFLOP/s).

@@ -42,6 +42,10 @@ constexpr Range kLogCoordinate{-700.0, 700.0};
 constexpr Range kCoordinate{-1e15, 1e15};
 constexpr Range kUnit{1e-30, 1e30};
 constexpr Range kCovariance{-1e30, 1e30};
+// A fitted segment's bus bandwidth: any positive value, as before the physical ranges. A
+// latency-bound segment of small messages fits 0.0002 GB/s, and a flat one is written
+// near 10^6 GB/s; its finite products are held by the engine's boundary check.
+constexpr Range kFittedBusGBps = Range::positive;
 
 void read_gpu(ObjectReader r, ClusterProfile::Gpu& gpu) {
   gpu.model = r.string("model");
@@ -204,7 +208,7 @@ void read_calibration(ObjectReader r, ClusterProfile::Calibration& cal) {
         seg.min_bytes = s.number("min_bytes", limits::kBytesOrZero);
         seg.max_bytes = s.number("max_bytes", limits::kBytes);
         seg.alpha_s = s.number("alpha_us", limits::kLatencyUs) * units::us;
-        seg.bus_bytes_per_s = s.number("busbw_GB_per_s", limits::kGBps) * units::GB;
+        seg.bus_bytes_per_s = s.number("busbw_GB_per_s", kFittedBusGBps) * units::GB;
         s.finish();
         fit.segments.push_back(seg);
       }
