@@ -571,6 +571,11 @@ cat >"$work/runs.json" <<'RUNS'
 RUNS
 expect 0 'compute_scale .* pinned' fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 -o "$work/runs-fitted.json"
 expect 0 'leave-one-out median' fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --dtype fp16
+# A run's host ceiling: 0 lifts it, anything else is a per-node rate in the NIC range.
+sed 's/"nodes": 8,/"nodes": 8, "host_gbps": 1e6,/' "$work/runs.json" >"$work/runs-host.json"
+expect 2 'runs-host.json: at /runs/2/host_gbps: expected 0 \(no ceiling\) or a number from 0.001 to 100000, got 1e\+06' fit --runs "$work/runs-host.json" --profile a100x4-ib100 --model transformer-base --dtype fp16
+sed 's/"nodes": 8,/"nodes": 8, "host_gbps": 0,/' "$work/runs.json" >"$work/runs-host.json"
+expect 0 'leave-one-out median' fit --runs "$work/runs-host.json" --profile a100x4-ib100 --model transformer-base --dtype fp16
 # Runs of several models (each run names its own): no --model needed.
 expect 0 '3 models on dgx-a100 \(4 runs\)' fit --runs "$2/../validation/data/validation-s3/mpt-a100-fsdp.json" --profile dgx-a100 --no-leave-one-out
 expect 2 'needs --model: the model the runs trained \(or a "model" in every run\)' fit --runs "$work/runs.json" --profile a100x4-ib100

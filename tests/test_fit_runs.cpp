@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/profile_json.hpp"
@@ -108,6 +110,30 @@ TEST_CASE("beyond 10 runs the held-out errors come from 10 folds, one refit per 
   // Up to 10 runs it stays leave-one-out.
   const RunsFit few = fit_runs(f.setup, std::span<const MeasuredRun>(runs).first(5));
   CHECK(few.held_out_folds == 5);
+}
+
+TEST_CASE("repeated measurements of one configuration are predicted as that configuration", "[fit_runs]") {
+  Fixture f;
+  // Three configurations, measured 3, 2 and 1 times and interleaved: each run's prediction
+  // must be its own configuration's, whichever run first stated it.
+  RunsModel truth{f.setup.cluster, 2.0, 2.0};
+  std::vector<MeasuredRun> runs;
+  const std::pair<int, double> configs[] = {{2, 100.0}, {4, 25.0}, {2, 100.0}, {8, 40.0}, {4, 25.0}, {2, 100.0}};
+  for (std::size_t i = 0; i < std::size(configs); ++i) {
+    runs.push_back(run(fmt::format("r{}", i), Scheme::allreduce(), configs[i].first, configs[i].second));
+    // Repeats differ by up to +-2 % as repeated timings do.
+    const double jitter = 1.0 + 0.01 * (static_cast<double>(i % 3) - 1.0) * 2.0;
+    runs.back().measured.iteration_s = predict_run(f.setup, truth, runs.back()).iteration_s * jitter;
+  }
+  const RunsFit fit = fit_runs(f.setup, runs);
+  REQUIRE(fit.runs.size() == runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    CHECK(fit.runs[i].predicted.iteration_s == predict_run(f.setup, fit.fitted, runs[i]).iteration_s);
+  }
+  CHECK(fit.runs[0].predicted.iteration_s == fit.runs[2].predicted.iteration_s);
+  CHECK(fit.runs[0].predicted.iteration_s != fit.runs[1].predicted.iteration_s);
+  // Same prediction, different measurements: the errors differ by the repeats' jitter.
+  CHECK(fit.runs[0].error != fit.runs[2].error);
 }
 
 TEST_CASE("one run pins one combination of the parameters, and says so through the bands", "[fit_runs]") {

@@ -62,6 +62,8 @@ struct AllReduceOptions {
   double fusion_cycle_s = 5e-3;
   double fusion_buffer_bytes = 64.0 * 1024 * 1024;
   bool framework_copies = true;  // off: the [NET] simulator's semantics
+
+  bool operator==(const AllReduceOptions&) const = default;
 };
 
 /// One bucket: the index of its last tensor (it is ready when that gradient is) and

@@ -133,6 +133,8 @@ struct GossipOptions {
   // Node-level (hierarchical) gossip: the GPUs of a node form one replica. The Evaluator
   // then builds the topology over nodes and fills GossipScenario's replica fields.
   bool node_level = false;
+
+  bool operator==(const GossipOptions&) const = default;
 };
 
 struct GossipScenario {

@@ -111,6 +111,8 @@ struct LocalSgdOptions {
   int overlap_steps = 1;        // streaming: tau
   OuterCodec codec = OuterCodec::fp32;
   double top_k_fraction = 0.01;  // top-k: kept share of the elements
+
+  bool operator==(const LocalSgdOptions&) const = default;
 };
 
 /// Why these options cannot run on `nodes` nodes (groups, powers of two, fragments), or

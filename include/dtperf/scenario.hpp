@@ -32,6 +32,8 @@ struct ClusterOverrides {
   std::optional<double> comm_interference_factor;
   std::optional<double> iteration_overhead_s;
   std::optional<double> cross_node_overhead_s;
+
+  bool operator==(const ClusterOverrides&) const = default;
 };
 
 struct WorkloadOptions {
@@ -53,6 +55,8 @@ struct WorkloadOptions {
   double compute_scale = 1.0;
   double forward_scale = 1.0;   // a fit with a forward/backward breakdown
   double backward_scale = 1.0;
+
+  bool operator==(const WorkloadOptions&) const = default;
 };
 
 /// The profile with the overrides applied (what the report shows as the cluster).

@@ -104,45 +104,37 @@ RunsModel apply_parameters(const Setup& base, const std::vector<Spec>& specs, co
   return m;
 }
 
+// The fit's objective over a set of runs. Runs of one configuration (repeated
+// measurements) predict alike, so each distinct configuration is predicted once per
+// evaluation: the cost follows the configurations, not the runs.
 class Problem {
  public:
   Problem(const Setup& base, std::span<const MeasuredRun> runs, std::vector<Spec> specs)
       : base_(base), runs_(runs), specs_(std::move(specs)) {
-    for (const MeasuredRun& run : runs_) {
+    config_of_.reserve(runs_.size());
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const RunConfig& config = runs_[i].config;
+      const auto same = std::find_if(first_run_.begin(), first_run_.end(),
+                                     [&](std::size_t k) { return runs_[k].config == config; });
+      config_of_.push_back(static_cast<std::size_t>(same - first_run_.begin()));
+      if (same != first_run_.end()) continue;
+      first_run_.push_back(i);
       Setup s = base_;
-      if (run.config.model) s.model = run.config.model.get();
-      s.dtype = run.config.cluster.dtype.value_or(base_.dtype);
-      s.workload = run.config.workload;
-      s.allreduce = run.config.allreduce;
-      s.gossip = run.config.gossip;
-      s.local_sgd = run.config.local_sgd;
+      if (config.model) s.model = config.model.get();
+      s.dtype = config.cluster.dtype.value_or(base_.dtype);
+      s.workload = config.workload;
+      s.allreduce = config.allreduce;
+      s.gossip = config.gossip;
+      s.local_sgd = config.local_sgd;
       s.variability = Variability{};
       evaluators_.emplace_back(std::move(s));
     }
+    predicted_.resize(first_run_.size());
   }
 
   const std::vector<Spec>& specs() const { return specs_; }
 
-  IterationResult predict(std::size_t i, const RunsModel& m) {
-    const MeasuredRun& run = runs_[i];
-    Evaluator& e = evaluators_[i];
-    e.set_compute_scales(m.forward_scale, m.backward_scale);
-    const ClusterProfile cluster = apply_overrides(m.profile, run.config.cluster);
-    SchemeOutcome o;
-    try {
-      o = e.evaluate_on(cluster, run.config.scheme);
-    } catch (const std::invalid_argument& error) {
-      throw InputError(run.file, run.pointer, error.what());
-    } catch (const InputError& error) {
-      // A dtype the profile has no peak for is the run's own "dtype" where it names one.
-      if (error.input() == "dtype" && run.config.cluster.dtype) {
-        throw InputError(run.file, run.pointer + "/dtype", error.reason());
-      }
-      throw;
-    }
-    if (!o.available) throw InputError(run.file, run.pointer, o.unavailable_reason);
-    return o.iteration;
-  }
+  IterationResult predict(std::size_t i, const RunsModel& m) { return predict_config(config_of_[i], m); }
 
   std::size_t data_rows() const {
     std::size_t rows = 0;
@@ -159,9 +151,10 @@ class Problem {
     const RunsModel m = apply_parameters(base_, specs_, u);
     Eigen::VectorXd r(static_cast<Eigen::Index>(data_rows() + free.size()));
     Eigen::Index k = 0;
+    for (std::size_t c = 0; c < first_run_.size(); ++c) predicted_[c] = predict_config(c, m);
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const RunMeasurement& meas = runs_[i].measured;
-      const IterationResult p = predict(i, m);
+      const IterationResult& p = predicted_[config_of_[i]];
       double spread = 0.0;
       if (meas.p10_s && meas.p90_s && *meas.p90_s > *meas.p10_s) {
         spread = std::log(*meas.p90_s / *meas.p10_s) / kP10P90Sigmas;
@@ -269,10 +262,35 @@ class Problem {
   }
 
  private:
+  // Configuration c as its first run states it (and names it in a message).
+  IterationResult predict_config(std::size_t c, const RunsModel& m) {
+    const MeasuredRun& run = runs_[first_run_[c]];
+    Evaluator& e = evaluators_[c];
+    e.set_compute_scales(m.forward_scale, m.backward_scale);
+    const ClusterProfile cluster = apply_overrides(m.profile, run.config.cluster);
+    SchemeOutcome o;
+    try {
+      o = e.evaluate_on(cluster, run.config.scheme);
+    } catch (const std::invalid_argument& error) {
+      throw InputError(run.file, run.pointer, error.what());
+    } catch (const InputError& error) {
+      // A dtype the profile has no peak for is the run's own "dtype" where it names one.
+      if (error.input() == "dtype" && run.config.cluster.dtype) {
+        throw InputError(run.file, run.pointer + "/dtype", error.reason());
+      }
+      throw;
+    }
+    if (!o.available) throw InputError(run.file, run.pointer, o.unavailable_reason);
+    return o.iteration;
+  }
+
   const Setup& base_;
   std::span<const MeasuredRun> runs_;
   std::vector<Spec> specs_;
-  std::vector<Evaluator> evaluators_;
+  std::vector<std::size_t> config_of_;  // per run: its configuration
+  std::vector<std::size_t> first_run_;  // per configuration: the first run of it
+  std::vector<Evaluator> evaluators_;   // per configuration
+  std::vector<IterationResult> predicted_;  // per configuration, within residuals()
 };
 
 bool is_distributed(const Setup& base, const MeasuredRun& run) {

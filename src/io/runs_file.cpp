@@ -105,7 +105,12 @@ MeasuredRun read_run(const Json& json, const std::string& file, const std::strin
   o.nic_gbps = r.optional_number("nic_gbps", limits::kNicGbps);
   if (auto x = r.optional_number("inter_latency_us", limits::kLatencyUs)) o.inter_latency_s = *x * units::us;
   o.transport_efficiency = r.optional_number("transport_efficiency", limits::kEfficiency);
+  // 0 lifts the profile's host ceiling; any other value is a per-node rate like a NIC's.
   o.host_gbps = r.optional_number("host_gbps", Range::non_negative);
+  if (o.host_gbps && *o.host_gbps != 0.0 && !limits::kNicGbps.contains(*o.host_gbps)) {
+    r.fail("host_gbps", fmt::format("expected 0 (no ceiling) or a number from {:g} to {:g}, got {:g}",
+                                    limits::kNicGbps.low, limits::kNicGbps.high, *o.host_gbps));
+  }
   if (auto x = r.optional_number("intra_gb_per_s", limits::kGBps)) o.intra_bandwidth_bytes_per_s = *x * units::GB;
   if (auto x = r.optional_number("intra_latency_us", limits::kLatencyUs)) o.intra_latency_s = *x * units::us;
   o.intra_efficiency = r.optional_number("intra_efficiency", limits::kEfficiency);

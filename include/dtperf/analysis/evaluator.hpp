@@ -49,6 +49,8 @@ struct Scheme {
   static Scheme local_sgd() { return {Kind::local_sgd, "", Sharding::fsdp}; }
   static Scheme diloco() { return {Kind::diloco, "", Sharding::fsdp}; }
   bool low_communication() const { return kind == Kind::local_sgd || kind == Kind::diloco; }
+
+  bool operator==(const Scheme&) const = default;
 };
 
 /// Parses "all-reduce" (or "allreduce"), "sgp", "sgp-sync", "d-psgd", "zero-1", "zero-2",

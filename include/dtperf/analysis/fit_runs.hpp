@@ -153,6 +153,7 @@ struct RunsFit {
   // folds (run i in fold i mod folds) and each fold is fitted without: k-fold cross-
   // validation, so the refits stay 10 whatever the number of runs (leave-one-out is one
   // refit per run, each over all the others: 100 runs took 95 s, 2,000 would take hours).
+  // Each refit predicts every distinct run configuration once per step (repeats share it).
   std::optional<double> loo_median_abs_error;
   std::optional<double> loo_max_abs_error;
   int held_out_folds = 0;

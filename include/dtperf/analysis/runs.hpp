@@ -25,6 +25,9 @@ struct RunConfig {
   AllReduceOptions allreduce;  // algorithm, bucketing, bucket caps
   GossipOptions gossip;        // bucket size
   LocalSgdOptions local_sgd;   // inner steps, groups, outer synchronisation
+  // Equal configurations predict alike (the same model object, options and what-ifs):
+  // a fit predicts each distinct one once.
+  bool operator==(const RunConfig&) const = default;
 };
 
 /// What one iteration took. The median is required; the spread (p10, p90) weights the run
