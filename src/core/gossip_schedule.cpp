@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <tuple>
+
+#include "splitmix.hpp"
 
 namespace dtperf {
 
@@ -15,22 +18,81 @@ bool Placement::operator<(const Placement& o) const {
 namespace {
 
 /// Dense ids for equal keys, in order of first appearance.
+/// Placements repeat in long runs (every pair of a ring crosses alike), so the last key
+/// is remembered and a repeat costs one comparison instead of a tree search.
 template <typename Key>
 class Interner {
  public:
   std::uint32_t id(const Key& key) {
-    const auto [it, inserted] = ids_.emplace(key, static_cast<std::uint32_t>(ids_.size()));
-    return it->second;
+    if (last_ != ids_.end() && !(last_->first < key) && !(key < last_->first)) return last_->second;
+    last_ = ids_.emplace(key, static_cast<std::uint32_t>(ids_.size())).first;
+    return last_->second;
   }
   std::size_t size() const { return ids_.size(); }
 
  private:
   std::map<Key, std::uint32_t> ids_;
+  typename std::map<Key, std::uint32_t>::const_iterator last_ = ids_.end();
 };
 
-/// Colour refinement: repeatedly split classes by the signature `signature(rank, colour)`
-/// (after `prepare(colour)` at the start of each pass) until the number of classes stops
-/// growing. Returns the final colour of each rank.
+/// Dense ids for equal sequences of integers, in order of first appearance, as
+/// Interner<std::vector<std::int64_t>> numbers them, without a heap block per key: the
+/// keys lie end to end in one buffer, found through an open-addressing table. Colour
+/// refinement interns a signature per rank and pass (a million ranks at 1,048,576 GPUs),
+/// so a block and a tree node per key were most of its time.
+class SequenceInterner {
+ public:
+  std::uint32_t id(std::span<const std::int64_t> key) {
+    if (2 * (start_.size() + 1) > table_.size()) grow();
+    const std::uint64_t h = hash(key);
+    for (std::size_t slot = h & (table_.size() - 1);; slot = (slot + 1) & (table_.size() - 1)) {
+      const std::uint32_t found = table_[slot];
+      if (found == kEmpty) {
+        const auto next = static_cast<std::uint32_t>(start_.size());
+        table_[slot] = next;
+        hash_.push_back(h);
+        start_.push_back(keys_.size());
+        keys_.insert(keys_.end(), key.begin(), key.end());
+        return next;
+      }
+      if (hash_[found] == h && std::ranges::equal(stored(found), key)) return found;
+    }
+  }
+  std::size_t size() const { return start_.size(); }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  // A multiply-xorshift mix per element (equal keys are then compared in full, so the
+  // hash needs only spread keys over the table), finished with splitmix64's.
+  static std::uint64_t hash(std::span<const std::int64_t> key) {
+    std::uint64_t h = key.size();
+    for (const std::int64_t x : key) {
+      h = (h ^ static_cast<std::uint64_t>(x)) * 0x9E3779B97F4A7C15ULL;
+      h ^= h >> 29;
+    }
+    return splitmix64(h);
+  }
+  std::span<const std::int64_t> stored(std::uint32_t id) const {
+    const std::size_t end = id + 1 < start_.size() ? start_[id + 1] : keys_.size();
+    return {keys_.data() + start_[id], end - start_[id]};
+  }
+  void grow() {
+    table_.assign(std::max<std::size_t>(64, 2 * table_.size()), kEmpty);
+    for (std::uint32_t id = 0; id < start_.size(); ++id) {
+      std::size_t slot = hash_[id] & (table_.size() - 1);
+      while (table_[slot] != kEmpty) slot = (slot + 1) & (table_.size() - 1);
+      table_[slot] = id;
+    }
+  }
+  std::vector<std::int64_t> keys_;
+  std::vector<std::size_t> start_;   // per id: where its key begins in keys_
+  std::vector<std::uint64_t> hash_;  // per id
+  std::vector<std::uint32_t> table_;  // a power of two of slots, at most half full
+};
+
+/// Colour refinement: repeatedly split classes by the signature `signature(rank, colour,
+/// out)` writes into `out` (after `prepare(colour)` at the start of each pass) until the
+/// number of classes stops growing. Returns the final colour of each rank.
 template <typename Prepare, typename Signature>
 std::vector<std::int32_t> refine(int ranks, bool merge, Prepare&& prepare, Signature&& signature) {
   std::vector<std::int32_t> colour(static_cast<std::size_t>(ranks), 0);
@@ -39,12 +101,15 @@ std::vector<std::int32_t> refine(int ranks, bool merge, Prepare&& prepare, Signa
     return colour;
   }
   std::size_t classes = 1;
+  std::vector<std::int64_t> sig;
   for (;;) {
     prepare(colour);
-    Interner<std::vector<std::int64_t>> ids;
+    SequenceInterner ids;
     std::vector<std::int32_t> next(colour.size());
     for (int r = 0; r < ranks; ++r) {
-      next[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(ids.id(signature(r, colour)));
+      sig.clear();
+      signature(r, colour, sig);
+      next[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(ids.id(sig));
     }
     colour.swap(next);
     if (ids.size() == classes) return colour;
@@ -87,6 +152,7 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
   };
   std::vector<FlatRound> flat;
   Interner<Placement> placement_ids;
+  std::vector<int> member_nodes;  // scratch: one group's nodes
   std::vector<std::uint32_t> first_flat_of_step;
   for (int k = 0; k < t.period(); ++k) {
     first_flat_of_step.push_back(static_cast<std::uint32_t>(flat.size()));
@@ -95,18 +161,28 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
       std::vector<int> crossing(static_cast<std::size_t>(t.nodes()), 0);
       std::vector<Placement> placement(round.groups());
       for (std::size_t g = 0; g < round.groups(); ++g) {
-        std::map<int, int> per_node_count;
+        // The group's nodes, sorted: each run of one node is that node's members.
+        member_nodes.clear();
         for (const auto r : round.group(g)) {
           f.group_of_rank[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(g);
-          ++per_node_count[r / per_node];
+          member_nodes.push_back(r / per_node);
         }
+        std::sort(member_nodes.begin(), member_nodes.end());
+        const auto for_each_node = [&](auto&& visit) {
+          for (auto run = member_nodes.begin(); run != member_nodes.end();) {
+            const auto end = std::upper_bound(run, member_nodes.end(), *run);
+            visit(*run, static_cast<int>(end - run));
+            run = end;
+          }
+        };
         Placement& p = placement[g];
-        p.size = static_cast<int>(round.group(g).size());
-        p.nodes = static_cast<int>(per_node_count.size());
-        for (const auto& [node, count] : per_node_count) {
+        p.size = static_cast<int>(member_nodes.size());
+        p.nodes = 0;
+        for_each_node([&](int, int count) {
+          ++p.nodes;
           p.ranks_per_node = std::max(p.ranks_per_node, count);
-          if (p.nodes > 1) crossing[static_cast<std::size_t>(node)] += count;
-        }
+        });
+        if (p.nodes > 1) for_each_node([&](int node, int count) { crossing[static_cast<std::size_t>(node)] += count; });
       }
       for (std::size_t g = 0; g < round.groups(); ++g) {
         Placement& p = placement[g];
@@ -128,25 +204,26 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
   // once per group and pass, so a pass costs O(ranks x rounds) however large the groups.
   std::vector<std::vector<std::uint32_t>> group_key(flat.size());
   const auto intern_group_keys = [&](const std::vector<std::int32_t>& c) {
-    Interner<std::vector<std::int64_t>> keys;
+    SequenceInterner keys;
+    std::vector<std::int64_t> key;
     for (std::size_t fi = 0; fi < flat.size(); ++fi) {
       const FlatRound& f = flat[fi];
       group_key[fi].resize(f.round->groups());
       for (std::size_t g = 0; g < f.round->groups(); ++g) {
-        std::vector<std::int64_t> key{f.placement_of_group[g]};
+        key.assign(1, f.placement_of_group[g]);
         for (const auto m : f.round->group(g)) key.push_back(c[static_cast<std::size_t>(m)]);
         std::sort(key.begin() + 1, key.end());
         group_key[fi][g] = keys.id(key);
       }
     }
   };
-  const auto colour = refine(n, merge_equivalent_ranks, intern_group_keys, [&](int rank, const std::vector<std::int32_t>& c) {
-    std::vector<std::int64_t> sig{c[static_cast<std::size_t>(rank)]};
+  const auto colour = refine(n, merge_equivalent_ranks, intern_group_keys,
+                             [&](int rank, const std::vector<std::int32_t>& c, std::vector<std::int64_t>& sig) {
+    sig.push_back(c[static_cast<std::size_t>(rank)]);
     for (std::size_t fi = 0; fi < flat.size(); ++fi) {
       const std::int32_t g = flat[fi].group_of_rank[static_cast<std::size_t>(rank)];
       sig.push_back(g < 0 ? -1 : static_cast<std::int64_t>(group_key[fi][static_cast<std::size_t>(g)]));
     }
-    return sig;
   });
   finish_classes(*s, colour);
   const std::vector<int> rep = representatives(*s);
@@ -255,8 +332,8 @@ std::shared_ptr<const CompiledSchedule> compile_directed(int n, int per_node, in
 
   // Classes: own colour, and per step and peer the placements and colours of both ends.
   const auto colour = refine(n, merge_equivalent_ranks, [](const std::vector<std::int32_t>&) {},
-                             [&](int rank, const std::vector<std::int32_t>& c) {
-    std::vector<std::int64_t> sig{c[static_cast<std::size_t>(rank)]};
+                             [&](int rank, const std::vector<std::int32_t>& c, std::vector<std::int64_t>& sig) {
+    sig.push_back(c[static_cast<std::size_t>(rank)]);
     for (int k = 0; k < period; ++k) {
       for (int j = 0; j < peers; ++j) {
         const std::size_t i = at(k, rank, j);
@@ -267,7 +344,6 @@ std::shared_ptr<const CompiledSchedule> compile_directed(int n, int per_node, in
         sig.push_back(c[static_cast<std::size_t>(from)]);
       }
     }
-    return sig;
   });
   finish_classes(*s, colour);
   const std::vector<int> rep = representatives(*s);
