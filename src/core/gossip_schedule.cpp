@@ -90,26 +90,35 @@ class SequenceInterner {
   std::vector<std::uint32_t> table_;  // a power of two of slots, at most half full
 };
 
-/// Colour refinement: repeatedly split classes by the signature `signature(rank, colour,
-/// out)` writes into `out` (after `prepare(colour)` at the start of each pass) until the
-/// number of classes stops growing. Returns the final colour of each rank.
-template <typename Prepare, typename Signature>
-std::vector<std::int32_t> refine(int ranks, bool merge, Prepare&& prepare, Signature&& signature) {
+/// Colour refinement: repeatedly split classes by the ranks' signatures (after
+/// `prepare(colour)` at the start of each pass) until the number of classes stops
+/// growing. Returns the final colour of each rank. Every signature of a pass has the same
+/// `width`; `signatures(first, last, colour, out)` writes those of ranks [first, last),
+/// one row of `width` each. Asking for a block of ranks at a time lets the caller read
+/// each of its per-step arrays in order for the block (tens of steps are tens of streams
+/// through arrays of a million ranks: one rank at a time, each read missed the cache).
+template <typename Prepare, typename Signatures>
+std::vector<std::int32_t> refine(int ranks, bool merge, std::size_t width, Prepare&& prepare,
+                                 Signatures&& signatures) {
   std::vector<std::int32_t> colour(static_cast<std::size_t>(ranks), 0);
   if (!merge) {
     for (int r = 0; r < ranks; ++r) colour[static_cast<std::size_t>(r)] = r;
     return colour;
   }
+  constexpr int kBlock = 1024;
   std::size_t classes = 1;
-  std::vector<std::int64_t> sig;
+  std::vector<std::int64_t> block(kBlock * width);
   for (;;) {
     prepare(colour);
     SequenceInterner ids;
     std::vector<std::int32_t> next(colour.size());
-    for (int r = 0; r < ranks; ++r) {
-      sig.clear();
-      signature(r, colour, sig);
-      next[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(ids.id(sig));
+    for (int first = 0; first < ranks; first += kBlock) {
+      const int last = std::min(ranks, first + kBlock);
+      signatures(first, last, colour, block);
+      for (int r = first; r < last; ++r) {
+        const std::span<const std::int64_t> row(block.data() + static_cast<std::size_t>(r - first) * width, width);
+        next[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(ids.id(row));
+      }
     }
     colour.swap(next);
     if (ids.size() == classes) return colour;
@@ -217,12 +226,17 @@ std::shared_ptr<const CompiledSchedule> compile_schedule(const Topology& t, bool
       }
     }
   };
-  const auto colour = refine(n, merge_equivalent_ranks, intern_group_keys,
-                             [&](int rank, const std::vector<std::int32_t>& c, std::vector<std::int64_t>& sig) {
-    sig.push_back(c[static_cast<std::size_t>(rank)]);
+  const std::size_t width = 1 + flat.size();
+  const auto colour = refine(n, merge_equivalent_ranks, width, intern_group_keys,
+                             [&](int first, int last, const std::vector<std::int32_t>& c, std::vector<std::int64_t>& out) {
+    for (int r = first; r < last; ++r) out[static_cast<std::size_t>(r - first) * width] = c[static_cast<std::size_t>(r)];
     for (std::size_t fi = 0; fi < flat.size(); ++fi) {
-      const std::int32_t g = flat[fi].group_of_rank[static_cast<std::size_t>(rank)];
-      sig.push_back(g < 0 ? -1 : static_cast<std::int64_t>(group_key[fi][static_cast<std::size_t>(g)]));
+      const std::int32_t* group_of = flat[fi].group_of_rank.data();
+      const std::uint32_t* key = group_key[fi].data();
+      for (int r = first; r < last; ++r) {
+        const std::int32_t g = group_of[r];
+        out[static_cast<std::size_t>(r - first) * width + 1 + fi] = g < 0 ? -1 : static_cast<std::int64_t>(key[g]);
+      }
     }
   });
   finish_classes(*s, colour);
@@ -331,17 +345,22 @@ std::shared_ptr<const CompiledSchedule> compile_directed(int n, int per_node, in
   }
 
   // Classes: own colour, and per step and peer the placements and colours of both ends.
-  const auto colour = refine(n, merge_equivalent_ranks, [](const std::vector<std::int32_t>&) {},
-                             [&](int rank, const std::vector<std::int32_t>& c, std::vector<std::int64_t>& sig) {
-    sig.push_back(c[static_cast<std::size_t>(rank)]);
+  const std::size_t width = 1 + 4 * static_cast<std::size_t>(period) * static_cast<std::size_t>(peers);
+  const auto colour = refine(n, merge_equivalent_ranks, width, [](const std::vector<std::int32_t>&) {},
+                             [&](int first, int last, const std::vector<std::int32_t>& c, std::vector<std::int64_t>& out) {
+    for (int r = first; r < last; ++r) out[static_cast<std::size_t>(r - first) * width] = c[static_cast<std::size_t>(r)];
     for (int k = 0; k < period; ++k) {
       for (int j = 0; j < peers; ++j) {
-        const std::size_t i = at(k, rank, j);
-        const int from = source[i];
-        sig.push_back(placement[i]);
-        sig.push_back(c[static_cast<std::size_t>(dest[i])]);
-        sig.push_back(placement[at(k, from, j)]);
-        sig.push_back(c[static_cast<std::size_t>(from)]);
+        const std::size_t column = 1 + 4 * (static_cast<std::size_t>(k) * static_cast<std::size_t>(peers) + static_cast<std::size_t>(j));
+        for (int r = first; r < last; ++r) {
+          const std::size_t i = at(k, r, j);
+          const int from = source[i];
+          std::int64_t* row = out.data() + static_cast<std::size_t>(r - first) * width + column;
+          row[0] = placement[i];
+          row[1] = c[static_cast<std::size_t>(dest[i])];
+          row[2] = placement[at(k, from, j)];
+          row[3] = c[static_cast<std::size_t>(from)];
+        }
       }
     }
   });

@@ -263,6 +263,7 @@ Topology make_topology(const std::string& name, int n, int per_node, std::uint64
                           static_cast<std::int64_t>(per_node - 1) * 1000 <= static_cast<std::int64_t>(n) - 1;
     const int units = by_nodes ? nodes : n;
     std::vector<int> order(static_cast<std::size_t>(units));
+    std::vector<int> pair_at_lowest(static_cast<std::size_t>(n));
     for (int s = 0; s < 16; ++s) {
       for (int i = 0; i < units; ++i) order[static_cast<std::size_t>(i)] = i;
       for (int i = units - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(draw(i + 1))]);
@@ -277,8 +278,18 @@ Topology make_topology(const std::string& name, int n, int per_node, std::uint64
         const int rotation = draw(per_node);
         for (int k = 0; k < per_node; ++k) pairs.emplace_back(a * per_node + k, b * per_node + (k + rotation) % per_node);
       }
-      std::sort(pairs.begin(), pairs.end(), [](auto a, auto b) { return std::min(a.first, a.second) < std::min(b.first, b.second); });
-      t.steps.push_back(single_round(pairs_round(pairs)));
+      // The groups in order of their lowest rank: every rank is in one pair, so a pass over
+      // the ranks orders them (a sort took a third of the time at 1,048,576 GPUs).
+      std::fill(pair_at_lowest.begin(), pair_at_lowest.end(), -1);
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        pair_at_lowest[static_cast<std::size_t>(std::min(pairs[i].first, pairs[i].second))] = static_cast<int>(i);
+      }
+      std::vector<std::pair<int, int>> ordered;
+      ordered.reserve(pairs.size());
+      for (const int i : pair_at_lowest) {
+        if (i >= 0) ordered.push_back(pairs[static_cast<std::size_t>(i)]);
+      }
+      t.steps.push_back(single_round(pairs_round(ordered)));
     }
   }
   return t;
