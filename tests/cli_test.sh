@@ -106,6 +106,11 @@ printf 'comment\n1\n3\n10,4000\n20,8\n' >"$work/short.bk.log"
 expect 2 'short.bk.log: line 6: truncated' predict --model "$work/short.bk.log"
 printf '{"schema": "dtperf.model/1", "name": "m", "layers": [{"params": -3}]}' >"$work/neg.json"
 expect 2 'neg.json: at /layers/0/params: expected an integer from 1 to 1000000000000000, got -3' predict --model "$work/neg.json"
+# A model of more tensors than the limit (2^18) is refused before its data is read.
+printf 'comment\n1\n262145\n10,4000\n' >"$work/deep.bk.log"
+expect 2 'deep.bk.log: line 3: 262145 tensors is over the limit of 262144 per model' predict --model "$work/deep.bk.log"
+python3 -c 'import json,sys; json.dump({"schema": "dtperf.model/1", "name": "deep", "layers": [{"params": 1}] * 262145}, open(sys.argv[1], "w"))' "$work/deep.json"
+expect 2 'deep.json: at /layers: 262145 layers is over the limit of 262144 tensors per model' predict --model "$work/deep.json"
 printf 'comment\n1\n2\n10,4000\n20,8\n' >"$work/ok.bk.log"
 expect 2 'shorter than the measured backward' predict --model "$work/ok.bk.log" --single-gpu-iteration-ms 0.01
 expect 0 'ok ' predict --model "$work/ok.bk.log"

@@ -36,10 +36,13 @@ TEST_CASE("a timing log gives tensors in backward order with their waits", "[mod
 }
 
 TEST_CASE("a timing log's declared counts cost nothing until its lines are there", "[model_files]") {
-  // 10^12 tensors declared, two lines given: the truncation is found at line 5 without
-  // allocating for 10^12 tensors (it used to end in bad_alloc).
+  // 10^12 tensors declared: over the limit, refused at the count (it used to end in
+  // bad_alloc). The limit declared, two lines given: the truncation is found at line 5
+  // without allocating for the count.
   CHECK(error_of([] { parse_timing_log("c\n1\n1000000000000\n1,4\n", "big.bk.log"); }) ==
-        "big.bk.log: line 5: truncated: expected 1000000000000 tensors x 1 batches, the data ends at tensor 2 of "
+        "big.bk.log: line 3: 1000000000000 tensors is over the limit of 262144 per model");
+  CHECK(error_of([] { parse_timing_log("c\n1\n262144\n1,4\n", "big.bk.log"); }) ==
+        "big.bk.log: line 5: truncated: expected 262144 tensors x 1 batches, the data ends at tensor 2 of "
         "batch 1");
   CHECK(error_of([] { parse_timing_log("c\n1000000000000\n1\n1,4\n", "many.bk.log"); }) ==
         "many.bk.log: line 5: truncated: expected 1 tensors x 1000000000000 batches, the data ends at tensor 1 of "

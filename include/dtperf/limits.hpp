@@ -107,5 +107,11 @@ inline constexpr Range kComputeCv{0.0, 10.0};
 inline constexpr std::int64_t kMaxLayers = 10'000;
 inline constexpr std::int64_t kMaxWidth = 1'000'000;      // model width, heads; FFN up to 8 x this
 inline constexpr std::int64_t kMaxTokens = 100'000'000;   // context, vocabulary
+// Tensors of one model read from a file (a layer file or a per-layer log): 2^18 =
+// 262,144. That is 5 x the ~45,000 of the largest published model kept tensor by tensor
+// (DeepSeek-V3, arXiv 2412.19437: 58 MoE layers x 257 experts x 3 matrices) and above the
+// 90,003 of the largest model by size (10,000 layers of 9). Every prediction walks the
+// tensors, so the count also bounds how long advise's searches take (docs/MANUAL.md).
+inline constexpr std::int64_t kMaxTensors = 262'144;
 
 }  // namespace dtperf::limits

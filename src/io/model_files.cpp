@@ -120,6 +120,10 @@ ModelSpec parse_timing_log(const std::string& text, const std::string& file) {
   }
   const std::int64_t batches = parse_count(lines[1], file, 2, "number of batches");
   const std::int64_t tensors = parse_count(lines[2], file, 3, "number of tensors");
+  if (tensors > limits::kMaxTensors) {
+    throw InputError(file, line_ref(3), fmt::format("{} tensors is over the limit of {} per model", tensors,
+                                                    limits::kMaxTensors));
+  }
   ModelSpec model;
   model.name = stem(file);
   model.description = fmt::format("per-layer backward timings from {} ({} tensors, mean of {} batch{})",
@@ -211,6 +215,10 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
   }
   const Json& layers = r.array("layers");
   if (layers.empty()) r.fail("layers", "a model needs at least one layer");
+  if (layers.size() > static_cast<std::size_t>(limits::kMaxTensors)) {
+    r.fail("layers", fmt::format("{} layers is over the limit of {} tensors per model", layers.size(),
+                                 limits::kMaxTensors));
+  }
   std::int64_t total_params = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     ObjectReader l(layers[i], file, pointer_append(r.pointer_of("layers"), i));
