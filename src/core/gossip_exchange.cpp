@@ -8,7 +8,20 @@ namespace dtperf {
 using namespace gossip_internal;
 
 void GossipPredictor::State::compute_phase(int step, bool measure) {
+  // Where nothing slows compute beside an exchange (a contention factor of 1 and no host
+  // transport competing for cores: every built-in profile), beside_s is the work itself;
+  // the loop without its per-rank checks gives the same values, a third faster.
+  if (contention.compute == 1.0 && contention.host_cpu_s_per_byte == 0.0) {
+    compute_phase_as<false>(step, measure);
+  } else {
+    compute_phase_as<true>(step, measure);
+  }
+}
+
+template <bool kStretched>
+void GossipPredictor::State::compute_phase_as(int step, bool measure) {
   // Beside exchanges over a host transport, compute also loses cores to them.
+  const auto beside = [this](std::size_t u, double work_s) { return kStretched ? beside_s(u, work_s) : work_s; };
   const std::size_t classes = compute_clock_s.size();
   double* clock = compute_clock_s.data();
   double* backward = backward_iteration_s.data();
@@ -18,11 +31,11 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
     // Gradient accumulation: the K - 1 micro-steps before the last only compute, beside
     // whatever exchange is still running (more time for it to hide behind).
     if (accumulation_s > 0.0) {
-      const double accumulation = beside_s(u, f[u] * accumulation_s);
+      const double accumulation = beside(u, f[u] * accumulation_s);
       clock[u] += accumulation;
       if (measure) accumulation_sum_s[u] += accumulation;
     }
-    const double forward = beside_s(u, f[u] * forward_s);
+    const double forward = beside(u, f[u] * forward_s);
     clock[u] += forward;
     if (measure) forward_sum_s[u] += forward;
     backward[u] = 0.0;
@@ -38,7 +51,7 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
     const double* done = done_s.data() + b * classes;
     double* launch = launch_s.data() + b * classes;
     for (std::size_t u = 0; u < classes; ++u) {
-      const double segment = beside_s(u, f[u] * work_s);
+      const double segment = beside(u, f[u] * work_s);
       double c = clock[u] + segment;
       backward[u] += segment;
       // Node-level: the node's gradient all-reduces of this bucket run on its own stream

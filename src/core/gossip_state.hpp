@@ -183,6 +183,8 @@ struct GossipPredictor::State {
   void reset_clocks();
   void iterate(const GossipScenario& s, int iteration, bool measure);
   void compute_phase(int step, bool measure);
+  template <bool kStretched>
+  void compute_phase_as(int step, bool measure);
   void exchange_bucket_groups(int step, std::size_t b, const double* clock_end);
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;
