@@ -43,7 +43,7 @@ WhatifReport build_whatif_report(Prepared& p, const WhatifRequest& request) {
   for (const double target : request.targets) {
     r.targets.push_back({target, least_rate_gbps(e, request.scheme, target, false),
                          least_rate_gbps(e, request.scheme, target, true),
-                         least_compression(e.setup(), request.scheme, target, request.codec_ns_per_byte * 1e-9)});
+                         least_compression(e, request.scheme, target, request.codec_ns_per_byte * 1e-9)});
   }
   r.bound = bound_at_any_rate(e, request.scheme);
   r.max_nodes = request.max_nodes;

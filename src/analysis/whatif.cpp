@@ -96,14 +96,20 @@ Setup with_compression(Setup setup, double ratio, double codec_s_per_byte) {
   return setup;
 }
 
-Solved least_compression(const Setup& setup, const Scheme& scheme, double target, double codec_s_per_byte) {
+Solved least_compression(Evaluator& evaluator, const Scheme& scheme, double target, double codec_s_per_byte) {
+  // One evaluator for every ratio (its workload set point by point, the codec's cost on
+  // the cluster evaluated): the topology's schedule is compiled once, not per ratio (at
+  // 1,048,576 GPUs that was most of whatif's time).
+  const Setup base = evaluator.setup();
   const auto scaling = [&](double ratio) {
-    Evaluator evaluator(with_compression(setup, ratio, codec_s_per_byte));
-    return evaluator.evaluate(scheme).iteration.scaling_factor;
+    const Setup at = with_compression(base, ratio, codec_s_per_byte);
+    evaluator.set_workload(at.workload);
+    return evaluator.evaluate_on(at.cluster, scheme).iteration.scaling_factor;
   };
   Solved s;
   s.value = least_reaching(1.0, kMaxCompression, [&](double ratio) { return scaling(ratio) >= target; });
   s.best_scaling = scaling(kMaxCompression);
+  evaluator.set_workload(base.workload);
   return s;
 }
 

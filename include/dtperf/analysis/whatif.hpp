@@ -52,8 +52,9 @@ Solved least_rate_gbps(Evaluator& evaluator, const Scheme& scheme, double target
 
 /// The least gradient compression ratio at which `scheme` reaches `target`. The codec
 /// costs `codec_s_per_byte` per gradient byte (encoding and decoding, on the critical
-/// path once per iteration: added to the fixed per-iteration overhead).
-Solved least_compression(const Setup& setup, const Scheme& scheme, double target, double codec_s_per_byte);
+/// path once per iteration: added to the fixed per-iteration overhead). Evaluated on the
+/// evaluator's setup; its workload is restored after.
+Solved least_compression(Evaluator& evaluator, const Scheme& scheme, double target, double codec_s_per_byte);
 
 /// The setup with a compression ratio and its codec cost applied.
 Setup with_compression(Setup setup, double ratio, double codec_s_per_byte);
