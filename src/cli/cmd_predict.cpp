@@ -8,6 +8,7 @@
 #include "dtperf/error.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace dtperf::cli {
 
@@ -20,7 +21,13 @@ struct PredictOptions : AnalysisCliOptions {
 void run(PredictOptions& o) {
   const Scheme scheme = parse_scheme_option(o.scheme);
   Session session = o.start("predict");
-  emit(o.output, io::render(build_predict_report(session.prepared, scheme)));
+  PredictReport report;
+  {
+    Progress progress("predict", false);  // silent unless it runs past a second
+    progress.stage(scheme.name());
+    report = build_predict_report(session.prepared, scheme);
+  }
+  emit(o.output, io::render(report));
 }
 
 }  // namespace

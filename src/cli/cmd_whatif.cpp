@@ -3,12 +3,15 @@
 // efficiency and at line rate); the least rate and the least gradient compression that
 // reach each target scaling factor; for a decentralized scheme, the least node count at
 // which it beats All-Reduce.
+#include <fmt/format.h>
+
 #include "analysis_options.hpp"
 #include "checks.hpp"
 #include "commands.hpp"
 #include "dtperf/io/report_charts.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace dtperf::cli {
 
@@ -22,7 +25,12 @@ struct WhatifOptions : AnalysisCliOptions {
 void run(WhatifOptions& o) {
   o.whatif.scheme = parse_scheme_option(o.scheme);
   Session session = o.start("whatif");
-  const WhatifReport report = build_whatif_report(session.prepared, o.whatif);
+  WhatifReport report;
+  {
+    Progress progress("whatif", false);  // silent unless it runs past a second
+    progress.stage(fmt::format("{} at every rate, target and compression", o.whatif.scheme.name()));
+    report = build_whatif_report(session.prepared, o.whatif);
+  }
   std::vector<std::pair<std::string, std::string>> plot;
   if (!o.output.plot_path.empty()) plot.emplace_back(o.output.plot_path, io::whatif_chart(report));
   emit(o.output, io::render(report), plot);
