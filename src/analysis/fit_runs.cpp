@@ -1,8 +1,12 @@
 #include "dtperf/analysis/fit_runs.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include <Eigen/Dense>
 
@@ -554,22 +558,51 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
   if (options.leave_one_out && runs.size() >= 2) {
     const std::size_t folds = std::min<std::size_t>(runs.size(), kMaxHeldOutFits);
     out.held_out_folds = static_cast<int>(folds);
-    std::vector<double> loo(runs.size());
+    // The folds' refits (most of the time) are independent: they run on `threads` cores,
+    // each from its own copy of the runs, and their models are applied in fold order, so
+    // the result does not depend on the number of threads.
+    std::vector<std::optional<RunsModel>> without(folds);
+    std::vector<std::exception_ptr> failures(folds);
+    std::atomic<std::size_t> next_fold{0};
+    std::mutex reporting;
+    int refitted = 0;
     if (options.on_refit) options.on_refit(0, static_cast<int>(folds));
-    for (std::size_t fold = 0; fold < folds; ++fold) {
-      std::vector<MeasuredRun> others;
-      for (std::size_t k = 0; k < runs.size(); ++k) {
-        if (k % folds != fold) others.push_back(runs[k]);
+    const auto refit = [&] {
+      for (std::size_t fold = next_fold++; fold < folds; fold = next_fold++) {
+        try {
+          std::vector<MeasuredRun> others;
+          for (std::size_t k = 0; k < runs.size(); ++k) {
+            if (k % folds != fold) others.push_back(runs[k]);
+          }
+          RunsFitOptions inner = options;
+          inner.leave_one_out = false;
+          inner.on_refit = {};
+          without[fold] = fit_core(base, others, inner).model;
+        } catch (...) {
+          failures[fold] = std::current_exception();
+        }
+        const std::lock_guard lock(reporting);
+        ++refitted;
+        if (options.on_refit) options.on_refit(refitted, static_cast<int>(folds));
       }
-      RunsFitOptions inner = options;
-      inner.leave_one_out = false;
-      const FitCore without = fit_core(base, others, inner);
+    };
+    {
+      const std::size_t cores = options.threads > 0 ? static_cast<std::size_t>(options.threads)
+                                                    : std::max(1u, std::thread::hardware_concurrency());
+      std::vector<std::jthread> workers;
+      for (std::size_t t = 1; t < std::min(cores, folds); ++t) workers.emplace_back(refit);
+      refit();
+    }
+    for (const std::exception_ptr& failure : failures) {  // the first failing fold's
+      if (failure) std::rethrow_exception(failure);
+    }
+    std::vector<double> loo(runs.size());
+    for (std::size_t fold = 0; fold < folds; ++fold) {
       for (std::size_t i = fold; i < runs.size(); i += folds) {
-        const double predicted = problem.predict(i, without.model).iteration_s;
+        const double predicted = problem.predict(i, *without[fold]).iteration_s;
         out.runs[i].leave_one_out = predicted / runs[i].measured.iteration_s - 1.0;
         loo[i] = std::abs(*out.runs[i].leave_one_out);
       }
-      if (options.on_refit) options.on_refit(static_cast<int>(fold + 1), static_cast<int>(folds));
     }
     out.loo_median_abs_error = median(loo);
     out.loo_max_abs_error = *std::max_element(loo.begin(), loo.end());

@@ -68,7 +68,7 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
     Progress progress("fit", false);
     progress.stage("fitting the runs");
     request.options.on_refit = [&progress](int done, int total) {
-      if (done < total) progress.stage(fmt::format("refitting without held-out fold {} of {}", done + 1, total));
+      if (done < total) progress.stage(fmt::format("held-out refits: {} of {} done", done, total));
     };
     return build_fit_runs_report(inputs, std::move(runs), request, output);
   }();

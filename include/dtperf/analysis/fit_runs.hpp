@@ -168,8 +168,11 @@ inline constexpr int kMaxHeldOutFits = 10;
 
 struct RunsFitOptions {
   bool leave_one_out = true;  // the held-out refits (RunsFit::held_out_folds)
-  /// Called with (refits done, refits in all) before the held-out refits and after each.
+  /// Called with (refits done, refits in all) before the held-out refits and after each
+  /// (from the thread that finished it, one call at a time).
   std::function<void(int, int)> on_refit;
+  /// Threads for the held-out refits; 0: one per core. The result is the same for any.
+  int threads = 0;
   /// The parameters to consider (default: all that apply). Compute scale is always in.
   std::optional<std::vector<RunParameter>> only;
 };
