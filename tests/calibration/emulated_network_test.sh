@@ -92,6 +92,21 @@ for i in 0 1; do
     skip "this kernel cannot queue packets to user space (iptables NFQUEUE target)"
 done
 
+# Stops the link emulator: SIGTERM, then up to 10 s for it to write its account and exit.
+# An emulator that outlives that is killed and named, so that a hang fails in seconds
+# rather than at the test's timeout.
+stop_emulator() {
+  local pid=$1
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    echo "FAIL: linkemu did not stop within 10 s of SIGTERM"
+    return 1
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
 # One attempt: a fresh link emulator, a probe of what the link delivers, the calibration,
 # then the emulator's own account of how faithfully it kept the link's timing. Returns 0
 # with the raw file in $work/raw.json, 3 when the emulator fell behind (the run then tested
@@ -122,7 +137,7 @@ attempt() {
     fi
   done
   if [ -z "$link_ok" ]; then
-    kill "$emulator" 2>/dev/null; wait "$emulator" 2>/dev/null
+    stop_emulator "$emulator" || return 1
     echo "the emulated link is off (is the machine overloaded?)"
     return 3
   fi
@@ -148,7 +163,7 @@ attempt() {
   local one_way_after_us
   one_way_after_us=$(ip netns exec "$n0" "$linkprobe" pingpong --host 198.18.1.2 --port 5201 --count 50 | sed 's/.*=//')
   echo "emulated link after the calibration: a one-byte message takes ${one_way_after_us} us"
-  kill "$emulator" 2>/dev/null; wait "$emulator" 2>/dev/null
+  stop_emulator "$emulator" || return 1
   cat "$work/linkemu.log"
   if [ "$failed" -ne 0 ]; then
     tail -n 20 "$work"/rank*.log

@@ -262,7 +262,11 @@ class WakeTimer {
   std::int64_t wake_target_ = 0;
 };
 
-void run(nfq_handle* handle, std::vector<std::unique_ptr<Link>>& links) {
+/// SIGTERM and SIGINT are blocked everywhere but inside ppoll(), which unblocks them
+/// atomically with `wait_mask`: a signal that came between the check of g_stop and the wait
+/// would otherwise be handled before the wait began, and with nothing in flight (no
+/// deadline) the wait would never end.
+void run(nfq_handle* handle, std::vector<std::unique_ptr<Link>>& links, const sigset_t& wait_mask) {
   const int fd = nfq_fd(handle);
   WakeTimer timer;
   while (g_stop == 0) {
@@ -274,7 +278,7 @@ void run(nfq_handle* handle, std::vector<std::unique_ptr<Link>>& links) {
     timespec timeout{};
     timeout.tv_sec = wait_ns / 1000000000;
     timeout.tv_nsec = wait_ns % 1000000000;
-    const int ready = ppoll(&pfd, 1, wait_ns < 0 ? nullptr : &timeout, nullptr);
+    const int ready = ppoll(&pfd, 1, wait_ns < 0 ? nullptr : &timeout, &wait_mask);
     if (ready < 0 && errno != EINTR) fail("poll");
     if (ready > 0) drain_socket(handle, fd);
     if (ready == 0) timer.timed_out(now_ns());
@@ -287,6 +291,14 @@ int main(int argc, char** argv) {
   const Args args = parse_args(argc, argv);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
+  sigset_t stop_signals;
+  sigset_t wait_mask;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigprocmask(SIG_BLOCK, &stop_signals, &wait_mask);
+  sigdelset(&wait_mask, SIGTERM);
+  sigdelset(&wait_mask, SIGINT);
   nfq_handle* handle = nfq_open();
   if (handle == nullptr) fail("cannot open the netfilter queue netlink socket");
   const int buffer_bytes = 16 << 20;
@@ -306,7 +318,7 @@ int main(int argc, char** argv) {
   }
   tune_scheduling();
   write_ready_file(args.ready_file);
-  run(handle, links);
+  run(handle, links, wait_mask);
 
   // Release what is still held so that no flow stalls while the rules are removed.
   for (std::size_t i = 0; i < links.size(); ++i) {
