@@ -19,6 +19,32 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
   }
 }
 
+void GossipPredictor::State::bucket_pass(std::size_t b, std::size_t classes, double work_s, double step_s,
+                                         double mix_s, bool step_first, const double* __restrict done,
+                                         double* __restrict launch) {
+  double* __restrict clock = compute_clock_s.data();
+  double* __restrict backward = backward_iteration_s.data();
+  double* __restrict wait = wait_iteration_s.data();
+  double* __restrict end = compute_end_s.data();
+  const double* __restrict f = factor.data();
+  // The compute an exchange overlaps ends, as estimated, after the unstretched rest of
+  // this iteration (stretched_compute_s's rule); directed schedules do not use it.
+  const double remaining_s = remaining_after_s[b];
+  const double overhead = overhead_s;
+  const double before_wait_s = step_first ? step_s : 0.0;
+  const double after_mix_s = step_first ? 0.0 : step_s;
+  for (std::size_t u = 0; u < classes; ++u) {
+    const double segment = f[u] * work_s;
+    backward[u] += segment;
+    const double c = clock[u] + segment + before_wait_s;
+    const double resumed = std::max(c, done[u]);
+    wait[u] += resumed - c;
+    const double next = resumed + mix_s + after_mix_s;
+    clock[u] = launch[u] = next;
+    end[u] = next + f[u] * remaining_s + overhead;
+  }
+}
+
 template <bool kStretched>
 void GossipPredictor::State::compute_phase_as(int step, bool measure) {
   // Beside exchanges over a host transport, compute also loses cores to them.
@@ -51,6 +77,14 @@ void GossipPredictor::State::compute_phase_as(int step, bool measure) {
     const double mix_s = bucket_mix_s[b];
     const double* done = done_s.data() + b * classes;
     double* launch = launch_s.data() + b * classes;
+    if (!kStretched && local_units.empty()) {
+      // The common case (nothing stretches compute, no node-level all-reduce) as one
+      // branch-free pass the compiler vectorises: the same operations in the same order
+      // as the general loop below, so the same values.
+      bucket_pass(b, classes, work_s, step_s, mix_s, step_first, done, launch);
+      if (!schedule->directed) exchange_bucket_groups(step, b, compute_end_s.data());
+      continue;
+    }
     for (std::size_t u = 0; u < classes; ++u) {
       const double segment = beside(u, f[u] * work_s);
       double c = clock[u] + segment;

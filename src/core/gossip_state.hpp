@@ -185,6 +185,10 @@ struct GossipPredictor::State {
   void compute_phase(int step, bool measure);
   template <bool kStretched>
   void compute_phase_as(int step, bool measure);
+  /// Bucket b's compute, wait, mix and step for every class where nothing stretches
+  /// compute and no node-level all-reduce runs; fills compute_end_s too.
+  void bucket_pass(std::size_t b, std::size_t classes, double work_s, double step_s, double mix_s, bool step_first,
+                   const double* __restrict done, double* __restrict launch);
   void exchange_bucket_groups(int step, std::size_t b, const double* clock_end);
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;
