@@ -137,6 +137,42 @@ TEST_CASE("break-even searches that stop at the first topology faster than all-r
   }
 }
 
+TEST_CASE("the break-even compute CV is what bisection of the same advantage finds, within its tolerance",
+          "[advice][break-even][crossing]") {
+  // The search reads the advantage's values (crossing.hpp); bisection, which it replaced,
+  // reads only their signs. Both stop at a bracket of 1e-4 in CV. On NICs this fast
+  // All-Reduce wins without variable compute and loses above a CV of a few percent.
+  Setup s = setup_on(8, 1600);
+  s.variability.law = NoiseLaw::normal;
+  s.variability.cv = 0.02;
+  s.variability.iterations = 200;  // the searches' own length, so the predictions are theirs
+  s.variability.warmup_iterations = 20;
+  Evaluator e(s);
+  const Advice a = advise(e);
+  REQUIRE(a.best);
+  REQUIRE(a.variability.found());
+  Variability v = s.variability;
+  const auto advantage = [&](double cv) {
+    v.cv = cv;
+    e.set_variability(v);
+    return e.evaluate(Scheme::allreduce()).iteration.iteration_s / e.evaluate(a.best->scheme).iteration.iteration_s -
+           1.0;
+  };
+  const bool low_side = advantage(0.0) > 0.0;
+  double low = 0.0;
+  double high = 1.0;
+  int bisections = 0;
+  while (high - low > 1e-4) {
+    const double mid = 0.5 * (low + high);
+    ((advantage(mid) > 0.0) == low_side ? low : high) = mid;
+    ++bisections;
+  }
+  INFO("search " << a.variability.value << ", bisection " << 0.5 * (low + high) << " after " << bisections
+                 << " evaluations");
+  CHECK(bisections == 14);
+  CHECK(std::abs(a.variability.value - 0.5 * (low + high)) <= 1e-4);
+}
+
 TEST_CASE("compare reports each scheme as it starts, for progress", "[advice]") {
   Evaluator e(setup_on(2, 100));
   std::vector<std::string> steps;
