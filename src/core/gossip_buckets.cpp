@@ -89,6 +89,10 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
       inter_bytes_per_node[cell] = cost.inter_bytes_per_node;
     }
   }
+  exchange_stretched = false;
+  for (const double share : host_share) {
+    exchange_stretched = exchange_stretched || contention.exchange_beside_compute(share) != 1.0;
+  }
 }
 
 void GossipPredictor::State::account_traffic() {

@@ -19,30 +19,42 @@ void GossipPredictor::State::compute_phase(int step, bool measure) {
   }
 }
 
+template <bool kInPlace>
 void GossipPredictor::State::bucket_pass(std::size_t b, std::size_t classes, double work_s, double step_s,
-                                         double mix_s, bool step_first, const double* __restrict done,
-                                         double* __restrict launch) {
+                                         double mix_s, bool step_first, double* progress, double* launch) {
   double* __restrict clock = compute_clock_s.data();
   double* __restrict backward = backward_iteration_s.data();
   double* __restrict wait = wait_iteration_s.data();
   double* __restrict end = compute_end_s.data();
   const double* __restrict f = factor.data();
-  // The compute an exchange overlaps ends, as estimated, after the unstretched rest of
-  // this iteration (stretched_compute_s's rule); directed schedules do not use it.
-  const double remaining_s = remaining_after_s[b];
-  const double overhead = overhead_s;
+  // In place the one array is read and written at the same index; otherwise the two
+  // arrays are distinct.
+  const double* __restrict done = progress;
+  double* __restrict out = kInPlace ? nullptr : launch;
   const double before_wait_s = step_first ? step_s : 0.0;
   const double after_mix_s = step_first ? 0.0 : step_s;
-  for (std::size_t u = 0; u < classes; ++u) {
-    const double segment = f[u] * work_s;
-    backward[u] += segment;
-    const double c = clock[u] + segment + before_wait_s;
-    const double resumed = std::max(c, done[u]);
-    wait[u] += resumed - c;
-    const double next = resumed + mix_s + after_mix_s;
-    clock[u] = launch[u] = next;
-    end[u] = next + f[u] * remaining_s + overhead;
+  const auto pass = [&](auto&& store) {
+    for (std::size_t u = 0; u < classes; ++u) {
+      const double segment = f[u] * work_s;
+      backward[u] += segment;
+      const double c = clock[u] + segment + before_wait_s;
+      const double resumed = std::max(c, done[u]);
+      wait[u] += resumed - c;
+      const double next = resumed + mix_s + after_mix_s;
+      clock[u] = next;
+      store(u, next);
+    }
+  };
+  if constexpr (kInPlace) {
+    pass([progress](std::size_t u, double next) { progress[u] = next; });
+  } else {
+    pass([out](std::size_t u, double next) { out[u] = next; });
   }
+  if (!exchange_stretched) return;
+  // The compute an exchange overlaps ends, as estimated, after the unstretched rest of
+  // this iteration (stretched_compute_s's rule).
+  const double remaining_s = remaining_after_s[b];
+  for (std::size_t u = 0; u < classes; ++u) end[u] = clock[u] + f[u] * remaining_s + overhead_s;
 }
 
 template <bool kStretched>
@@ -81,8 +93,12 @@ void GossipPredictor::State::compute_phase_as(int step, bool measure) {
       // The common case (nothing stretches compute, no node-level all-reduce) as one
       // branch-free pass the compiler vectorises: the same operations in the same order
       // as the general loop below, so the same values.
-      bucket_pass(b, classes, work_s, step_s, mix_s, step_first, done, launch);
-      if (!schedule->directed) exchange_bucket_groups(step, b, compute_end_s.data());
+      if (schedule->directed) {
+        bucket_pass<false>(b, classes, work_s, step_s, mix_s, step_first, done_s.data() + b * classes, launch);
+      } else {
+        bucket_pass<true>(b, classes, work_s, step_s, mix_s, step_first, done_s.data() + b * classes, nullptr);
+        exchange_bucket_groups(step, b, compute_end_s.data(), true);
+      }
       continue;
     }
     for (std::size_t u = 0; u < classes; ++u) {
@@ -132,7 +148,7 @@ void GossipPredictor::State::compute_phase_as(int step, bool measure) {
 // member has got there (launched the bucket, or finished its previous round: its progress,
 // kept in `done`) and the stream of the link it uses is free. Groups of one round are
 // disjoint. `clock_end`: per class, when its compute of this iteration ends (estimated).
-void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, const double* clock_end) {
+void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, const double* clock_end, bool launched) {
   const CompiledSchedule& sc = *schedule;
   const std::size_t classes = compute_clock_s.size();
   const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
@@ -140,7 +156,7 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
   const std::uint32_t* group_classes = sc.group_classes.data();
   const double* launch = launch_s.data() + b * classes;
   double* progress = done_s.data() + b * classes;
-  std::copy(launch, launch + classes, progress);
+  if (!launched) std::copy(launch, launch + classes, progress);
   for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
     const CompiledRound& round = sc.rounds[r];
     for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
@@ -176,15 +192,20 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
         continue;
       }
       double start = 0.0;
-      double last_end = 0.0;
       for (std::uint32_t m = 0; m < group.count; ++m) {
-        start = std::max({start, progress[members[m]], stream[members[m]]});
-        last_end = std::max(last_end, clock_end[members[m]]);
+        const std::uint32_t k = members[m];
+        start = std::max(start, std::max(progress[k], stream[k]));
       }
-      const double end = start + (slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown));
+      double end = start + cost;
+      if (slowdown != 1.0) {  // the members' compute ends matter only to a stretched exchange
+        double last_end = 0.0;
+        for (std::uint32_t m = 0; m < group.count; ++m) last_end = std::max(last_end, clock_end[members[m]]);
+        end = start + exchange_s(cost, start, last_end, slowdown);
+      }
       for (std::uint32_t m = 0; m < group.count; ++m) {
-        progress[members[m]] = stream[members[m]] = end;
-        stream_share[members[m]] = share;
+        const std::uint32_t k = members[m];
+        progress[k] = stream[k] = end;
+        stream_share[k] = share;
       }
     }
   }

@@ -113,6 +113,10 @@ struct GossipPredictor::State {
     int live = 0;            // its jobs still on a link
   };
   int lanes = 0;
+  // Whether any exchange is slowed beside compute (a contention factor for communication,
+  // or a host transport's share of the cores): only then do the ranks' estimated compute
+  // ends (compute_end_s) enter an exchange's time.
+  bool exchange_stretched = true;
   std::vector<Link> links;                 // per class x level (0: inside, 1: across nodes)
   std::vector<Flight> flights;             // in flight
   std::vector<std::uint64_t> done_flight;  // per bucket x class: the flight done_s holds
@@ -187,9 +191,15 @@ struct GossipPredictor::State {
   void compute_phase_as(int step, bool measure);
   /// Bucket b's compute, wait, mix and step for every class where nothing stretches
   /// compute and no node-level all-reduce runs; fills compute_end_s too.
+  /// Undirected schedules start the bucket's exchange progress from the launch in place
+  /// (`kInPlace`: `progress` is read as the last iteration's and written as the launch);
+  /// directed ones write `launch_s`.
+  template <bool kInPlace>
   void bucket_pass(std::size_t b, std::size_t classes, double work_s, double step_s, double mix_s, bool step_first,
-                   const double* __restrict done, double* __restrict launch);
-  void exchange_bucket_groups(int step, std::size_t b, const double* clock_end);
+                   double* progress, double* launch);
+  /// `launched`: the bucket's progress already holds its launch times (bucket_pass did it
+  /// in place); otherwise they are copied from launch_s.
+  void exchange_bucket_groups(int step, std::size_t b, const double* clock_end, bool launched = false);
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;
   Flight& flight(std::uint64_t id);
