@@ -77,14 +77,17 @@ std::optional<bool> topology_wins_on(Evaluator& e, const ClusterProfile& cluster
   return allreduce_s / best->iteration.iteration_s - 1.0 > 0.0;
 }
 
-std::vector<FactorShare> attribute(Evaluator& e, const Scheme& best) {
+// `allreduce` and `best`: the two predicted with every factor on (the real world), which
+// is the gain G of all three factors.
+std::vector<FactorShare> attribute(Evaluator& e, const SchemeOutcome& allreduce, const SchemeOutcome& best) {
   // G(S): the gain with exactly the factors in S switched on (bit 0 overlap, bit 1
   // heterogeneous links, bit 2 variable compute).
   std::array<double, 8> gain{};
-  for (int mask = 0; mask < 8; ++mask) {
+  gain[7] = allreduce.iteration.iteration_s - best.iteration.iteration_s;
+  for (int mask = 0; mask < 7; ++mask) {
     const Factors f{(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
     gain[static_cast<std::size_t>(mask)] =
-        e.evaluate(Scheme::allreduce(), f).iteration.iteration_s - e.evaluate(best, f).iteration.iteration_s;
+        e.evaluate(Scheme::allreduce(), f).iteration.iteration_s - e.evaluate(best.scheme, f).iteration.iteration_s;
   }
   // Shapley weights for three players: |S| = 0 -> 1/3, 1 -> 1/6, 2 -> 1/3.
   const double weight[3] = {1.0 / 3.0, 1.0 / 6.0, 1.0 / 3.0};
@@ -464,12 +467,10 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     }
     a.speedup = a.allreduce.iteration.iteration_s / a.best->iteration.iteration_s;
     step("what each factor contributes");
-    a.factors = attribute(e, a.best->scheme);
+    a.factors = attribute(e, a.allreduce, *a.best);
   }
   if (!a.allreduce.memory.fits()) {
     a.sharded_without_variability = e.setup().variability.any();
-    Factors deterministic;
-    deterministic.variable_compute = false;
     for (const Sharding sharding : kShardings) {
       SchemeOutcome o = e.evaluate(Scheme::sharded(sharding), deterministic);
       if (runnable(o) && (!a.sharded_alternative || better(o, *a.sharded_alternative))) {
