@@ -90,6 +90,9 @@ TEST_CASE("break-even points separate the two regimes", "[advice][break-even]") 
   };
   INFO("break-even at " << a.bandwidth.value << " Gbit/s per NIC");
   CHECK((advantage(a.bandwidth.value * 0.9) > 0.0) != (advantage(a.bandwidth.value * 1.1) > 0.0));
+  // The search stops at a bracket of 1e-4 (relative) and answers its geometric middle, as
+  // a bisection would: the sides differ 1e-4 either way of it.
+  CHECK((advantage(a.bandwidth.value * (1.0 - 1e-4)) > 0.0) != (advantage(a.bandwidth.value * (1.0 + 1e-4)) > 0.0));
 }
 
 TEST_CASE("break-even searches that stop at the first topology faster than all-reduce find the full search's "

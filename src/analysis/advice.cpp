@@ -77,6 +77,20 @@ std::optional<bool> topology_wins_on(Evaluator& e, const ClusterProfile& cluster
   return allreduce_s / best->iteration.iteration_s - 1.0 > 0.0;
 }
 
+// The best topology's advantage over All-Reduce on `cluster`, speedup - 1 (every topology
+// predicted, the best chosen by better()), nullopt if none applies: the value whose sign
+// topology_wins_on gives.
+std::optional<double> topology_advantage_on(Evaluator& e, const ClusterProfile& cluster) {
+  const double allreduce_s = e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s;
+  std::optional<SchemeOutcome> best;
+  for (const Scheme& scheme : decentdp_schemes()) {
+    SchemeOutcome o = e.evaluate_on(cluster, scheme);
+    if (runnable(o) && (!best || better(o, *best))) best = std::move(o);
+  }
+  if (!best) return std::nullopt;
+  return allreduce_s / best->iteration.iteration_s - 1.0;
+}
+
 // `allreduce` and `best`: the two predicted with every factor on (the real world), which
 // is the gain G of all three factors.
 std::vector<FactorShare> attribute(Evaluator& e, const SchemeOutcome& allreduce, const SchemeOutcome& best) {
@@ -113,14 +127,25 @@ constexpr double kRateTolerance = 1e-4;
 constexpr double kCvTolerance = 1e-4;
 
 // Where `faster_on(cluster)` (whether the alternative beats All-Reduce; nullopt where
-// nothing applies) changes along the NIC rate: a scan of kGbpsScanPoints rates, then a
-// bisection of the first bracket whose ends differ, on a log scale to kRateTolerance.
-template <typename Faster>
-BreakEven rate_break_even(Evaluator& e, Faster&& faster_on) {
+// nothing applies) changes along the NIC rate: a scan of kGbpsScanPoints rates, then the
+// first bracket whose ends differ narrowed on a log scale to kRateTolerance.
+// `advantage_on(cluster)` is the value whose sign `faster_on` tells (speedup - 1; nullopt
+// where nothing applies, read as -1, no speedup at all): faster_on may stop early (at the
+// first topology clearly faster), advantage_on predicts everything. The narrowing reads
+// the advantage's values (crossing.hpp: ITP, at most one evaluation beyond bisection's
+// count); where the values at the bracket's ends do not lie on the sides the scan found
+// (a chain of near-ties, see topology_wins_on), it bisects on faster_on's signs instead.
+template <typename Faster, typename Advantage>
+BreakEven rate_break_even(Evaluator& e, Faster&& faster_on, Advantage&& advantage_on) {
   ClusterProfile cluster = e.setup().cluster;
   const auto faster_at = [&](double gbps) {
     cluster.inter.nic_gbps = gbps;
     return faster_on(cluster);
+  };
+  // Of ln(rate), for the narrowing.
+  const auto advantage_at_log = [&](double log_gbps) {
+    cluster.inter.nic_gbps = std::exp(log_gbps);
+    return advantage_on(cluster).value_or(-1.0);
   };
   BreakEven out;
   out.range_low = kMinGbps;
@@ -143,9 +168,18 @@ BreakEven rate_break_even(Evaluator& e, Faster&& faster_on) {
     if (previous != now) {
       double low = previous_gbps;
       double high = gbps;
-      while (high > low * (1.0 + kRateTolerance)) {
-        const double mid = std::sqrt(low * high);
-        (faster_at(mid).value_or(false) == previous ? low : high) = mid;
+      const double value_low = advantage_at_log(std::log(low));
+      const double value_high = advantage_at_log(std::log(high));
+      if ((value_low > 0.0) == previous && (value_high > 0.0) == now) {
+        const CrossingBracket crossing = narrow_crossing(advantage_at_log, std::log(low), value_low, std::log(high),
+                                                         value_high, std::log1p(kRateTolerance));
+        low = std::exp(crossing.low);
+        high = std::exp(crossing.high);
+      } else {
+        while (high > low * (1.0 + kRateTolerance)) {
+          const double mid = std::sqrt(low * high);
+          (faster_at(mid).value_or(false) == previous ? low : high) = mid;
+        }
       }
       out.outcome = BreakEven::Outcome::crosses;
       out.value = std::sqrt(low * high);
@@ -160,7 +194,9 @@ BreakEven rate_break_even(Evaluator& e, Faster&& faster_on) {
 }
 
 BreakEven bandwidth_break_even(Evaluator& e, const std::string& first) {
-  return rate_break_even(e, [&](const ClusterProfile& cluster) { return topology_wins_on(e, cluster, first); });
+  return rate_break_even(
+      e, [&](const ClusterProfile& cluster) { return topology_wins_on(e, cluster, first); },
+      [&](const ClusterProfile& cluster) { return topology_advantage_on(e, cluster); });
 }
 
 // DiLoCo with the setup's options against All-Reduce's `allreduce_s`; nullopt where it
@@ -223,12 +259,17 @@ std::optional<LowCommunication> low_communication(Evaluator& e, const SchemeOutc
   l.local_sgd = e.evaluate(Scheme::local_sgd());
   l.speedup = allreduce.iteration.iteration_s / l.diloco.iteration.iteration_s;
   l.inner_steps = inner_steps_break_even(e, allreduce.iteration.iteration_s);
-  l.bandwidth = rate_break_even(e, [&](const ClusterProfile& c) -> std::optional<bool> {
-    const auto advantage =
-        low_communication_advantage(e, c, e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s);
-    if (!advantage) return std::nullopt;
-    return *advantage > 0.0;
-  });
+  const auto advantage_on = [&](const ClusterProfile& c) {
+    return low_communication_advantage(e, c, e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s);
+  };
+  l.bandwidth = rate_break_even(
+      e,
+      [&](const ClusterProfile& c) -> std::optional<bool> {
+        const auto advantage = advantage_on(c);
+        if (!advantage) return std::nullopt;
+        return *advantage > 0.0;
+      },
+      advantage_on);
   return l;
 }
 
