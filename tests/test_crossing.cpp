@@ -83,3 +83,15 @@ TEST_CASE("the crossing search on a bracket already narrow enough evaluates noth
   CHECK(evaluations == 0);
   CHECK(found.midpoint() == 0.5 * (0.5 + 0.50005));
 }
+
+TEST_CASE("the crossing search stops where the doubles cannot split the bracket further", "[break-even][crossing]") {
+  // A tolerance of 1e-300 around 0.6: the spacing of doubles there is 1.1e-16, so the
+  // search ends at two neighbouring doubles (the clamp would otherwise put every point
+  // on an end).
+  const auto value_at = [](double x) { return 0.6 - x; };
+  const CrossingBracket found = narrow_crossing(value_at, 0.5, value_at(0.5), 1.0, value_at(1.0), 1e-300);
+  CHECK(found.low <= 0.6);
+  CHECK(found.high >= 0.6);
+  CHECK(found.high - found.low < 1e-15);
+  CHECK(found.evaluations < 100);
+}

@@ -1,6 +1,6 @@
 #pragma once
 // Where a quantity changes sign along one variable: the bracketing search that advise's
-// break-even CV uses.
+// break-even compute CV and NIC rate use.
 //
 // Each evaluation there is two simulations of every rank for hundreds of iterations, so
 // the count of evaluations is the cost. Bisection halves the bracket per evaluation (14
@@ -14,7 +14,8 @@
 // kappa2 = 2, n0 = 1. One addition, as in Brent's method: a point is never placed closer
 // than tolerance / 2 to an end.
 // The result is what bisection gives: a bracket no wider than `tolerance` whose ends lie
-// on different sides, the answer its midpoint. Where the quantity crosses once, the two
+// on different sides, the answer its midpoint (or, for a tolerance finer than the spacing
+// of doubles there, the narrowest bracket they allow). Where the quantity crosses once, the two
 // searches' answers lie within `tolerance` of each other (tests compare them).
 
 #include <algorithm>
@@ -60,8 +61,12 @@ CrossingBracket narrow_crossing(ValueAt&& value_at, double low, double value_low
     // No closer than tolerance / 2 to either end (a point toward the middle stays inside
     // the window): once the estimate is that close to the crossing, the point lands beyond
     // it and the bracket closes, instead of creeping up on it from one side.
-    const double x = std::clamp(std::abs(truncated - middle) <= radius ? truncated : middle - toward * radius,
-                                out.low + epsilon, out.high - epsilon);
+    double x = std::clamp(std::abs(truncated - middle) <= radius ? truncated : middle - toward * radius,
+                          out.low + epsilon, out.high - epsilon);
+    // A tolerance below the spacing of doubles here rounds the clamp onto an end: bisect,
+    // and stop where not even the middle lies strictly inside.
+    if (!(x > out.low && x < out.high)) x = middle;
+    if (!(x > out.low && x < out.high)) break;
     const double value = value_at(x);
     ++out.evaluations;
     if ((value > 0.0) == low_side) {
