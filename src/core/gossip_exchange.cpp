@@ -27,34 +27,27 @@ void GossipPredictor::State::bucket_pass(std::size_t b, std::size_t classes, dou
   double* __restrict wait = wait_iteration_s.data();
   double* __restrict end = compute_end_s.data();
   const double* __restrict f = factor.data();
-  // In place the one array is read and written at the same index; otherwise the two
-  // arrays are distinct.
-  const double* __restrict done = progress;
-  double* __restrict out = kInPlace ? nullptr : launch;
+  // In place, `progress` is read and written at the same index, so neither pointer to it
+  // is restrict; otherwise the launch goes to `launch`.
+  double* const written = kInPlace ? progress : launch;
   const double before_wait_s = step_first ? step_s : 0.0;
   const double after_mix_s = step_first ? 0.0 : step_s;
-  const auto pass = [&](auto&& store) {
-    for (std::size_t u = 0; u < classes; ++u) {
-      const double segment = f[u] * work_s;
-      backward[u] += segment;
-      const double c = clock[u] + segment + before_wait_s;
-      const double resumed = std::max(c, done[u]);
-      wait[u] += resumed - c;
-      const double next = resumed + mix_s + after_mix_s;
-      clock[u] = next;
-      store(u, next);
-    }
-  };
-  if constexpr (kInPlace) {
-    pass([progress](std::size_t u, double next) { progress[u] = next; });
-  } else {
-    pass([out](std::size_t u, double next) { out[u] = next; });
+  for (std::size_t u = 0; u < classes; ++u) {
+    const double segment = f[u] * work_s;
+    backward[u] += segment;
+    const double c = clock[u] + segment + before_wait_s;
+    const double resumed = std::max(c, progress[u]);
+    wait[u] += resumed - c;
+    const double next = resumed + mix_s + after_mix_s;
+    clock[u] = next;
+    written[u] = next;
   }
   if (!exchange_stretched) return;
   // The compute an exchange overlaps ends, as estimated, after the unstretched rest of
   // this iteration (stretched_compute_s's rule).
   const double remaining_s = remaining_after_s[b];
-  for (std::size_t u = 0; u < classes; ++u) end[u] = clock[u] + f[u] * remaining_s + overhead_s;
+  const double overhead = overhead_s;
+  for (std::size_t u = 0; u < classes; ++u) end[u] = clock[u] + f[u] * remaining_s + overhead;
 }
 
 template <bool kStretched>
