@@ -257,6 +257,11 @@ expect 0 'NICs not derived: all_reduce on 16 ranks over 2 nodes reached busbw 5.
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["inter_node"]["transport_efficiency"]==0.9, p["inter_node"]' \
   "$work/pcie.json" || fail "a PCIe-bound all_reduce changed the NICs' efficiency"
 expect 0 'or the ring was bound inside the node \(PCIe\)' fit "$work/pcie-world.txt" --base t4x8-pcie-ib100 -o "$work/pcie-world.json"
+# A fitted segment's bus bandwidth within what the fit can write (1e-14 to 2e6 GB/s); a
+# latency-only segment is written near its top, and every fitted profile reads back.
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p["calibration"]["fits"][0]["segments"][0]["busbw_GB_per_s"] = 1e-300; json.dump(p, open(sys.argv[2], "w"))' \
+  "$work/fitted.json" "$work/fitted-slow-segment.json"
+expect 2 "^dtperf: error: [^ ]*fitted-slow-segment.json: at /calibration/fits/0/segments/0/busbw_GB_per_s: expected a number from 1e-14 to 2e\+06, got 1e-300$" predict --profile "$work/fitted-slow-segment.json"
 # --holdout: every series fitted on every other size and predicted at the rest; -o optional.
 expect 0 '^# held-out error: each series fitted on every other size' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout
 expect 0 'ar.txt +all_reduce +pair_inter +2 +2 +4 +3 ' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout

@@ -42,10 +42,13 @@ constexpr Range kLogCoordinate{-700.0, 700.0};
 constexpr Range kCoordinate{-1e15, 1e15};
 constexpr Range kUnit{1e-30, 1e30};
 constexpr Range kCovariance{-1e30, 1e30};
-// A fitted segment's bus bandwidth: any positive value, as before the physical ranges. A
-// latency-bound segment of small messages fits 0.0002 GB/s, and a flat one is written
-// near 10^6 GB/s; its finite products are held by the engine's boundary check.
-constexpr Range kFittedBusGBps = Range::positive;
+// A fitted segment's bus bandwidth, bus_factor / beta (fit.hpp), within what the fit itself
+// can write: beta is held at >= 1e-15 s per byte (FitOptions::min_seconds_per_byte: a flat,
+// latency-only segment) and bus_factor < 2, so at most 2e6 GB/s; at the other end a
+// slope is at most the longest measured time over one byte (10^7 ms, limits::kTimeMs) and
+// bus_factor >= 1/2 (two ranks), so at least 5e-14 GB/s. A latency-bound segment of small
+// messages fits about 0.0002 GB/s.
+constexpr Range kFittedBusGBps{1e-14, 2e6};
 
 void read_gpu(ObjectReader r, ClusterProfile::Gpu& gpu) {
   gpu.model = r.string("model");
