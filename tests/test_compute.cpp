@@ -186,3 +186,47 @@ TEST_CASE("a dtype without a peak is an input error naming the input, not a cras
     CHECK(std::string(e.reason()).starts_with("profile 'dgx-a100' has no fp32 peak for its GPU"));
   }
 }
+
+TEST_CASE("the compute-times cache gives compute_times' values and recomputes when an input changes",
+          "[compute]") {
+  const ModelSpec m = two_tensor_model();
+  ComputeRequest request;
+  request.source = ComputeSource::flops;
+  request.batch_per_gpu = 1;
+  request.optimizer = Optimizer::sgd;
+  ComputeTimesCache cache;
+  Buffers cached(m);
+  const auto fresh = [&](const ComputeParams& p, const ComputeRequest& r) {
+    Buffers b(m);
+    compute_times(m, p, r, b.times);
+    return std::vector<double>{b.times.forward_s, b.times.backward_total_s, b.times.optimizer_s, b.backward[0],
+                               b.backward[1]};
+  };
+  const auto from_cache = [&](const ComputeParams& p, const ComputeRequest& r) {
+    cached.times.forward_s = -1.0;  // a call must set every value, from the cache or afresh
+    cache.get(m, p, r, cached.times);
+    return std::vector<double>{cached.times.forward_s, cached.times.backward_total_s, cached.times.optimizer_s,
+                               cached.backward[0], cached.backward[1]};
+  };
+  ComputeParams p = simple_params();
+  // First call, the same again (kept), a parameter changed (forward 4.1 ms at GEMM
+  // efficiency 0.5 x 1/2 becomes 2.1 ms at 1 x 1/2), back, another batch, another curve.
+  CHECK(from_cache(p, request) == fresh(p, request));
+  CHECK(from_cache(p, request) == fresh(p, request));
+  CHECK_THAT(cached.times.forward_s, WithinRel(4e-3 + 100e-6, 1e-9));
+  p.gemm_efficiency = 1.0;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  CHECK_THAT(cached.times.forward_s, WithinRel(2e-3 + 100e-6, 1e-9));
+  p.gemm_efficiency = 0.5;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  request.batch_per_gpu = 2;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  const std::vector<std::pair<double, double>> curve = {{1e8, 0.2}, {1e10, 0.6}};
+  p.efficiency_curve = curve;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  const std::vector<std::pair<double, double>> other_curve = {{1e8, 0.1}, {1e10, 0.3}};
+  p.efficiency_curve = other_curve;  // another table: recomputed, slower
+  const double before_s = cached.times.forward_s;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  CHECK(cached.times.forward_s > before_s);
+}

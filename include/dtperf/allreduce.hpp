@@ -117,6 +117,7 @@ class AllReducePredictor {
 
   const ModelSpec& model_;
   std::vector<double> backward_s_;
+  ComputeTimesCache compute_cache_;  // fills backward_s_
   std::vector<Bucket> buckets_;
   std::size_t bucket_count_ = 0;
   // Per bucket: backward segment, all-reduce cost and traffic (of the last prepare).

@@ -39,12 +39,19 @@ struct EnumNames<ComputeSource> {
   };
 };
 
+/// A calibrated GEMM efficiency table ((FLOPs, efficiency) points), viewed, not owned;
+/// two are equal when they view the same table.
+struct EfficiencyCurve : std::span<const std::pair<double, double>> {
+  using std::span<const std::pair<double, double>>::span;
+  bool operator==(const EfficiencyCurve& other) const { return data() == other.data() && size() == other.size(); }
+};
+
 struct ComputeParams {
   double peak_flops_per_s = 1e12;         // dense peak of the compute dtype (matrix units)
   double vector_flops_per_s = 1e12;       // elementwise work (the GPU's fp32 peak)
   double gemm_efficiency = 0.7;           // large-GEMM fraction of peak
   double half_efficiency_flops = 1e9;     // FLOPs of a GEMM that reaches half of that
-  std::span<const std::pair<double, double>> efficiency_curve;  // calibrated, overrides
+  EfficiencyCurve efficiency_curve;       // calibrated, overrides
   double memory_bytes_per_s = 1e12;       // achieved memory bandwidth
   double kernel_overhead_s = 5e-6;        // dispatch floor per tensor and pass
   // Contention while compute and communication overlap (see contention below):
@@ -63,6 +70,8 @@ struct ComputeParams {
   double compute_scale = 1.0;             // multiplies forward and backward (anchoring)
   double forward_scale = 1.0;             // multiplies forward only (a fit with a breakdown)
   double backward_scale = 1.0;            // multiplies backward only
+
+  bool operator==(const ComputeParams&) const = default;
 };
 
 struct ComputeRequest {
@@ -81,6 +90,8 @@ struct ComputeRequest {
   // "iteration" is then one optimizer step of K x batch_per_gpu samples per GPU.
   int accumulation_steps = 1;
   double samples_per_gpu_per_step() const { return batch_per_gpu * accumulation_steps; }
+
+  bool operator==(const ComputeRequest&) const = default;
 };
 
 /// Output buffers are owned by the caller so that evaluation allocates nothing:
@@ -106,6 +117,23 @@ ComputeSource resolve_compute_source(const ModelSpec& model, const ComputeReques
 /// shorter than the measured backward); the io layer turns that into an InputError.
 void compute_times(const ModelSpec& model, const ComputeParams& params,
                    const ComputeRequest& request, ComputeTimes& out);
+
+/// compute_times for a caller that asks again with the same inputs (a fit varying network
+/// parameters, a search over NIC rates or node counts): the last inputs are kept with the
+/// results, and the times are computed again only when the model, a parameter or the
+/// request changed. `out.backward_s` must be the same buffer on every call, left as
+/// compute_times wrote it. The same values as compute_times, whatever the calls.
+class ComputeTimesCache {
+ public:
+  void get(const ModelSpec& model, const ComputeParams& params, const ComputeRequest& request, ComputeTimes& out);
+
+ private:
+  const ModelSpec* model_ = nullptr;
+  const double* buffer_ = nullptr;
+  ComputeParams params_;
+  ComputeRequest request_;
+  ComputeTimes times_;
+};
 
 /// Efficiency of a GEMM of `flops` FLOPs: the calibrated curve (log-linear
 /// interpolation) if given, else gemm_efficiency * f / (f + half_efficiency_flops).

@@ -51,7 +51,7 @@ AllReducePredictor::AllReducePredictor(const ModelSpec& model)
 void AllReducePredictor::prepare(const AllReduceScenario& s) {
   ComputeTimes times;
   times.backward_s = backward_s_;
-  compute_times(model_, s.compute, s.request, times);
+  compute_cache_.get(model_, s.compute, s.request, times);
   bucket_count_ = make_buckets(model_, backward_s_, s.options, buckets_);
   forward_s_ = times.forward_s;
   accumulation_s_ = times.accumulation_s;

@@ -147,7 +147,7 @@ void GossipPredictor::State::reset_clocks() {
 void GossipPredictor::State::prepare(const GossipScenario& s) {
   ComputeTimes times;
   times.backward_s = backward_s;
-  compute_times(model, s.compute, s.request, times);
+  compute_cache.get(model, s.compute, s.request, times);
   forward_s = times.forward_s;
   accumulation_s = times.accumulation_s;
   single_gpu_s = times.iteration_s();

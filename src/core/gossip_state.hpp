@@ -49,6 +49,7 @@ struct GossipPredictor::State {
 
   // Per tensor and per bucket (at most one bucket per tensor).
   std::vector<double> backward_s;
+  ComputeTimesCache compute_cache;  // fills backward_s
   std::vector<double> bucket_bytes;
   std::vector<double> bucket_backward_s;
   std::vector<double> bucket_step_s;  // bucket-local optimizer step
