@@ -90,8 +90,10 @@ void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
     }
   }
   exchange_stretched = false;
+  host_shared = false;
   for (const double share : host_share) {
     exchange_stretched = exchange_stretched || contention.exchange_beside_compute(share) != 1.0;
+    host_shared = host_shared || share != 0.0;
   }
 }
 

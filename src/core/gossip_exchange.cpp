@@ -150,6 +150,10 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
   const double* launch = launch_s.data() + b * classes;
   double* progress = done_s.data() + b * classes;
   if (!launched) std::copy(launch, launch + classes, progress);
+  if (lanes == 0 && !exchange_stretched && !host_shared) {
+    exchange_plain(st, b, progress);
+    return;
+  }
   for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
     const CompiledRound& round = sc.rounds[r];
     for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
@@ -200,6 +204,41 @@ void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, con
         progress[k] = stream[k] = end;
         stream_share[k] = share;
       }
+    }
+  }
+}
+
+// exchange_bucket_groups where every exchange takes its price (no contention factor, no
+// host transport: every built-in profile) and each link level has one stream: a group
+// starts when its members and their streams are free and ends its cost later. The same
+// operations in the same order as the general loop, without its per-group contention
+// reads and host-share writes (all of them 1 and 0 here), so the same values.
+void GossipPredictor::State::exchange_plain(const CompiledStep& st, std::size_t b, double* progress) {
+  const CompiledSchedule& sc = *schedule;
+  const std::uint32_t* group_classes = sc.group_classes.data();
+  const double* cost_of = cost_s.data() + b;  // + placement * buckets
+  double* streams[2] = {intra_free_s.data(), inter_free_s.data()};
+  for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
+    const CompiledRound& round = sc.rounds[r];
+    const PlainGroup* const last = plain_groups.data() + round.first_group + round.group_count;
+    for (const PlainGroup* g = plain_groups.data() + round.first_group; g != last; ++g) {
+      double* stream = streams[g->level];
+      const double cost = cost_of[g->placement * buckets];
+      if (g->count == 2) {
+        const std::uint32_t x = g->x;
+        const std::uint32_t y = g->y;
+        const double end = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y])) + cost;
+        progress[x] = stream[x] = progress[y] = stream[y] = end;
+        continue;
+      }
+      const std::uint32_t* members = group_classes + g->x;
+      double start = 0.0;
+      for (std::uint32_t m = 0; m < g->count; ++m) {
+        const std::uint32_t k = members[m];
+        start = std::max(start, std::max(progress[k], stream[k]));
+      }
+      const double end = start + cost;
+      for (std::uint32_t m = 0; m < g->count; ++m) progress[members[m]] = stream[members[m]] = end;
     }
   }
 }

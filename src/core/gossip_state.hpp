@@ -118,6 +118,9 @@ struct GossipPredictor::State {
   // or a host transport's share of the cores): only then do the ranks' estimated compute
   // ends (compute_end_s) enter an exchange's time.
   bool exchange_stretched = true;
+  // Whether any exchange takes a share of the host's cores (then each stream records the
+  // share of its last exchange, for the compute beside it).
+  bool host_shared = true;
   std::vector<Link> links;                 // per class x level (0: inside, 1: across nodes)
   std::vector<Flight> flights;             // in flight
   std::vector<std::uint64_t> done_flight;  // per bucket x class: the flight done_s holds
@@ -172,6 +175,16 @@ struct GossipPredictor::State {
       v->resize(classes);
     }
     factor.assign(classes, 1.0);
+    plain_groups.reserve(schedule->groups.size());
+    for (const ClassGroup& g : schedule->groups) {
+      PlainGroup p;
+      p.count = g.count;
+      p.x = g.count == 2 ? schedule->group_classes[g.first] : g.first;
+      p.y = g.count == 2 ? schedule->group_classes[g.first + 1] : 0;
+      p.placement = g.placement;
+      p.level = g.crosses_nodes != 0 ? 1 : 0;
+      plain_groups.push_back(p);
+    }
     received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
     mean.reserve(classes);
     // done_s and launch_s are per class x bucket: sized once the buckets are known.
@@ -201,6 +214,19 @@ struct GossipPredictor::State {
   /// `launched`: the bucket's progress already holds its launch times (bucket_pass did it
   /// in place); otherwise they are copied from launch_s.
   void exchange_bucket_groups(int step, std::size_t b, const double* clock_end, bool launched = false);
+  /// exchange_bucket_groups where every exchange takes its price (see there).
+  void exchange_plain(const CompiledStep& st, std::size_t b, double* progress);
+  // The schedule's groups as exchange_plain reads them, one per ClassGroup in its order:
+  // a pair's two classes in place (x, y), a larger group's first member's index into
+  // group_classes (x); the placement and the stream (0: inside nodes, 1: across).
+  struct PlainGroup {
+    std::uint32_t x = 0;
+    std::uint32_t y = 0;
+    std::uint32_t placement = 0;
+    std::uint32_t level = 0;
+    std::uint32_t count = 0;
+  };
+  std::vector<PlainGroup> plain_groups;
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;
   Flight& flight(std::uint64_t id);
