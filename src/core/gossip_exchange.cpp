@@ -383,6 +383,10 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
   const std::size_t classes = compute_clock_s.size();
   const auto peers = static_cast<std::size_t>(sc.peers);
   const std::size_t row = static_cast<std::size_t>(step) * classes * peers;
+  if (!exchange_stretched && !host_shared) {
+    exchange_directed_plain(row);
+    return;
+  }
   for (std::size_t u = 0; u < classes; ++u) {
     // A transfer starts once the sender has launched it and the receiver has posted its
     // receive (at its own launch); sends and receives run at once (full duplex). A rank's
@@ -443,5 +447,50 @@ void GossipPredictor::State::finish_iteration(bool overlap) {
   }
 }
 
+
+// exchange_phase_directed where every transfer takes its price (no contention factor, no
+// host transport): the same operations in the same order, each peer's classes, stream
+// and cells read once per class instead of once per bucket, without the stretch
+// arithmetic (exchange_s returns the cost at a factor of 1) and the host-share writes
+// (all 0 here).
+void GossipPredictor::State::exchange_directed_plain(std::size_t row) {
+  const CompiledSchedule& sc = *schedule;
+  const std::size_t classes = compute_clock_s.size();
+  const auto peers = static_cast<std::size_t>(sc.peers);
+  for (std::size_t u = 0; u < classes; ++u) {
+    for (std::size_t j = 0; j < peers; ++j) {
+      const std::size_t i = row + u * peers + j;
+      DirectedPeer& p = directed_peers[j];
+      p.to = static_cast<std::size_t>(sc.send_to[i]);
+      p.from = static_cast<std::size_t>(sc.receive_from[i]);
+      p.send_cost = cost_s.data() + sc.send_placement[i] * buckets;
+      p.receive_cost = cost_s.data() + sc.receive_placement[i] * buckets;
+      p.crosses = sc.placements[sc.send_placement[i]].nodes > 1;
+    }
+    double intra_free = std::max(launch_s[u], intra_free_s[u]);
+    double inter_free = std::max(launch_s[u], inter_free_s[u]);
+    double done = launch_s[u];
+    double* received = received_s.data() + u * peers;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const double* launch = launch_s.data() + b * classes;
+      intra_free = std::max(intra_free, launch[u]);
+      inter_free = std::max(inter_free, launch[u]);
+      double bucket_done = launch[u];
+      for (std::size_t j = 0; j < peers; ++j) {
+        const DirectedPeer& p = directed_peers[j];
+        double& level = p.crosses ? inter_free : intra_free;
+        const double send_start = std::max(level, launch[p.to]);
+        const double receive_start = std::max({launch[p.from], launch[u], received[j]});
+        level = send_start + p.send_cost[b];
+        received[j] = receive_start + p.receive_cost[b];
+        bucket_done = std::max({bucket_done, level, received[j]});
+      }
+      done_s[b * classes + u] = bucket_done;
+      done = std::max(done, bucket_done);
+    }
+    intra_free_s[u] = intra_free;
+    inter_free_s[u] = done;
+  }
+}
 
 }  // namespace dtperf

@@ -186,6 +186,7 @@ struct GossipPredictor::State {
       plain_groups.push_back(p);
     }
     received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
+    directed_peers.resize(static_cast<std::size_t>(std::max(schedule->peers, 1)));
     mean.reserve(classes);
     // done_s and launch_s are per class x bucket: sized once the buckets are known.
     traffic.resize(static_cast<std::size_t>(schedule->period));
@@ -233,6 +234,18 @@ struct GossipPredictor::State {
   void settle_flight(Flight& f);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
+  /// exchange_phase_directed where every transfer takes its price; `row`: the step's
+  /// first entry in the schedule's per-peer arrays.
+  void exchange_directed_plain(std::size_t row);
+  // Scratch for exchange_directed_plain, per peer of one class.
+  struct DirectedPeer {
+    std::size_t to = 0;
+    std::size_t from = 0;
+    const double* send_cost = nullptr;     // per bucket
+    const double* receive_cost = nullptr;  // per bucket
+    bool crosses = false;
+  };
+  std::vector<DirectedPeer> directed_peers;
   double mean_clock_advance();
   double mean_over_ranks(const std::vector<double>& per_class);
   void prepare(const GossipScenario& s);
