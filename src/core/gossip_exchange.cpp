@@ -379,15 +379,33 @@ void GossipPredictor::State::exchange_on_shared_links(const ClassGroup& group, s
 }
 
 void GossipPredictor::State::exchange_phase_directed(int step) {
+  const auto row = static_cast<std::size_t>(step) * compute_clock_s.size() * static_cast<std::size_t>(schedule->peers);
+  // Where every transfer takes its price (no contention factor, no host transport: every
+  // built-in profile), the same operations without the stretch arithmetic (exchange_s
+  // returns the cost at a factor of 1) and the host-share writes (all 0 there).
+  if (!exchange_stretched && !host_shared) {
+    exchange_directed_as<false>(row);
+  } else {
+    exchange_directed_as<true>(row);
+  }
+}
+
+template <bool kStretched>
+void GossipPredictor::State::exchange_directed_as(std::size_t row) {
   const CompiledSchedule& sc = *schedule;
   const std::size_t classes = compute_clock_s.size();
   const auto peers = static_cast<std::size_t>(sc.peers);
-  const std::size_t row = static_cast<std::size_t>(step) * classes * peers;
-  if (!exchange_stretched && !host_shared) {
-    exchange_directed_plain(row);
-    return;
-  }
   for (std::size_t u = 0; u < classes; ++u) {
+    // Each peer's classes, link level and placements, read once per class.
+    for (std::size_t j = 0; j < peers; ++j) {
+      const std::size_t i = row + u * peers + j;
+      DirectedPeer& p = directed_peers[j];
+      p.to = static_cast<std::size_t>(sc.send_to[i]);
+      p.from = static_cast<std::size_t>(sc.receive_from[i]);
+      p.send_placement = sc.send_placement[i];
+      p.receive_placement = sc.receive_placement[i];
+      p.crosses = sc.placements[p.send_placement].nodes > 1;
+    }
     // A transfer starts once the sender has launched it and the receiver has posted its
     // receive (at its own launch); sends and receives run at once (full duplex). A rank's
     // sends over one link level (inside the node, across nodes) go one after another: its
@@ -404,25 +422,25 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
       inter_free = std::max(inter_free, launch[u]);
       double bucket_done = launch[u];
       for (std::size_t j = 0; j < peers; ++j) {
-        const std::size_t i = row + u * peers + j;
-        const auto to = static_cast<std::size_t>(sc.send_to[i]);
-        const auto from = static_cast<std::size_t>(sc.receive_from[i]);
-        const std::uint32_t out = sc.send_placement[i];
-        const bool send_crosses = sc.placements[out].nodes > 1;
-        double& level = send_crosses ? inter_free : intra_free;
-        const double send_start = std::max(level, launch[to]);
-        const double receive_start = std::max({launch[from], launch[u], received[j]});
-        const std::size_t send_cell = out * buckets + b;
-        const std::size_t receive_cell = sc.receive_placement[i] * buckets + b;
-        const double send_cost = cost_s[send_cell];
-        const double receive_cost = cost_s[receive_cell];
-        const double send_factor = contention.exchange_beside_compute(host_share[send_cell]);
-        const double receive_factor = contention.exchange_beside_compute(host_share[receive_cell]);
-        (send_crosses ? inter_share : intra_share)[u] = host_share[send_cell];
-        level = send_start +
-                exchange_s(send_cost, send_start, std::max(compute_clock_s[u], compute_clock_s[to]), send_factor);
-        received[j] = receive_start + exchange_s(receive_cost, receive_start,
-                                                 std::max(compute_clock_s[from], compute_clock_s[u]), receive_factor);
+        const DirectedPeer& p = directed_peers[j];
+        double& level = p.crosses ? inter_free : intra_free;
+        const double send_start = std::max(level, launch[p.to]);
+        const double receive_start = std::max({launch[p.from], launch[u], received[j]});
+        const std::size_t send_cell = p.send_placement * buckets + b;
+        const std::size_t receive_cell = p.receive_placement * buckets + b;
+        if constexpr (kStretched) {
+          const double send_factor = contention.exchange_beside_compute(host_share[send_cell]);
+          const double receive_factor = contention.exchange_beside_compute(host_share[receive_cell]);
+          (p.crosses ? inter_share : intra_share)[u] = host_share[send_cell];
+          level = send_start + exchange_s(cost_s[send_cell], send_start,
+                                          std::max(compute_clock_s[u], compute_clock_s[p.to]), send_factor);
+          received[j] = receive_start + exchange_s(cost_s[receive_cell], receive_start,
+                                                   std::max(compute_clock_s[p.from], compute_clock_s[u]),
+                                                   receive_factor);
+        } else {
+          level = send_start + cost_s[send_cell];
+          received[j] = receive_start + cost_s[receive_cell];
+        }
         bucket_done = std::max({bucket_done, level, received[j]});
       }
       done_s[b * classes + u] = bucket_done;
@@ -444,52 +462,6 @@ void GossipPredictor::State::finish_iteration(bool overlap) {
       wait_sum_s[u] += all_done - compute_clock_s[u];
       compute_clock_s[u] = all_done;
     }
-  }
-}
-
-
-// exchange_phase_directed where every transfer takes its price (no contention factor, no
-// host transport): the same operations in the same order, each peer's classes, stream
-// and cells read once per class instead of once per bucket, without the stretch
-// arithmetic (exchange_s returns the cost at a factor of 1) and the host-share writes
-// (all 0 here).
-void GossipPredictor::State::exchange_directed_plain(std::size_t row) {
-  const CompiledSchedule& sc = *schedule;
-  const std::size_t classes = compute_clock_s.size();
-  const auto peers = static_cast<std::size_t>(sc.peers);
-  for (std::size_t u = 0; u < classes; ++u) {
-    for (std::size_t j = 0; j < peers; ++j) {
-      const std::size_t i = row + u * peers + j;
-      DirectedPeer& p = directed_peers[j];
-      p.to = static_cast<std::size_t>(sc.send_to[i]);
-      p.from = static_cast<std::size_t>(sc.receive_from[i]);
-      p.send_cost = cost_s.data() + sc.send_placement[i] * buckets;
-      p.receive_cost = cost_s.data() + sc.receive_placement[i] * buckets;
-      p.crosses = sc.placements[sc.send_placement[i]].nodes > 1;
-    }
-    double intra_free = std::max(launch_s[u], intra_free_s[u]);
-    double inter_free = std::max(launch_s[u], inter_free_s[u]);
-    double done = launch_s[u];
-    double* received = received_s.data() + u * peers;
-    for (std::size_t b = 0; b < buckets; ++b) {
-      const double* launch = launch_s.data() + b * classes;
-      intra_free = std::max(intra_free, launch[u]);
-      inter_free = std::max(inter_free, launch[u]);
-      double bucket_done = launch[u];
-      for (std::size_t j = 0; j < peers; ++j) {
-        const DirectedPeer& p = directed_peers[j];
-        double& level = p.crosses ? inter_free : intra_free;
-        const double send_start = std::max(level, launch[p.to]);
-        const double receive_start = std::max({launch[p.from], launch[u], received[j]});
-        level = send_start + p.send_cost[b];
-        received[j] = receive_start + p.receive_cost[b];
-        bucket_done = std::max({bucket_done, level, received[j]});
-      }
-      done_s[b * classes + u] = bucket_done;
-      done = std::max(done, bucket_done);
-    }
-    intra_free_s[u] = intra_free;
-    inter_free_s[u] = done;
   }
 }
 

@@ -234,15 +234,17 @@ struct GossipPredictor::State {
   void settle_flight(Flight& f);
   void finish_iteration(bool overlap);
   void exchange_phase_directed(int step);
-  /// exchange_phase_directed where every transfer takes its price; `row`: the step's
-  /// first entry in the schedule's per-peer arrays.
-  void exchange_directed_plain(std::size_t row);
-  // Scratch for exchange_directed_plain, per peer of one class.
+  /// exchange_phase_directed's pass over the classes; `kStretched`: whether a transfer
+  /// can be slowed beside compute or take host cores. `row`: the step's first entry in
+  /// the schedule's per-peer arrays.
+  template <bool kStretched>
+  void exchange_directed_as(std::size_t row);
+  // Scratch for exchange_directed_as, per peer of one class.
   struct DirectedPeer {
     std::size_t to = 0;
     std::size_t from = 0;
-    const double* send_cost = nullptr;     // per bucket
-    const double* receive_cost = nullptr;  // per bucket
+    std::size_t send_placement = 0;
+    std::size_t receive_placement = 0;
     bool crosses = false;
   };
   std::vector<DirectedPeer> directed_peers;
