@@ -229,4 +229,22 @@ TEST_CASE("the compute-times cache gives compute_times' values and recomputes wh
   const double before_s = cached.times.forward_s;
   CHECK(from_cache(p, request) == fresh(p, request));
   CHECK(cached.times.forward_s > before_s);
+  // The scales are applied on every call to the times kept before them: forward x 2,
+  // backward x 1.5.
+  const std::vector<double> unscaled = fresh(p, request);
+  p.forward_scale = 2.0;
+  p.backward_scale = 1.5;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  CHECK_THAT(cached.times.forward_s, WithinRel(2.0 * unscaled[0], 1e-12));
+  CHECK_THAT(cached.times.backward_total_s, WithinRel(1.5 * unscaled[1], 1e-12));
+  p.interference_factor = 1.3;  // read by the engines, not by compute_times
+  CHECK(from_cache(p, request) == fresh(p, request));
+  request.recompute_activations = true;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  request.accumulation_steps = 3;
+  CHECK(from_cache(p, request) == fresh(p, request));
+  CHECK(cached.times.accumulation_s > 0.0);
+  // The caller's buffer written over between calls: filled again from the kept times.
+  cached.backward[0] = cached.backward[1] = -1.0;
+  CHECK(from_cache(p, request) == fresh(p, request));
 }

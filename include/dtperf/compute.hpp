@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "dtperf/workload.hpp"
 #include "dtperf/names.hpp"
@@ -119,20 +120,21 @@ void compute_times(const ModelSpec& model, const ComputeParams& params,
                    const ComputeRequest& request, ComputeTimes& out);
 
 /// compute_times for a caller that asks again with the same inputs (a fit varying network
-/// parameters, a search over NIC rates or node counts): the last inputs are kept with the
-/// results, and the times are computed again only when the model, a parameter or the
-/// request changed. `out.backward_s` must be the same buffer on every call, left as
-/// compute_times wrote it. The same values as compute_times, whatever the calls.
+/// or contention parameters or the compute scales, a search over NIC rates or node
+/// counts): the times before the scales are kept with the inputs they depend on, and
+/// computed again only when the model, one of those parameters or the request changed;
+/// the scales, recomputation and accumulation are applied on every call. The same values
+/// as compute_times, whatever the calls.
 class ComputeTimesCache {
  public:
   void get(const ModelSpec& model, const ComputeParams& params, const ComputeRequest& request, ComputeTimes& out);
 
  private:
   const ModelSpec* model_ = nullptr;
-  const double* buffer_ = nullptr;
-  ComputeParams params_;
+  ComputeParams key_;  // the parameters the unscaled times read (the rest at defaults)
   ComputeRequest request_;
-  ComputeTimes times_;
+  std::vector<double> unscaled_backward_s_;
+  ComputeTimes unscaled_;  // its backward_s: unscaled_backward_s_
 };
 
 /// Efficiency of a GEMM of `flops` FLOPs: the calibrated curve (log-linear

@@ -87,8 +87,11 @@ void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, C
 
 }  // namespace
 
-void compute_times(const ModelSpec& model, const ComputeParams& p, const ComputeRequest& request,
-                   ComputeTimes& out) {
+namespace {
+
+// compute_times up to the scales: what the model, the request and the rates give.
+void unscaled_compute_times(const ModelSpec& model, const ComputeParams& p, const ComputeRequest& request,
+                            ComputeTimes& out) {
   const double batch = request.batch_per_gpu;
   out.source = resolve_compute_source(model, request);
   out.optimizer_s = optimizer_step_s(p, request.optimizer,
@@ -186,6 +189,11 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
     }
   }
 
+}
+
+// The rest of compute_times: the fitted scales, recomputation and accumulation.
+void scale_compute_times(const ComputeParams& p, const ComputeRequest& request, ComputeTimes& out) {
+  const std::size_t n = out.backward_s.size();
   const double forward_scale = p.compute_scale * p.forward_scale;
   const double backward_scale = p.compute_scale * p.backward_scale;
   if (forward_scale != 1.0) out.forward_s *= forward_scale;
@@ -204,23 +212,50 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
   out.accumulation_s = (request.accumulation_steps - 1) * (out.forward_s + out.backward_total_s);
 }
 
+// The fields of ComputeParams that unscaled_compute_times reads, the others at their
+// defaults: the scales (applied after), contention and the fixed overheads (read by the
+// engines, not here).
+ComputeParams unscaled_key(const ComputeParams& p) {
+  ComputeParams key = p;
+  const ComputeParams defaults;
+  key.interference_factor = defaults.interference_factor;
+  key.comm_interference_factor = defaults.comm_interference_factor;
+  key.iteration_overhead_s = defaults.iteration_overhead_s;
+  key.cross_node_overhead_s = defaults.cross_node_overhead_s;
+  key.runs_on_host = defaults.runs_on_host;
+  key.compute_scale = defaults.compute_scale;
+  key.forward_scale = defaults.forward_scale;
+  key.backward_scale = defaults.backward_scale;
+  return key;
+}
+
+}  // namespace
+
+void compute_times(const ModelSpec& model, const ComputeParams& p, const ComputeRequest& request,
+                   ComputeTimes& out) {
+  unscaled_compute_times(model, p, request, out);
+  scale_compute_times(p, request, out);
+}
+
 
 void ComputeTimesCache::get(const ModelSpec& model, const ComputeParams& params, const ComputeRequest& request,
                             ComputeTimes& out) {
-  if (model_ == &model && buffer_ == out.backward_s.data() && params_ == params &&
-      request_ == request) {
-    const std::span<double> buffer = out.backward_s;
-    out = times_;
-    out.backward_s = buffer;
-    return;
+  const ComputeParams key = unscaled_key(params);
+  if (model_ != &model || key_ != key || request_ != request) {
+    model_ = nullptr;  // until compute_times returns (it may throw)
+    unscaled_backward_s_.resize(model.tensors.size());
+    unscaled_ = out;
+    unscaled_.backward_s = unscaled_backward_s_;
+    unscaled_compute_times(model, params, request, unscaled_);
+    model_ = &model;
+    key_ = key;
+    request_ = request;
   }
-  model_ = nullptr;  // until compute_times returns (it may throw)
-  compute_times(model, params, request, out);
-  model_ = &model;
-  buffer_ = out.backward_s.data();
-  params_ = params;
-  request_ = request;
-  times_ = out;
+  const std::span<double> buffer = out.backward_s;
+  std::copy(unscaled_backward_s_.begin(), unscaled_backward_s_.end(), buffer.begin());
+  out = unscaled_;
+  out.backward_s = buffer;
+  scale_compute_times(params, request, out);
 }
 
 }  // namespace dtperf
