@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dtperf/analysis/evaluator.hpp"
 #include "dtperf/error.hpp"
@@ -59,4 +61,39 @@ TEST_CASE("at the ends of the input ranges every outcome is finite", "[evaluator
     // 8 GB per node of ring traffic or more at 1 bit/s: years, but a number.
     CHECK(o.iteration.iteration_s > 1e6);
   }
+}
+
+TEST_CASE("the memory estimate kept between evaluations follows every input it reads", "[evaluator]") {
+  const ModelSpec model = *zoo_model("resnet50");
+  const ClusterProfile base = io::load_profile("dgx-a100");
+  Evaluator kept(resnet_on(base, model));
+  const auto fresh_total = [&](const ClusterProfile& cluster, const Scheme& scheme) {
+    Evaluator e(resnet_on(base, model));
+    return e.evaluate_on(cluster, scheme).memory.total_bytes();
+  };
+  ClusterProfile one_gpu = base;
+  one_gpu.nodes = 1;
+  one_gpu.gpus_per_node = 1;  // no communication buffers on one GPU
+  ClusterProfile bigger_gpu = base;
+  bigger_gpu.gpu.memory_gib = 2.0 * base.gpu.memory_gib;
+  ClusterProfile slower_nic = base;
+  slower_nic.inter.nic_gbps = 10.0;  // not read by the estimate: the same bytes
+  // In turn: the same estimate again, another cluster, other schemes (FSDP shards the
+  // weights), and back.
+  const std::vector<std::pair<ClusterProfile, Scheme>> calls{
+      {base, Scheme::allreduce()},          {base, Scheme::allreduce()},
+      {one_gpu, Scheme::allreduce()},       {base, Scheme::gossip("ring")},
+      {base, Scheme::sharded(Sharding::fsdp)}, {bigger_gpu, Scheme::sharded(Sharding::fsdp)},
+      {slower_nic, Scheme::allreduce()},    {base, Scheme::allreduce()}};
+  std::vector<double> totals;
+  for (const auto& [cluster, scheme] : calls) {
+    const SchemeOutcome o = kept.evaluate_on(cluster, scheme);
+    CHECK(o.memory.total_bytes() == fresh_total(cluster, scheme));
+    CHECK(o.memory.capacity_bytes == cluster.gpu.memory_gib * units::GiB);
+    totals.push_back(o.memory.total_bytes());
+  }
+  CHECK(totals[2] < totals[0]);  // one GPU: no buckets
+  CHECK(totals[3] == totals[0]);  // DDP's buckets and gossip's buffer: the whole gradients each
+  CHECK(totals[4] < totals[3]);
+  CHECK(totals[6] == totals[0]);
 }

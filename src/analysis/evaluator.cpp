@@ -162,6 +162,19 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   return out;
 }
 
+// memory_per_gpu reads the model, the GPU's memory, the ranks and GPUs per node, the dtype,
+// the request, the scheme's kind and sharding and the all-reduce options: the key.
+MemoryBreakdown Evaluator::memory(const ClusterProfile& cluster, const ComputeRequest& request, ReplicaScheme scheme,
+                                  Sharding sharding) {
+  const MemoryKey key{setup_.model, cluster.gpu.memory_gib, cluster.ranks(), cluster.gpus_per_node,
+                      setup_.dtype, request, scheme, setup_.allreduce, sharding};
+  if (!memory_ || !(memory_->first == key)) {
+    memory_.emplace(key, memory_per_gpu(*setup_.model, cluster, setup_.dtype, request, scheme, setup_.allreduce,
+                                        sharding));
+  }
+  return memory_->second;
+}
+
 SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const Scheme& scheme,
                                             const Factors& factors, bool with_mixing) {
   SchemeOutcome out;
@@ -191,11 +204,11 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
     out.variability->idle_per_rank_s = {};
   };
 
-  out.memory = memory_per_gpu(model, cluster, setup_.dtype, request,
-                              scheme.kind == Scheme::Kind::allreduce || scheme.low_communication() ? ReplicaScheme::allreduce
-                              : scheme.kind == Scheme::Kind::sharded ? ReplicaScheme::sharded
-                                                                     : ReplicaScheme::gossip,
-                              setup_.allreduce, scheme.sharding);
+  out.memory = memory(cluster, request,
+                       scheme.kind == Scheme::Kind::allreduce || scheme.low_communication() ? ReplicaScheme::allreduce
+                       : scheme.kind == Scheme::Kind::sharded ? ReplicaScheme::sharded
+                                                              : ReplicaScheme::gossip,
+                       scheme.sharding);
   // Gradients reduced at --grad-dtype: the wire carries grad_bytes / param_bytes of them.
   const double grad_ratio =
       setup_.workload.grad_bytes ? static_cast<double>(model.param_bytes) / *setup_.workload.grad_bytes : 1.0;

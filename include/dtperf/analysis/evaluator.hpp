@@ -150,8 +150,26 @@ class Evaluator {
   SchemeOutcome evaluate_unchecked(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors,
                                    bool with_mixing);
 
+  MemoryBreakdown memory(const ClusterProfile& cluster, const ComputeRequest& request, ReplicaScheme scheme,
+                         Sharding sharding);
+
   Setup setup_;
   std::unique_ptr<AllReducePredictor> allreduce_;  // its buffers, reused evaluation after evaluation
+  // The last memory estimate with what it was computed from (a fit or a search asks for
+  // the same one evaluation after evaluation, with other network parameters).
+  struct MemoryKey {
+    const ModelSpec* model = nullptr;
+    double memory_gib = 0.0;
+    int ranks = 0;
+    int gpus_per_node = 0;
+    DType dtype = DType::fp32;
+    ComputeRequest request;
+    ReplicaScheme scheme = ReplicaScheme::allreduce;
+    AllReduceOptions allreduce;
+    Sharding sharding = Sharding::zero1;
+    bool operator==(const MemoryKey&) const = default;
+  };
+  std::optional<std::pair<MemoryKey, MemoryBreakdown>> memory_;
   std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<const CompiledSchedule>> schedules_;
   std::map<std::tuple<std::string, int, int>, MixingQuality> mixing_;
 };
