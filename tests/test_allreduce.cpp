@@ -66,6 +66,29 @@ TEST_CASE("Horovod fusion emits a bucket every cycle of backward time", "[allred
   CHECK(buckets[0].last_tensor == 1);
 }
 
+TEST_CASE("one predictor, its bucketing changed between calls, predicts as a fresh one", "[allreduce][buckets]") {
+  const ModelSpec m = four_tensors();
+  AllReducePredictor kept(m);
+  const auto fresh = [&](const AllReduceScenario& s) {
+    AllReducePredictor p(m);
+    return p.predict(s);
+  };
+  AllReduceScenario ddp = two_ranks();  // buckets of 10 MB and 30 MB (above)
+  AllReduceScenario one_bucket = ddp;
+  one_bucket.options.first_bucket_cap_bytes = one_bucket.options.bucket_cap_bytes = 100e6;  // 40 MB at the end
+  AllReduceScenario horovod = ddp;  // 10 ms of backward per tensor > the 5 ms cycle: 4 buckets
+  horovod.options.bucketing = Bucketing::horovod;
+  AllReduceScenario slower = ddp;  // the same buckets, each all-reduce twice as long
+  slower.network.nic_line_bytes_per_s = 5e9;
+  for (const AllReduceScenario* s : {&ddp, &ddp, &one_bucket, &ddp, &horovod, &slower, &ddp}) {
+    const IterationResult got = kept.predict(*s);
+    const IterationResult want = fresh(*s);
+    CHECK(got.iteration_s == want.iteration_s);
+    CHECK(got.exposed_comm_s == want.exposed_comm_s);
+    CHECK(kept.last_buckets().size() == (s == &one_bucket ? 1u : s == &horovod ? 4u : 2u));
+  }
+}
+
 TEST_CASE("all-reduce overlaps the remaining backward; the tail is exposed", "[allreduce][timeline]") {
   const ModelSpec m = four_tensors();
   AllReducePredictor predictor(m);

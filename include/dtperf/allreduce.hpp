@@ -120,6 +120,10 @@ class AllReducePredictor {
   ComputeTimesCache compute_cache_;  // fills backward_s_
   std::vector<Bucket> buckets_;
   std::size_t bucket_count_ = 0;
+  // The options DDP's buckets were last made with: DDP fills them by bytes alone, so the
+  // same options give the same buckets (Horovod's fusion cycle reads compute times: made
+  // on every call).
+  std::optional<AllReduceOptions> ddp_buckets_of_;
   // Per bucket: backward segment, all-reduce cost and traffic (of the last prepare).
   std::vector<double> segment_s_;
   std::vector<double> cost_s_;

@@ -52,7 +52,11 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
   ComputeTimes times;
   times.backward_s = backward_s_;
   compute_cache_.get(model_, s.compute, s.request, times);
-  bucket_count_ = make_buckets(model_, backward_s_, s.options, buckets_);
+  if (s.options.bucketing != Bucketing::ddp || ddp_buckets_of_ != s.options) {
+    ddp_buckets_of_.reset();
+    bucket_count_ = make_buckets(model_, backward_s_, s.options, buckets_);
+    if (s.options.bucketing == Bucketing::ddp) ddp_buckets_of_ = s.options;
+  }
   forward_s_ = times.forward_s;
   accumulation_s_ = times.accumulation_s;
   optimizer_s_ = times.optimizer_s;
