@@ -120,14 +120,25 @@ AllReducePredictor::Iteration AllReducePredictor::run_iteration(std::span<const 
       // as below (stretched_compute_s returns the work at a factor of 1, and
       // compute_until is read only by a stretched all-reduce) in a pass the compiler
       // vectorises.
+      // The maximum taken over four interleaved partial maxima (the same value in any
+      // order), so that the ranks' updates do not wait on one another.
       const double segment = segment_s_[b];
       const double copy = copy_in_s_[b];
       double* __restrict clock = compute_end_s.data();
       const double* __restrict f = factors.data();
-      for (std::size_t r = 0; r < ranks; ++r) {
-        clock[r] += f[r] * segment + copy;
-        ready = std::max(ready, clock[r]);
+      double partial[4] = {0.0, 0.0, 0.0, 0.0};
+      std::size_t r = 0;
+      for (; r + 4 <= ranks; r += 4) {
+        for (std::size_t k = 0; k < 4; ++k) {
+          clock[r + k] += f[r + k] * segment + copy;
+          partial[k] = std::max(partial[k], clock[r + k]);
+        }
       }
+      for (; r < ranks; ++r) {
+        clock[r] += f[r] * segment + copy;
+        partial[0] = std::max(partial[0], clock[r]);
+      }
+      ready = std::max(std::max(partial[0], partial[1]), std::max(partial[2], partial[3]));
     } else {
       for (std::size_t r = 0; r < ranks; ++r) {
         double& clock = compute_end_s[r];
