@@ -119,9 +119,8 @@ AllReducePredictor::Iteration AllReducePredictor::run_iteration(std::span<const 
       // Nothing slows compute or the all-reduce (every built-in profile): the same sums
       // as below (stretched_compute_s returns the work at a factor of 1, and
       // compute_until is read only by a stretched all-reduce) in a pass the compiler
-      // vectorises.
-      // The maximum taken over four interleaved partial maxima (the same value in any
-      // order), so that the ranks' updates do not wait on one another.
+      // vectorises, the latest ready time taken over four interleaved partial maxima (the
+      // same value in any order) so that the ranks' updates do not wait on one another.
       const double segment = segment_s_[b];
       const double copy = copy_in_s_[b];
       double* __restrict clock = compute_end_s.data();

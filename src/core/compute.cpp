@@ -188,7 +188,6 @@ void unscaled_compute_times(const ModelSpec& model, const ComputeParams& p, cons
       break;
     }
   }
-
 }
 
 // The rest of compute_times: the fitted scales, recomputation and accumulation.
@@ -236,7 +235,6 @@ void compute_times(const ModelSpec& model, const ComputeParams& p, const Compute
   unscaled_compute_times(model, p, request, out);
   scale_compute_times(p, request, out);
 }
-
 
 void ComputeTimesCache::get(const ModelSpec& model, const ComputeParams& params, const ComputeRequest& request,
                             ComputeTimes& out) {

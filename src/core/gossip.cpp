@@ -164,7 +164,8 @@ std::size_t GossipPredictor::memory_bytes() const {
            bytes_of(sc.rounds) + bytes_of(sc.groups) + bytes_of(sc.group_classes) + bytes_of(sc.counts) +
            bytes_of(sc.send_to) + bytes_of(sc.receive_from) + bytes_of(sc.send_placement) +
            bytes_of(sc.receive_placement);
-  total += bytes_of(st.step_sorted) + bytes_of(st.local_units) + bytes_of(st.plain_groups);
+  total += bytes_of(st.step_sorted) + bytes_of(st.local_units) + bytes_of(st.plain_groups) +
+           bytes_of(st.directed_peers);
   return total + 32001 * sizeof(double);  // the duration histogram
 }
 
