@@ -647,6 +647,11 @@ expect 2 'needs --model' fit --runs "$work/runs.json" --profile a100x4-ib100
 expect 2 'is for calibration inputs' fit --runs "$work/runs.json" --profile a100x4-ib100 --model transformer-base --nodes 2
 expect 2 'nothing to fit' fit
 
+# The compute-CV search simulates every rank: GPT-2 XL on 8,192 GPUs is 8,192 x (All-Reduce's
+# 145 buckets + the topology's 145) = 2,375,680 rank-buckets per iteration, over the 2^21 it runs.
+expect 0 'compute:   not searched at this size: the search simulates every rank, 2375680 rank-buckets per iteration here .*, over its limit of 2097152' advise --profile dgx-h100 --model gpt2-xl --nodes 1024
+expect 0 'compute:   alternating-exp-ring is faster than all-reduce above a compute CV of' advise --profile dgx-h100 --model gpt2-xl --nodes 128
+
 # Memory: a breakdown in predict, a verdict when nothing fits, recomputation trades memory for time.
 expect 0 '# memory per GPU: .* of 32 GiB \(weights' predict
 expect 0 'verdict: does not fit: no replicated scheme fits in GPU memory.* Sharded, fsdp fits' advise --model llama-7b --profile dgx-h100 --dtype bf16

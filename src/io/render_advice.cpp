@@ -112,7 +112,12 @@ std::string variability_text(const BreakEven& b, const std::string& scheme, Nois
                          faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), 100.0 * b.range_low,
                          100.0 * b.range_high, name_of(law));
     case BreakEven::Outcome::not_applicable:
-      return "";
+      if (b.why != BreakEven::Why::too_large) return "";
+      return fmt::format(
+          "not searched at this size: the search simulates every rank, {:.0f} rank-buckets per iteration here "
+          "(ranks x All-Reduce's and the topology's buckets), over its limit of {:.0f}; "
+          "`dtperf predict --compute-cv CV` predicts one CV",
+          b.simulated, b.simulated_limit);
   }
   return "";
 }

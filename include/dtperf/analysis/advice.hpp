@@ -84,7 +84,9 @@ struct BreakEven {
     not_applicable,  // see `why`
   };
   // does_not_fit: not searched, no replicated scheme fits in GPU memory at this size.
-  enum class Why : std::uint8_t { none, one_node, no_topology, does_not_fit };
+  // too_large: not searched, the search would simulate more rank-buckets than
+  // kMaxSearchRankBuckets (advice.cpp); `simulated` says how many.
+  enum class Why : std::uint8_t { none, one_node, no_topology, does_not_fit, too_large };
   Outcome outcome = Outcome::not_applicable;
   Why why = Why::none;
   double value = 0.0;         // crosses: the break-even point (nodes: the first count past it)
@@ -92,6 +94,8 @@ struct BreakEven {
   double last_below = 0.0;    // nodes, crosses: the largest count before `value`
   double range_low = 0.0;     // the range searched
   double range_high = 0.0;
+  double simulated = 0.0;  // too_large: the rank-buckets each of the search's simulated iterations would take
+  double simulated_limit = 0.0;
   bool found() const { return outcome == Outcome::crosses; }
 };
 template <>
