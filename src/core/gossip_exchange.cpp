@@ -142,93 +142,48 @@ void GossipPredictor::State::compute_phase_as(int step, bool measure) {
 // kept in `done`) and the stream of the link it uses is free. Groups of one round are
 // disjoint. `clock_end`: per class, when its compute of this iteration ends (estimated).
 void GossipPredictor::State::exchange_bucket_groups(int step, std::size_t b, const double* clock_end, bool launched) {
-  const CompiledSchedule& sc = *schedule;
   const std::size_t classes = compute_clock_s.size();
-  const CompiledStep& st = sc.steps[static_cast<std::size_t>(step)];
-  const ClassGroup* groups = sc.groups.data();
-  const std::uint32_t* group_classes = sc.group_classes.data();
+  const CompiledStep& st = schedule->steps[static_cast<std::size_t>(step)];
   const double* launch = launch_s.data() + b * classes;
   double* progress = done_s.data() + b * classes;
   if (!launched) std::copy(launch, launch + classes, progress);
-  if (lanes == 0 && !exchange_stretched && !host_shared) {
-    exchange_plain(st, b, progress);
-    return;
-  }
-  for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
-    const CompiledRound& round = sc.rounds[r];
-    for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
-      const ClassGroup& group = groups[g];
-      double* stream = group.crosses_nodes ? inter_free_s.data() : intra_free_s.data();
-      const std::size_t cell = group.placement * buckets + b;
-      const double share = host_share[cell];
-      const double slowdown = contention.exchange_beside_compute(share);
-      double* stream_share = group.crosses_nodes ? inter_share.data() : intra_share.data();
-      const std::uint32_t* members = group_classes + group.first;
-      const double cost = cost_s[cell];
-      if (lanes > 0) {
-        double start = 0.0;
-        double last_end = 0.0;
-        for (std::uint32_t m = 0; m < group.count; ++m) {
-          start = std::max(start, progress[members[m]]);
-          last_end = std::max(last_end, clock_end[members[m]]);
-        }
-        start = lane_free_s(group.process_group, start);
-        const double stretched = slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown);
-        exchange_on_shared_links(group, b, start, stretched);
-        for (std::uint32_t m = 0; m < group.count; ++m) stream_share[members[m]] = share;
-        continue;
-      }
-      if (group.count == 2) {  // pairs: most groups of most topologies
-        const std::uint32_t x = members[0];
-        const std::uint32_t y = members[1];
-        const double start = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y]));
-        const double end =
-            start + (slowdown == 1.0 ? cost : exchange_s(cost, start, std::max(clock_end[x], clock_end[y]), slowdown));
-        progress[x] = stream[x] = progress[y] = stream[y] = end;
-        stream_share[x] = stream_share[y] = share;
-        continue;
-      }
-      double start = 0.0;
-      for (std::uint32_t m = 0; m < group.count; ++m) {
-        const std::uint32_t k = members[m];
-        start = std::max(start, std::max(progress[k], stream[k]));
-      }
-      double end = start + cost;
-      if (slowdown != 1.0) {  // the members' compute ends matter only to a stretched exchange
-        double last_end = 0.0;
-        for (std::uint32_t m = 0; m < group.count; ++m) last_end = std::max(last_end, clock_end[members[m]]);
-        end = start + exchange_s(cost, start, last_end, slowdown);
-      }
-      for (std::uint32_t m = 0; m < group.count; ++m) {
-        const std::uint32_t k = members[m];
-        progress[k] = stream[k] = end;
-        stream_share[k] = share;
-      }
-    }
+  if (lanes > 0) {
+    exchange_on_lanes(st, b, clock_end, progress);
+  } else if (exchange_stretched || host_shared) {
+    exchange_groups_as<true>(st, b, clock_end, progress);
+  } else {
+    // Every exchange takes its price (no contention factor, no host transport: every
+    // built-in profile): the same operations without the contention reads and the
+    // host-share writes (1 and 0 there).
+    exchange_groups_as<false>(st, b, clock_end, progress);
   }
 }
 
-// exchange_bucket_groups where every exchange takes its price (no contention factor, no
-// host transport: every built-in profile) and each link level has one stream: a group
-// starts when its members and their streams are free and ends its cost later. The same
-// operations in the same order as the general loop, without its per-group contention
-// reads and host-share writes (all of them 1 and 0 here), so the same values.
-void GossipPredictor::State::exchange_plain(const CompiledStep& st, std::size_t b, double* progress) {
+// One stream per link level: a group starts when its members and their streams are free.
+template <bool kStretched>
+void GossipPredictor::State::exchange_groups_as(const CompiledStep& st, std::size_t b, const double* clock_end,
+                                                double* progress) {
   const CompiledSchedule& sc = *schedule;
   const std::uint32_t* group_classes = sc.group_classes.data();
-  const double* cost_of = cost_s.data() + b;  // + placement * buckets
   double* streams[2] = {intra_free_s.data(), inter_free_s.data()};
+  double* stream_shares[2] = {intra_share.data(), inter_share.data()};
   for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
     const CompiledRound& round = sc.rounds[r];
     const PlainGroup* const last = plain_groups.data() + round.first_group + round.group_count;
     for (const PlainGroup* g = plain_groups.data() + round.first_group; g != last; ++g) {
       double* stream = streams[g->level];
-      const double cost = cost_of[g->placement * buckets];
-      if (g->count == 2) {
+      const std::size_t cell = g->placement * buckets + b;
+      const double cost = cost_s[cell];
+      const double share = kStretched ? host_share[cell] : 0.0;
+      const double slowdown = kStretched ? contention.exchange_beside_compute(share) : 1.0;
+      if (g->count == 2) {  // pairs: most groups of most topologies
         const std::uint32_t x = g->x;
         const std::uint32_t y = g->y;
-        const double end = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y])) + cost;
+        const double start = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y]));
+        const double end =
+            start + (slowdown == 1.0 ? cost : exchange_s(cost, start, std::max(clock_end[x], clock_end[y]), slowdown));
         progress[x] = stream[x] = progress[y] = stream[y] = end;
+        if (kStretched) stream_shares[g->level][x] = stream_shares[g->level][y] = share;
         continue;
       }
       const std::uint32_t* members = group_classes + g->x;
@@ -237,8 +192,46 @@ void GossipPredictor::State::exchange_plain(const CompiledStep& st, std::size_t 
         const std::uint32_t k = members[m];
         start = std::max(start, std::max(progress[k], stream[k]));
       }
-      const double end = start + cost;
-      for (std::uint32_t m = 0; m < g->count; ++m) progress[members[m]] = stream[members[m]] = end;
+      double end = start + cost;
+      if (slowdown != 1.0) {  // the members' compute ends matter only to a stretched exchange
+        double last_end = 0.0;
+        for (std::uint32_t m = 0; m < g->count; ++m) last_end = std::max(last_end, clock_end[members[m]]);
+        end = start + exchange_s(cost, start, last_end, slowdown);
+      }
+      for (std::uint32_t m = 0; m < g->count; ++m) {
+        const std::uint32_t k = members[m];
+        progress[k] = stream[k] = end;
+        if (kStretched) stream_shares[g->level][k] = share;
+      }
+    }
+  }
+}
+
+// Each process group's collectives on its own threads, up to `lanes` at once, sharing the
+// ranks' links (exchange_on_shared_links).
+void GossipPredictor::State::exchange_on_lanes(const CompiledStep& st, std::size_t b, const double* clock_end,
+                                               const double* progress) {
+  const CompiledSchedule& sc = *schedule;
+  for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
+    const CompiledRound& round = sc.rounds[r];
+    for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
+      const ClassGroup& group = sc.groups[g];
+      const std::size_t cell = group.placement * buckets + b;
+      const double share = host_share[cell];
+      const double slowdown = contention.exchange_beside_compute(share);
+      double* stream_share = group.crosses_nodes ? inter_share.data() : intra_share.data();
+      const std::uint32_t* members = sc.group_classes.data() + group.first;
+      const double cost = cost_s[cell];
+      double start = 0.0;
+      double last_end = 0.0;
+      for (std::uint32_t m = 0; m < group.count; ++m) {
+        start = std::max(start, progress[members[m]]);
+        last_end = std::max(last_end, clock_end[members[m]]);
+      }
+      start = lane_free_s(group.process_group, start);
+      const double stretched = slowdown == 1.0 ? cost : exchange_s(cost, start, last_end, slowdown);
+      exchange_on_shared_links(group, b, start, stretched);
+      for (std::uint32_t m = 0; m < group.count; ++m) stream_share[members[m]] = share;
     }
   }
 }

@@ -215,9 +215,13 @@ struct GossipPredictor::State {
   /// `launched`: the bucket's progress already holds its launch times (bucket_pass did it
   /// in place); otherwise they are copied from launch_s.
   void exchange_bucket_groups(int step, std::size_t b, const double* clock_end, bool launched = false);
-  /// exchange_bucket_groups where every exchange takes its price (see there).
-  void exchange_plain(const CompiledStep& st, std::size_t b, double* progress);
-  // The schedule's groups as exchange_plain reads them, one per ClassGroup in its order:
+  /// exchange_bucket_groups with one stream per link level; `kStretched`: whether an
+  /// exchange can be slowed beside compute or take host cores.
+  template <bool kStretched>
+  void exchange_groups_as(const CompiledStep& st, std::size_t b, const double* clock_end, double* progress);
+  /// exchange_bucket_groups on links shared by the exchanges in flight (lanes > 0).
+  void exchange_on_lanes(const CompiledStep& st, std::size_t b, const double* clock_end, const double* progress);
+  // The schedule's groups as exchange_groups_as reads them, one per ClassGroup in its order:
   // a pair's two classes in place (x, y), a larger group's first member's index into
   // group_classes (x); the placement and the stream (0: inside nodes, 1: across).
   struct PlainGroup {
