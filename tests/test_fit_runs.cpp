@@ -82,6 +82,26 @@ TEST_CASE("compute scale and inter-node efficiency are recovered from runs the m
   CHECK(*fit.loo_max_abs_error < 0.03);
 }
 
+TEST_CASE("each parameter's scale and place in a model are those the fit records", "[fit_runs]") {
+  Fixture f;
+  std::vector<MeasuredRun> runs = {run("1", Scheme::allreduce(), 1, 100.0), run("2", Scheme::allreduce(), 2, 100.0)};
+  for (MeasuredRun& r : runs) r.measured.iteration_s = 0.1;
+  RunsFitOptions options;
+  options.leave_one_out = false;
+  const RunsFit fit = fit_runs(f.setup, runs, options);
+  REQUIRE(fit.uncertainty.size() == fit.parameters.size());
+  for (std::size_t j = 0; j < fit.parameters.size(); ++j) {
+    const FittedParameter& p = fit.parameters[j];
+    INFO(name_of(p.parameter));
+    CHECK(fit.uncertainty[j].log == fitted_in_log(p.parameter));
+    CHECK_THAT(run_parameter(p.parameter, fit.fitted), WithinRel(p.value, 1e-12));
+    // Set in a copy of the priors' model, it reads back as set.
+    RunsModel m{f.setup.cluster, 1.0, 1.0};
+    set_run_parameter(p.parameter, p.value, m);
+    CHECK_THAT(run_parameter(p.parameter, m), WithinRel(p.value, 1e-12));
+  }
+}
+
 TEST_CASE("beyond 10 runs the held-out errors come from 10 folds, one refit per fold", "[fit_runs]") {
   Fixture f;
   RunsModel truth{f.setup.cluster, 2.0, 2.0};

@@ -50,8 +50,9 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Sets one parameter (natural units) in a model.
-void apply_value(RunParameter p, double x, RunsModel& m) {
+}  // namespace
+
+void set_run_parameter(RunParameter p, double x, RunsModel& m) {
   switch (p) {
     case RunParameter::compute_scale: m.forward_scale = m.backward_scale = x; break;
     case RunParameter::forward_scale: m.forward_scale = x; break;
@@ -69,8 +70,7 @@ void apply_value(RunParameter p, double x, RunsModel& m) {
   }
 }
 
-// A parameter's value (natural units) in a model.
-double value_of(RunParameter p, const RunsModel& m) {
+double run_parameter(RunParameter p, const RunsModel& m) {
   switch (p) {
     case RunParameter::compute_scale:
     case RunParameter::forward_scale: return m.forward_scale;
@@ -89,6 +89,20 @@ double value_of(RunParameter p, const RunsModel& m) {
   return 0.0;
 }
 
+bool fitted_in_log(RunParameter p) {
+  switch (p) {
+    case RunParameter::kappa_compute:
+    case RunParameter::kappa_comm:
+    case RunParameter::launch_overhead:
+    case RunParameter::tensor_overhead:
+    case RunParameter::host_per_byte:
+    case RunParameter::inter_host_per_byte: return false;
+    default: return true;
+  }
+}
+
+namespace {
+
 // Whether a what-if fixes the value a parameter would set.
 bool fixed_by(RunParameter p, const ClusterOverrides& o) {
   switch (p) {
@@ -104,7 +118,7 @@ bool fixed_by(RunParameter p, const ClusterOverrides& o) {
 
 RunsModel apply_parameters(const Setup& base, const std::vector<Spec>& specs, const Eigen::VectorXd& u) {
   RunsModel m{base.cluster, 1.0, 1.0};
-  for (std::size_t j = 0; j < specs.size(); ++j) apply_value(specs[j].parameter, specs[j].natural(u[static_cast<Eigen::Index>(j)]), m);
+  for (std::size_t j = 0; j < specs.size(); ++j) set_run_parameter(specs[j].parameter, specs[j].natural(u[static_cast<Eigen::Index>(j)]), m);
   return m;
 }
 
@@ -626,7 +640,7 @@ BandModels::BandModels(const ClusterProfile::RunsFit& fit, const RunsModel& base
     if (sd <= 0.0) continue;
     // Around the base's own value (the profile may have moved since the fit: an anchor's
     // compute scale on top, a calibration on top of a fitted profile), in the fit's scale.
-    const double now = value_of(*p, base) / x.unit;
+    const double now = run_parameter(*p, base) / x.unit;
     if (x.log && !(now > 0.0)) continue;
     const double u0 = std::clamp(x.log ? std::log(now) : now, x.low_u, x.high_u);
     const double below = std::max(x.low_u, u0 - 0.1 * sd);
@@ -639,7 +653,7 @@ BandModels::BandModels(const ClusterProfile::RunsFit& fit, const RunsModel& base
         m.forward_scale *= value / base.forward_scale;
         m.backward_scale *= value / base.forward_scale;
       } else {
-        apply_value(*p, value, m);
+        set_run_parameter(*p, value, m);
       }
       models_.push_back(std::move(m));
     }

@@ -129,6 +129,15 @@ struct RunsModel {
   double backward_scale = 1.0;
 };
 
+/// One parameter in a model, in natural units (s per launch or tensor, s/B per byte, the
+/// interference factors less one): what the fit sets, and its value there.
+void set_run_parameter(RunParameter p, double natural, RunsModel& model);
+double run_parameter(RunParameter p, const RunsModel& model);
+/// Whether the fit moves `p` on a log scale (scales, efficiencies, rates, latencies) or
+/// by its value (the interference kappas and the host work): how a departure from its
+/// prior is measured, ln(value / prior) or value - prior.
+bool fitted_in_log(RunParameter p);
+
 struct RunsFit {
   std::vector<FittedParameter> parameters;
   // For prediction bands: every parameter in its fitting scale, their joint posterior

@@ -1,0 +1,269 @@
+// Leave one cluster out: whether what the fits learn on some clusters holds on another.
+//
+// Every measured training run in the repository, grouped by the cluster (the machines and
+// the software stack) it ran on:
+//   [DEC]      4 x A100 nodes, HDR100 InfiniBand: Transformer-base, All-Reduce and gossip (12)
+//   [NET]      p3dn.24xlarge, TCP: ResNet-50 with Horovod at 1-100 Gbit/s (16)
+//   MPT H100   H100 nodes, FSDP: MPT-760M to MPT-70B (20)
+//   MPT A100   A100 nodes, 1600 Gbit/s RoCE, FSDP: MPT-7B to MPT-70B (4)
+//   DLE A100   one A100 (DGX A100): ResNet-50, TF32 and mixed precision (2)
+//   DLE V100   one V100 (DGX-1): ResNet-50, FP32 and mixed precision (2)
+//   H200       one H200, the calibrated profile: five models, four dtypes (12)
+// (sources: validation/data/SOURCES.md; the [DEC] and [NET] cells: validation_cells.hpp).
+//
+// Protocol. Each cluster is fitted on all its runs (`dtperf fit --runs`, the datasheet
+// profile as priors). For each cluster in turn, the constants are chosen on the others: a
+// parameter's departure from its prior (ln(fitted / prior) for scales, efficiencies and
+// latencies; fitted - prior for the kappas and the host work, fit_runs.hpp) is the median
+// over the other clusters whose fit identified it ("pinned"), and the held-out cluster's
+// runs are predicted with its own datasheet profile moved by those departures, nothing of
+// its own runs fitted. Beside it, the datasheet profile as given. The table shows whether a
+// constant the fits find is the physics (it carries to a cluster it was not chosen on) or
+// the cluster (it does not).
+//
+// A departure pools only across clusters where it means the same thing (its physics, not
+// its score, decides):
+//  - the compute scale, only where compute comes from FLOPs: a run anchored on a measured
+//    iteration ([NET]'s single-GPU 128.09 ms) scales a measurement, not the roofline, so
+//    it neither gives nor takes one;
+//  - the host work per byte across nodes and a host transport's ceiling, only between
+//    host-driven transports (TCP stages every byte through host memory; RDMA does not).
+//
+// Bounds, fixed before the result was known, are the product's requirements for
+// predictions on a cluster not tuned to: median |error| <= 5 %, max <= 10 % over every
+// held-out run. The test prints the table; it is a known failure while they do not hold
+// (docs/VALIDATION.md gives the figures). Seven fits, about a minute:
+// `meson test "validation loco"` runs it apart.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dtperf/analysis/fit_runs.hpp"
+#include "dtperf/io/model_files.hpp"
+#include "dtperf/io/profile_json.hpp"
+#include "dtperf/io/runs_file.hpp"
+#include "dtperf/zoo.hpp"
+#include "validation_cells.hpp"
+
+using namespace dtperf;
+
+namespace {
+
+const std::string kData = std::string(DTPERF_VALIDATION_DATA) + "/";
+
+struct Cluster {
+  std::string name;
+  std::shared_ptr<const ModelSpec> model;  // the runs' model where a run names none
+  Setup base;
+  std::vector<MeasuredRun> runs;
+  bool flops_compute = true;    // compute from FLOPs, not anchored on a measured iteration
+  bool host_transport = false;  // the network is driven by the host (TCP)
+};
+
+Cluster from_file(std::string name, const std::string& file, const std::string& profile, std::size_t runs) {
+  Cluster c;
+  c.name = std::move(name);
+  c.runs = io::read_runs_file(kData + file);
+  INFO(file);
+  REQUIRE(c.runs.size() == runs);
+  REQUIRE(c.runs.front().config.model);
+  c.model = c.runs.front().config.model;
+  c.base.cluster = io::load_profile(profile);
+  c.base.model = c.model.get();
+  c.base.dtype = c.runs.front().config.cluster.dtype.value_or(DType::bf16);
+  return c;
+}
+
+Cluster dec() {
+  Cluster c;
+  c.name = "[DEC] 4xA100 IB";
+  c.model = std::make_shared<const ModelSpec>(*zoo_model("transformer-base"));
+  c.base.cluster = io::load_profile("a100x4-ib100");
+  c.base.model = c.model.get();
+  c.base.dtype = DType::fp16;
+  const double allreduce_ms[3] = {73.0, 54.8, 51.5};
+  for (int i = 0; i < 3; ++i) c.runs.push_back(validation::dec_run(Scheme::allreduce(), 2 << i, allreduce_ms[i]));
+  for (const validation::DecRow& row : validation::kDecHeldOut) {
+    for (int i = 0; i < 3; ++i) c.runs.push_back(validation::dec_run(row.scheme, 2 << i, row.measured_ms[i]));
+  }
+  return c;
+}
+
+Cluster net() {
+  validation::require_net_data();
+  Cluster c;
+  c.name = "[NET] p3dn TCP";
+  c.model = std::make_shared<const ModelSpec>(io::read_timing_log(validation::kNetData + "resnet50.bk.log"));
+  c.base.cluster = io::load_profile("p3dn-24xlarge");
+  c.base.model = c.model.get();
+  c.base.dtype = DType::fp32;
+  c.runs = {validation::net_run(8, 100, 85), validation::net_run(16, 100, 75)};
+  for (const validation::NetCell& cell : validation::kNetHeldOut) {
+    c.runs.push_back(validation::net_run(cell.gpus, cell.gbps, cell.percent));
+  }
+  c.flops_compute = false;  // every run gives the measured single-GPU iteration
+  c.host_transport = true;  // Horovod and NCCL over TCP sockets ([NET] section 2)
+  return c;
+}
+
+std::vector<Cluster> clusters() {
+  std::vector<Cluster> out;
+  out.push_back(dec());
+  out.push_back(net());
+  out.push_back(from_file("MPT H100 FSDP", "validation-s3/mpt-h100-fsdp.json", "dgx-h100", 20));
+  out.push_back(from_file("MPT A100 FSDP", "validation-s3/mpt-a100-fsdp.json", "dgx-a100", 4));
+  out.push_back(from_file("DLE A100 1 GPU", "single-gpu/resnet50-a100-dle.json", "dgx-a100", 2));
+  out.push_back(from_file("DLE V100 1 GPU", "single-gpu/resnet50-v100-dle.json", "p3dn-24xlarge", 2));
+  out.push_back(from_file("H200 1 GPU", "single-gpu/h200-measured.json",
+                          kData + "../../profiles/calibrated/h200-1gpu.json", 12));
+  return out;
+}
+
+// Whether a parameter found on `from` carries to `to`: the same physics on both.
+bool carries(RunParameter p, const Cluster& from, const Cluster& to) {
+  switch (p) {
+    case RunParameter::compute_scale:
+    case RunParameter::forward_scale:
+    case RunParameter::backward_scale: return from.flops_compute && to.flops_compute;
+    case RunParameter::inter_host:
+    case RunParameter::inter_host_per_byte: return from.host_transport && to.host_transport;
+    default: return true;
+  }
+}
+
+// A parameter's departure from its prior, in the scale the fit moves it in.
+double departure(const FittedParameter& f) {
+  return fitted_in_log(f.parameter) ? std::log(f.value / f.prior) : f.value - f.prior;
+}
+
+std::string describe(RunParameter p, double d) {
+  if (fitted_in_log(p)) return fmt::format("{} x{:.3g}", name_of(p), std::exp(d));
+  switch (p) {
+    case RunParameter::launch_overhead:
+    case RunParameter::tensor_overhead: return fmt::format("{} {:+.3g} us", name_of(p), d * 1e6);
+    case RunParameter::host_per_byte:
+    case RunParameter::inter_host_per_byte: return fmt::format("{} {:+.3g} ns/B", name_of(p), d * 1e9);
+    default: return fmt::format("{} {:+.3g}", name_of(p), d);
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
+
+struct Table {
+  std::string text;
+  std::vector<double> as_given;  // |error| of every run, the datasheet profile as given
+  std::vector<double> held_out;  // and with the other clusters' constants
+};
+
+const Table& table() {
+  static const Table t = [] {
+    const std::vector<Cluster> all = clusters();
+    std::vector<RunsFit> fits;
+    std::vector<double> ln_compute;
+    Table out;
+    out.text += "each cluster's own fit (identified departures from the datasheet priors):\n";
+    for (const Cluster& c : all) {
+      RunsFitOptions options;
+      options.leave_one_out = false;
+      fits.push_back(fit_runs(c.base, c.runs, options));
+      std::string pinned;
+      for (const FittedParameter& f : fits.back().parameters) {
+        if (f.identified) pinned += (pinned.empty() ? "" : ", ") + describe(f.parameter, departure(f));
+      }
+      out.text += fmt::format("  {:<16} {:2} runs  median |error| {:5.1f} %  {}\n", c.name, c.runs.size(),
+                              100.0 * fits.back().median_abs_error, pinned.empty() ? "(none)" : pinned);
+      for (const FittedParameter& f : fits.back().parameters) {
+        if (f.identified && f.parameter == RunParameter::compute_scale) ln_compute.push_back(departure(f));
+      }
+    }
+    // How far the FLOPs roofline is off from one cluster to the next: the sample standard
+    // deviation of ln(compute scale) over the clusters that identify one.
+    if (ln_compute.size() >= 2) {
+      double mean = 0.0, sum_sq = 0.0;
+      for (double x : ln_compute) mean += x / static_cast<double>(ln_compute.size());
+      for (double x : ln_compute) sum_sq += (x - mean) * (x - mean);
+      const double sd = std::sqrt(sum_sq / static_cast<double>(ln_compute.size() - 1));
+      out.text += fmt::format("  compute scale over {} clusters: sd of its ln {:.2f} (a factor of {:.2f})\n",
+                              ln_compute.size(), sd, std::exp(sd));
+    }
+    out.text += "\neach cluster predicted with the constants of the others (median departure over the clusters\n"
+                "that identified it), against its datasheet profile as given; |error| median / max (%):\n";
+    out.text += fmt::format("  {:<16} {:>4}  {:>15}  {:>15}\n", "held out", "runs", "as given", "others' constants");
+    std::string constants = "\nthe constants applied (median departure, over how many clusters):\n";
+    for (std::size_t h = 0; h < all.size(); ++h) {
+      const Cluster& held = all[h];
+      std::map<RunParameter, std::vector<double>> found;
+      for (std::size_t k = 0; k < all.size(); ++k) {
+        if (k == h) continue;
+        for (const FittedParameter& f : fits[k].parameters) {
+          if (f.identified && carries(f.parameter, all[k], held)) found[f.parameter].push_back(departure(f));
+        }
+      }
+      RunsModel model{held.base.cluster, 1.0, 1.0};
+      const RunsModel as_given = model;
+      std::string applied;
+      for (const auto& [p, departures] : found) {
+        const double d = median(departures);
+        const double prior = run_parameter(p, model);
+        double value = fitted_in_log(p) ? prior * std::exp(d) : std::max(0.0, prior + d);
+        if (p == RunParameter::inter_efficiency || p == RunParameter::intra_efficiency) value = std::min(value, 1.0);
+        set_run_parameter(p, value, model);
+        applied += fmt::format("{}{} ({})", applied.empty() ? "" : ", ", describe(p, d), departures.size());
+      }
+      std::vector<double> given_errors, held_errors;
+      for (const MeasuredRun& run : held.runs) {
+        const double measured = run.measured.iteration_s;
+        const double given = predict_run(held.base, as_given, run).iteration_s;
+        const double predicted = predict_run(held.base, model, run).iteration_s;
+        REQUIRE(std::isfinite(given));
+        REQUIRE(std::isfinite(predicted));
+        given_errors.push_back(std::abs(given / measured - 1.0));
+        held_errors.push_back(std::abs(predicted / measured - 1.0));
+      }
+      out.as_given.insert(out.as_given.end(), given_errors.begin(), given_errors.end());
+      out.held_out.insert(out.held_out.end(), held_errors.begin(), held_errors.end());
+      out.text += fmt::format("  {:<16} {:>4}  {:6.1f} / {:6.1f}  {:6.1f} / {:6.1f}\n", held.name, held.runs.size(),
+                              100.0 * median(given_errors), 100.0 * max_of(given_errors), 100.0 * median(held_errors),
+                              100.0 * max_of(held_errors));
+      constants += fmt::format("  {:<16} {}\n", held.name, applied.empty() ? "(none)" : applied);
+    }
+    out.text += fmt::format("  {:<16} {:>4}  {:6.1f} / {:6.1f}  {:6.1f} / {:6.1f}\n", "all", out.held_out.size(),
+                            100.0 * median(out.as_given), 100.0 * max_of(out.as_given), 100.0 * median(out.held_out),
+                            100.0 * max_of(out.held_out));
+    out.text += constants;
+    return out;
+  }();
+  return t;
+}
+
+}  // namespace
+
+// Not a known failure: missing data fails here, never passes silently.
+TEST_CASE("every measured training run is in the repository and read", "[validation][loco][data]") {
+  std::size_t runs = 0;
+  for (const Cluster& c : clusters()) runs += c.runs.size();
+  CHECK(runs == 68);
+}
+
+TEST_CASE("leave one cluster out: constants chosen on the others within 5 % median, 10 % max",
+          "[.][validation][loco][!mayfail]") {
+  const Table& t = table();
+  // Printed whole (a WARN would fold its lines at 80 columns).
+  std::cout << "leave one cluster out, over every measured training run:\n" << t.text << std::flush;
+  CHECK(median(t.held_out) <= 0.05);
+  CHECK(max_of(t.held_out) <= 0.10);
+}
