@@ -29,6 +29,14 @@
 //  - the host work per byte across nodes and a host transport's ceiling, only between
 //    host-driven transports (TCP stages every byte through host memory; RDMA does not).
 //
+// Second, what the datasheet prediction's uncertainty is: its compute scale is off by a
+// factor that the fits find to differ from cluster to cluster. For each held-out cluster,
+// the standard deviation of ln(compute scale) over the others' fits is taken as its
+// compute's uncertainty, with the model's 2 % floor (fit_runs.hpp), through the same
+// delta method as a fitted profile's bands (BandModels); the test counts the measurements
+// inside that P10-P90 band. Target (the product's for bands): 70-90 % inside, and none
+// missed by more than 10 % outside it.
+//
 // Bounds, fixed before the result was known, are the product's requirements for
 // predictions on a cluster not tuned to: median |error| <= 5 %, max <= 10 % over every
 // held-out run. The test prints the table; it is a known failure while they do not hold
@@ -167,7 +175,17 @@ struct Table {
   std::string text;
   std::vector<double> as_given;  // |error| of every run, the datasheet profile as given
   std::vector<double> held_out;  // and with the other clusters' constants
+  int inside = 0;                // measurements inside the datasheet prediction's P10-P90
+  int far_outside = 0;           // outside it and missed by more than 10 %
 };
+
+// The sample standard deviation.
+double sd_of(const std::vector<double>& v) {
+  double mean = 0.0, sum_sq = 0.0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  for (double x : v) sum_sq += (x - mean) * (x - mean);
+  return std::sqrt(sum_sq / static_cast<double>(v.size() - 1));
+}
 
 const Table& table() {
   static const Table t = [] {
@@ -193,10 +211,7 @@ const Table& table() {
     // How far the FLOPs roofline is off from one cluster to the next: the sample standard
     // deviation of ln(compute scale) over the clusters that identify one.
     if (ln_compute.size() >= 2) {
-      double mean = 0.0, sum_sq = 0.0;
-      for (double x : ln_compute) mean += x / static_cast<double>(ln_compute.size());
-      for (double x : ln_compute) sum_sq += (x - mean) * (x - mean);
-      const double sd = std::sqrt(sum_sq / static_cast<double>(ln_compute.size() - 1));
+      const double sd = sd_of(ln_compute);
       out.text += fmt::format("  compute scale over {} clusters: sd of its ln {:.2f} (a factor of {:.2f})\n",
                               ln_compute.size(), sd, std::exp(sd));
     }
@@ -204,6 +219,7 @@ const Table& table() {
                 "that identified it), against its datasheet profile as given; |error| median / max (%):\n";
     out.text += fmt::format("  {:<16} {:>4}  {:>15}  {:>15}\n", "held out", "runs", "as given", "others' constants");
     std::string constants = "\nthe constants applied (median departure, over how many clusters):\n";
+    std::string bands = "\nthe datasheet prediction's P10-P90 band, compute uncertain by the other clusters' spread:\n";
     for (std::size_t h = 0; h < all.size(); ++h) {
       const Cluster& held = all[h];
       std::map<RunParameter, std::vector<double>> found;
@@ -224,7 +240,23 @@ const Table& table() {
         set_run_parameter(p, value, model);
         applied += fmt::format("{}{} ({})", applied.empty() ? "" : ", ", describe(p, d), departures.size());
       }
+      // The datasheet prediction's band: its compute scale uncertain by the spread the
+      // other clusters' fits show (FLOPs compute only), and the model's 2 % floor.
+      std::vector<double> others_ln_compute;
+      for (std::size_t k = 0; k < all.size(); ++k) {
+        if (k == h || !carries(RunParameter::compute_scale, all[k], held)) continue;
+        for (const FittedParameter& f : fits[k].parameters) {
+          if (f.identified && f.parameter == RunParameter::compute_scale) others_ln_compute.push_back(departure(f));
+        }
+      }
+      const double compute_sd = others_ln_compute.size() >= 2 ? sd_of(others_ln_compute) : 0.0;
+      ClusterProfile::RunsFit uncertain;
+      uncertain.parameters = {{"compute_scale", true, 1.0, 0.0, std::log(1e-2), std::log(1e2)}};
+      uncertain.covariance = {compute_sd * compute_sd};
+      uncertain.model_sigma = 0.02;
+      const BandModels band_models(uncertain, as_given);
       std::vector<double> given_errors, held_errors;
+      int inside = 0;
       for (const MeasuredRun& run : held.runs) {
         const double measured = run.measured.iteration_s;
         const double given = predict_run(held.base, as_given, run).iteration_s;
@@ -233,7 +265,16 @@ const Table& table() {
         REQUIRE(std::isfinite(predicted));
         given_errors.push_back(std::abs(given / measured - 1.0));
         held_errors.push_back(std::abs(predicted / measured - 1.0));
+        std::vector<double> times;
+        for (const RunsModel& m : band_models.models()) times.push_back(predict_run(held.base, m, run).iteration_s);
+        const Band band = band_models.band(given, times);
+        const bool in = measured >= band.p10_s && measured <= band.p90_s;
+        inside += in ? 1 : 0;
+        out.far_outside += !in && given_errors.back() > 0.10 ? 1 : 0;
       }
+      out.inside += inside;
+      bands += fmt::format("  {:<16} compute sd {:.2f} in ln: {:2} of {:2} inside\n", held.name, compute_sd, inside,
+                           held.runs.size());
       out.as_given.insert(out.as_given.end(), given_errors.begin(), given_errors.end());
       out.held_out.insert(out.held_out.end(), held_errors.begin(), held_errors.end());
       out.text += fmt::format("  {:<16} {:>4}  {:6.1f} / {:6.1f}  {:6.1f} / {:6.1f}\n", held.name, held.runs.size(),
@@ -245,6 +286,10 @@ const Table& table() {
                             100.0 * median(out.as_given), 100.0 * max_of(out.as_given), 100.0 * median(out.held_out),
                             100.0 * max_of(out.held_out));
     out.text += constants;
+    out.text += bands;
+    out.text += fmt::format("  {:<16} {} of {} inside ({:.0f} %); outside and missed by more than 10 %: {}\n", "all",
+                            out.inside, out.held_out.size(), 100.0 * out.inside / static_cast<double>(out.held_out.size()),
+                            out.far_outside);
     return out;
   }();
   return t;
@@ -259,11 +304,15 @@ TEST_CASE("every measured training run is in the repository and read", "[validat
   CHECK(runs == 68);
 }
 
-TEST_CASE("leave one cluster out: constants chosen on the others within 5 % median, 10 % max",
+TEST_CASE("leave one cluster out: constants chosen on the others within 5 % median, 10 % max; bands cover 70-90 %",
           "[.][validation][loco][!mayfail]") {
   const Table& t = table();
   // Printed whole (a WARN would fold its lines at 80 columns).
   std::cout << "leave one cluster out, over every measured training run:\n" << t.text << std::flush;
   CHECK(median(t.held_out) <= 0.05);
   CHECK(max_of(t.held_out) <= 0.10);
+  const double inside = t.inside / static_cast<double>(t.held_out.size());
+  CHECK(inside >= 0.70);
+  CHECK(inside <= 0.90);
+  CHECK(t.far_outside == 0);
 }
