@@ -628,6 +628,30 @@ sed 's/"iteration_ms": 51.5}]}/"iteration_ms": 51.5},\n  {"label": "ar-16-again"
   || fail "fit --runs --json of inconsistent runs failed"
 python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["fit"]["notes"]; bad=[x for x in n if x["kind"]=="run_not_explained"]; assert {x["run"] for x in bad} >= {"ar-16-again"}, n; assert all("not explained within 10 %" in x["text"] for x in bad)' \
   "$work/twice-fit.json" || fail "fit --runs --json does not name the runs it cannot explain"
+# Compute from FLOPs that nothing measured carries the datasheet's band. On one GPU the
+# iteration T is the compute C (x the compute scale s) and the optimizer step, so
+# g = d ln T / d ln s = C / T, sigma = sqrt((0.51 g)^2 + 0.02^2) and P10, P90 = T exp(-/+ 1.2816 sigma).
+"$dtperf" predict --profile dgx-a100 --nodes 1 --gpus-per-node 1 --json >"$work/datasheet-band.json" \
+  || fail "predict on one GPU failed"
+python3 - "$work/datasheet-band.json" <<'PY' || fail "the datasheet band on one GPU is not the arithmetic above"
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+assert j["band_source"] == "datasheet", j.get("band_source")
+t = j["result"]["iteration_ms"]
+g = (j["result"]["forward_ms"] + j["result"]["backward_ms"]) / t
+sigma = math.hypot(0.51 * g, 0.02)
+assert abs(j["band"]["iteration_p90_ms"] / (t * math.exp(1.2816 * sigma)) - 1) < 1e-3, (j["band"], t, g)
+assert abs(j["band"]["iteration_p10_ms"] / (t * math.exp(-1.2816 * sigma)) - 1) < 1e-3, (j["band"], t, g)
+PY
+# Measured compute (a single-GPU iteration, a per-layer log) and no fit: no band.
+for args in "--single-gpu-iteration-ms 100" "--model $2/../validation/data/training-bottleneck/resnet50.bk.log"; do
+  # shellcheck disable=SC2086
+  "$dtperf" predict $args --json >"$work/no-band.json" || fail "predict $args failed"
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert "band" not in j and "band_source" not in j' \
+    "$work/no-band.json" || fail "predict $args has a band though its compute is measured"
+done
+expect 0 'P10-P90 [0-9.]+-[0-9.]+ ms: the fitted profile' predict --profile "$work/runs-fitted.json" --model transformer-base --dtype fp16 --global-batch 25000
+expect 0 'P10-P90 [0-9.]+-[0-9.]+ ms: the uncertainty of compute from FLOPs, x1.67' predict --profile "$work/runs-fitted.json" --model resnet50
 python3 - "$work/runs-fitted.json" "$work/bad-band.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))

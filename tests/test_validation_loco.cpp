@@ -40,7 +40,7 @@
 // Bounds, fixed before the result was known, are the product's requirements for
 // predictions on a cluster not tuned to: median |error| <= 5 %, max <= 10 % over every
 // held-out run. The test prints the table; it is a known failure while they do not hold
-// (docs/VALIDATION.md gives the figures). Seven fits, about a minute:
+// (docs/VALIDATION.md gives the figures). Seven fits, about 6 s:
 // `meson test "validation loco"` runs it apart.
 #include <catch2/catch.hpp>
 
@@ -177,6 +177,7 @@ struct Table {
   std::vector<double> held_out;  // and with the other clusters' constants
   int inside = 0;                // measurements inside the datasheet prediction's P10-P90
   int far_outside = 0;           // outside it and missed by more than 10 %
+  double compute_ln_sd = 0.0;    // of ln(compute scale) over every cluster that identifies one
 };
 
 // The sample standard deviation.
@@ -212,6 +213,7 @@ const Table& table() {
     // deviation of ln(compute scale) over the clusters that identify one.
     if (ln_compute.size() >= 2) {
       const double sd = sd_of(ln_compute);
+      out.compute_ln_sd = sd;
       out.text += fmt::format("  compute scale over {} clusters: sd of its ln {:.2f} (a factor of {:.2f})\n",
                               ln_compute.size(), sd, std::exp(sd));
     }
@@ -296,6 +298,13 @@ const Table& table() {
 }
 
 }  // namespace
+
+// The datasheet band's compute uncertainty (fit_runs.hpp) is this spread, to the two
+// digits it is given with: a change to the model or the data that moves it shows here.
+TEST_CASE("the datasheet band's compute spread is the one the clusters' fits show", "[.][validation][loco]") {
+  INFO("sd of ln(compute scale) over the clusters: " << table().compute_ln_sd);
+  CHECK(std::abs(table().compute_ln_sd - kDatasheetComputeLnSd) < 0.005);
+}
 
 // Not a known failure: missing data fails here, never passes silently.
 TEST_CASE("every measured training run is in the repository and read", "[validation][loco][data]") {

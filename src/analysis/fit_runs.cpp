@@ -704,6 +704,14 @@ void keep_uncertainty(const RunsFit& fit, ClusterProfile::RunsFit& kept) {
   kept.model_sigma = fit.model_sigma;
 }
 
+ClusterProfile::RunsFit datasheet_uncertainty() {
+  ClusterProfile::RunsFit u;
+  u.parameters = {{name_of(RunParameter::compute_scale), true, 1.0, 0.0, std::log(1e-2), std::log(1e2)}};
+  u.covariance = {kDatasheetComputeLnSd * kDatasheetComputeLnSd};
+  u.model_sigma = kModelError;
+  return u;
+}
+
 PredictedRun predict_run_with_band(const Setup& base, const RunsFit& fit, const MeasuredRun& run) {
   ClusterProfile::RunsFit kept;
   keep_uncertainty(fit, kept);

@@ -1,6 +1,8 @@
-// The bands of the predicting reports: from a profile fitted to runs of this model, every
-// scheme's iteration time and advise's speedup get a P10-P90 band (fit_runs.hpp: the
-// fitted parameters' covariance and the model's residual, through the delta method).
+// The bands of the predicting reports: every scheme's iteration time and advise's speedup
+// get a P10-P90 band (fit_runs.hpp: the parameters' covariance and the model's residual,
+// through the delta method), from a profile fitted to runs of this model, or, where
+// compute comes from FLOPs that nothing measured, from the spread of compute across
+// measured clusters (datasheet_uncertainty).
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -14,17 +16,28 @@ namespace {
 
 std::optional<BandModels> band_models(const Prepared& p) {
   const Setup& s = p.evaluator.setup();
-  const auto& fit = s.cluster.runs_fit;
-  if (!p.run.runs_fit_applied || !fit || fit->model_sigma <= 0.0) return std::nullopt;
-  BandModels models(*fit, RunsModel{s.cluster, s.workload.forward_scale, s.workload.backward_scale}, p.overrides);
-  if (models.empty()) return std::nullopt;
+  const RunsModel base{s.cluster, s.workload.forward_scale, s.workload.backward_scale};
+  std::optional<BandModels> models;
+  switch (p.run.band_source) {
+    case BandSource::none: return std::nullopt;
+    case BandSource::fitted: models.emplace(*s.cluster.runs_fit, base, p.overrides); break;
+    case BandSource::datasheet: models.emplace(datasheet_uncertainty(), base, p.overrides); break;
+  }
+  if (models->empty()) return std::nullopt;
   return models;
 }
 
-// `scheme`'s iteration time at every band model (NaN where it does not apply).
+// `scheme`'s iteration time at every band model (NaN where it does not apply), on the
+// deterministic timeline: with variable compute on, the band's sensitivities are taken
+// without it and the band is placed around the simulated prediction (an approximation to
+// first order: compute's noise scales with it, so its waiting moves the sensitivity a
+// little), which keeps a band at two deterministic predictions per parameter instead of
+// two simulations (three times the simulated work otherwise).
 std::vector<double> times_at(Evaluator& e, const BandModels& models, const Scheme& scheme) {
   const double forward = e.setup().workload.forward_scale;
   const double backward = e.setup().workload.backward_scale;
+  const Variability variability = e.setup().variability;
+  e.set_variability({});
   std::vector<double> times;
   for (const RunsModel& m : models.models()) {
     e.set_compute_scales(m.forward_scale, m.backward_scale);
@@ -32,6 +45,7 @@ std::vector<double> times_at(Evaluator& e, const BandModels& models, const Schem
     times.push_back(o.available ? o.iteration.iteration_s : std::numeric_limits<double>::quiet_NaN());
   }
   e.set_compute_scales(forward, backward);
+  e.set_variability(variability);
   return times;
 }
 
@@ -59,13 +73,15 @@ void add_speedup_band(Prepared& p, AdviseReport& r) {
   Advice& a = r.advice;
   const std::optional<BandModels> models = band_models(p);
   if (!models || !a.best) return;
-  std::vector<SchemeOutcome*> bandable = {&a.allreduce, &*a.best};
-  for (SchemeOutcome& c : a.candidates) bandable.push_back(&c);
-  for (SchemeOutcome* o : bandable) {
-    if (o->available) o->band = models->band(o->iteration.iteration_s, times_at(p.evaluator, *models, o->scheme));
-  }
+  // The two schemes the verdict compares, each predicted once per band model (with
+  // variable compute, a simulation each); `compare` bands every scheme.
   const std::vector<double> allreduce = times_at(p.evaluator, *models, a.allreduce.scheme);
   const std::vector<double> best = times_at(p.evaluator, *models, a.best->scheme);
+  a.allreduce.band = models->band(a.allreduce.iteration.iteration_s, allreduce);
+  a.best->band = models->band(a.best->iteration.iteration_s, best);
+  for (SchemeOutcome& c : a.candidates) {
+    if (c.scheme == a.best->scheme) c.band = a.best->band;
+  }
   std::vector<double> ratios;
   for (std::size_t i = 0; i < allreduce.size(); ++i) ratios.push_back(allreduce[i] / best[i]);
   const Band ratio = models->band(a.speedup, ratios, std::sqrt(2.0));  // the times' band, on a ratio

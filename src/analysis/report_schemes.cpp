@@ -17,7 +17,7 @@ PredictReport build_predict_report(Prepared& p, const Scheme& scheme) {
 
 CompareReport build_compare_report(Prepared& p, const std::function<void(const char*)>& stage) {
   CompareReport r{p.run, checked_model(p.model_source, [&] { return compare_schemes(p.evaluator, true, stage); })};
-  if (stage && p.run.cluster.runs_fit) stage("the prediction bands");
+  if (stage && p.run.band_source != BandSource::none) stage("the prediction bands");
   add_bands(p, r.outcomes);
   return r;
 }

@@ -128,11 +128,13 @@ SweepPoint SweepGrid::point(std::uint64_t index) const {
 }
 
 // One Evaluator per model (they cache schedules), the cluster being mutated point by
-// point, and the variability last set on each evaluator.
+// point, the variability last set on each evaluator and where its points' bands come from.
 struct SweepEvaluator::State {
   std::vector<std::pair<const ModelSpec*, std::unique_ptr<Evaluator>>> evaluators;
   ClusterProfile cluster;
   std::vector<double> last_cv;
+  std::vector<BandSource> band_source;
+  ClusterProfile::RunsFit datasheet = datasheet_uncertainty();
 };
 
 SweepEvaluator::SweepEvaluator(const SweepGrid& grid) : grid_(grid), state_(std::make_unique<State>()) {
@@ -141,9 +143,17 @@ SweepEvaluator::SweepEvaluator(const SweepGrid& grid) : grid_(grid), state_(std:
 
 SweepEvaluator::~SweepEvaluator() = default;
 
-bool SweepGrid::banded() const {
+BandSource SweepGrid::band_source(const ModelSpec& model) const {
   const auto& fit = base_.cluster.runs_fit;
-  return fit && fit->model_sigma > 0.0;
+  if (fit && fit->applies_to(model.name)) return fit->model_sigma > 0.0 ? BandSource::fitted : BandSource::none;
+  const ComputeRequest request = compute_request(model, base_.workload, base_.cluster.ranks());
+  return resolve_compute_source(model, request) == ComputeSource::flops ? BandSource::datasheet : BandSource::none;
+}
+
+bool SweepGrid::banded() const {
+  if (axes_.models.empty()) return band_source(*base_.model) != BandSource::none;
+  return std::any_of(axes_.models.begin(), axes_.models.end(),
+                     [&](const auto& m) { return band_source(*m) != BandSource::none; });
 }
 
 void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
@@ -156,6 +166,7 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
     setup.model = p.model;
     s.evaluators.emplace_back(p.model, std::make_unique<Evaluator>(std::move(setup)));
     s.last_cv.push_back(-1.0);
+    s.band_source.push_back(grid_.band_source(*p.model));
   }
   Evaluator& evaluator = *s.evaluators[slot].second;
 
@@ -186,9 +197,13 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   row.iteration_p50_s = row.has_quantiles ? outcome.variability->iteration_p50_s : 0.0;
   row.iteration_p99_s = row.has_quantiles ? outcome.variability->iteration_p99_s : 0.0;
   row.band.reset();
-  if (outcome.available && grid_.banded() && grid_.base().cluster.runs_fit->applies_to(p.model->name)) {
-    const BandModels models(*grid_.base().cluster.runs_fit,
-                            RunsModel{s.cluster, workload.forward_scale, workload.backward_scale}, grid_.fixed());
+  if (outcome.available && s.band_source[slot] != BandSource::none) {
+    const BandModels models(
+        s.band_source[slot] == BandSource::fitted ? *grid_.base().cluster.runs_fit : s.datasheet,
+        RunsModel{s.cluster, workload.forward_scale, workload.backward_scale}, grid_.fixed());
+    // On the deterministic timeline, as the reports take them (report_bands.cpp).
+    const Variability variability = evaluator.setup().variability;
+    evaluator.set_variability({});
     std::vector<double> times;
     for (const RunsModel& m : models.models()) {
       evaluator.set_compute_scales(m.forward_scale, m.backward_scale);
@@ -196,6 +211,7 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
       times.push_back(o.available ? o.iteration.iteration_s : std::numeric_limits<double>::quiet_NaN());
     }
     evaluator.set_compute_scales(workload.forward_scale, workload.backward_scale);
+    evaluator.set_variability(variability);
     if (!models.empty()) row.band = models.band(row.iteration.iteration_s, times);
   }
 }

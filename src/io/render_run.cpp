@@ -1,6 +1,10 @@
 // The start of every predicting report: what was modelled (cluster, model, compute source,
 // anchor, what-ifs, variable compute), as header lines and as JSON.
+#include <cmath>
+
 #include <fmt/format.h>
+
+#include "dtperf/analysis/fit_runs.hpp"
 
 #include "dtperf/io/render.hpp"
 #include "dtperf/units.hpp"
@@ -161,8 +165,23 @@ Json run_json(const RunContext& run) {
                       {"measured_scheme", a->scheme},
                       {"measured_gpus", a->gpus}};
   }
+  if (run.band_source != BandSource::none) {
+    json["band_source"] = run.band_source == BandSource::fitted ? "fitted" : "datasheet";
+  }
   if (!run.warnings.empty()) json["warnings"] = run.warnings;  // also on stderr
   return json;
+}
+
+std::string band_origin(const RunContext& run) {
+  switch (run.band_source) {
+    case BandSource::none: break;
+    case BandSource::fitted: return "the fitted profile's uncertainty and the model's residual";
+    case BandSource::datasheet:
+      return fmt::format("the uncertainty of compute from FLOPs, x{:.2f} at one sigma (its spread across measured "
+                         "clusters), and the model's residual; dtperf fit --runs narrows it",
+                         std::exp(kDatasheetComputeLnSd));
+  }
+  return "";
 }
 
 }  // namespace dtperf::io

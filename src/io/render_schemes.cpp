@@ -129,9 +129,7 @@ std::string compare_table(const std::vector<SchemeOutcome>& outcomes) {
   }
   const bool variable = outcomes.front().variability.has_value();
   const bool banded = std::any_of(outcomes.begin(), outcomes.end(), [](const SchemeOutcome& o) { return o.band.has_value(); });
-  std::string text = table(compare_columns(variable, banded), std::span<const CompareRow>(rows)) + memory + unavailable;
-  if (banded) text += "# P10-P90: the iteration's band from the fitted profile's uncertainty and the model's residual\n";
-  return text;
+  return table(compare_columns(variable, banded), std::span<const CompareRow>(rows)) + memory + unavailable;
 }
 
 Rendered render(const PredictReport& r) {
@@ -172,8 +170,8 @@ Rendered render(const PredictReport& r) {
   }
   text += "\n" + memory_line(o.memory);
   if (o.band) {
-    text += fmt::format("# iteration {:.2f} ms, P10-P90 {} ms: the fitted profile's uncertainty and the model's residual\n",
-                        o.iteration.iteration_s / units::ms, band_text(*o.band));
+    text += fmt::format("# iteration {:.2f} ms, P10-P90 {} ms: {}\n", o.iteration.iteration_s / units::ms,
+                        band_text(*o.band), band_origin(r.run));
   }
   text += "\n" + iteration_tables(o.iteration, r.run.model.sample_unit);
   if (o.variability) text += "\n" + variability_table(*o.variability);
@@ -186,7 +184,11 @@ Rendered render(const CompareReport& r) {
   Json json = run_json(r.run);
   json["schemes"] = Json::array();
   for (const auto& o : r.outcomes) json["schemes"].push_back(scheme_outcome_json(o, r.outcomes.front().iteration.iteration_s));
-  return {run_header(r.run) + compare_table(r.outcomes), json, "/schemes"};
+  std::string text = run_header(r.run) + compare_table(r.outcomes);
+  if (std::any_of(r.outcomes.begin(), r.outcomes.end(), [](const SchemeOutcome& o) { return o.band.has_value(); })) {
+    text += "# P10-P90: the iteration's band from " + band_origin(r.run) + "\n";
+  }
+  return {text, json, "/schemes"};
 }
 
 namespace {
@@ -242,8 +244,8 @@ Rendered render(const WhatifReport& r) {
   text += fmt::format("# scheme: {}; here: {} % scaling at {} Gbit/s per NIC\n", scheme, percent(r.here.scaling_factor),
                       fixed(nic_gbps, 1));
   if (r.here_band) {
-    text += fmt::format("# iteration {:.2f} ms, P10-P90 {} ms: the fitted profile's uncertainty and the model's residual\n",
-                        r.here.iteration_s / units::ms, band_text(*r.here_band));
+    text += fmt::format("# iteration {:.2f} ms, P10-P90 {} ms: {}\n", r.here.iteration_s / units::ms,
+                        band_text(*r.here_band), band_origin(r.run));
   }
   text += table(rate_columns(), std::span<const RatePoint>(r.rates));
   text += fmt::format("\n# the least NIC rate (at the profile's efficiency and at line rate) and the least compression (at "

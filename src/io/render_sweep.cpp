@@ -1,5 +1,7 @@
 // What comes before a sweep's rows: the table's header lines, or the JSON-lines header
 // record (the rows themselves: sweep_rows.hpp).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "dtperf/io/render.hpp"
@@ -30,7 +32,19 @@ Json axes_json(const SweepAxes& a, const std::vector<std::string>& models) {
 }  // namespace
 
 std::string sweep_header_text(const SweepReport& r) {
-  return run_header(r.run) + fmt::format("# {} points\n", r.grid.size());
+  std::string text = run_header(r.run) + fmt::format("# {} points\n", r.grid.size());
+  // Where the P10 and P90 columns come from, for each source among the grid's models.
+  std::vector<const ModelSpec*> models = r.grid.axes().models;
+  if (models.empty()) models.push_back(r.grid.base().model);
+  for (const BandSource source : {BandSource::fitted, BandSource::datasheet}) {
+    if (std::none_of(models.begin(), models.end(), [&](const ModelSpec* m) { return r.grid.band_source(*m) == source; })) {
+      continue;
+    }
+    RunContext run = r.run;
+    run.band_source = source;
+    text += "# P10-P90: the iteration's band from " + band_origin(run) + "\n";
+  }
+  return text;
 }
 
 Json sweep_header_json(const SweepReport& r) {

@@ -236,6 +236,25 @@ class BandModels {
   double model_sigma_ = 0.0;
 };
 
+/// The uncertainty of a prediction no fit to runs narrows, for its band: compute from
+/// FLOPs (datasheet peaks and efficiencies, or a calibration's GEMM rates) is off by a
+/// factor that differs from cluster to cluster and model to model. Fitted on every
+/// measured cluster in validation/data, the compute scale's ln has a standard deviation of
+/// 0.51 over the six whose compute comes from FLOPs (x0.67 to x2.91; the leave-one-
+/// cluster-out test prints it, tests/test_validation_loco.cpp, and checks this value
+/// against it): a factor of 1.67 either way at one sigma. The residual is the model's 2 %
+/// floor. Links and host work are not in it: their fitted departures do not carry from
+/// one cluster to another (docs/VALIDATION.md), and what they miss is not yet measured
+/// across enough clusters to put a spread on.
+inline constexpr double kDatasheetComputeLnSd = 0.51;
+ClusterProfile::RunsFit datasheet_uncertainty();
+
+/// Where a prediction's P10-P90 band comes from: a profile fitted to runs of this model
+/// (its parameters' covariance), or, for compute from FLOPs that nothing measured, the
+/// datasheet's uncertainty above; none where compute is measured (a per-layer log, a
+/// single-GPU iteration, an anchor) and no fit applies.
+enum class BandSource : std::uint8_t { none, fitted, datasheet };
+
 /// A run predicted with the fit, and its band.
 struct PredictedRun {
   double iteration_s = 0.0;

@@ -92,6 +92,7 @@ struct RunContext {
   double compression_ratio = 1.0;
   std::vector<std::string> what_if;  // the cluster values the options changed ("NIC rate")
   bool runs_fit_applied = false;     // the profile's fit to runs scales the compute
+  BandSource band_source = BandSource::none;
   std::optional<AnchorResult> anchor;
   Variability variability;
   GossipOptions gossip;
@@ -106,8 +107,7 @@ struct Prepared {
   ClusterOverrides overrides;  // the what-ifs: a band does not move what they fix
 };
 
-/// From a profile fitted to runs of this model (fit_runs.hpp): every available outcome's
-/// P10-P90 band; nothing otherwise.
+/// Every available outcome's P10-P90 band, from run.band_source; nothing where none.
 void add_bands(Prepared& prepared, std::span<SchemeOutcome> outcomes);
 
 /// Builds the evaluator: the profile's fit to runs applied where it is this model's (a

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dtperf/analysis/evaluator.hpp"
+#include "dtperf/analysis/fit_runs.hpp"
 
 namespace dtperf {
 
@@ -77,7 +78,10 @@ class SweepGrid {
   const SweepAxes& axes() const { return axes_; }
   /// The base's what-ifs, and the axes that set a fitted parameter (latency).
   const ClusterOverrides& fixed() const { return fixed_; }
-  /// Whether the points get a band: the base profile carries a fit's uncertainty.
+  /// Where the bands of `model`'s points come from: the base profile's fit where it
+  /// applies to the model, else the datasheet's where its compute comes from FLOPs.
+  BandSource band_source(const ModelSpec& model) const;
+  /// Whether any point gets a band.
   bool banded() const;
 
  private:

@@ -40,8 +40,12 @@ Rendered render_profiles();
 /// "# dtperf predict: resnet50 (...) on 8 x p3dn-24xlarge = 64 GPUs (...)\n# batch ...\n"
 /// then the links, variable compute and node-level gossip lines.
 std::string run_header(const RunContext& run);
-/// The report's start: schema, command, cluster, model, anchor and variable compute.
+/// The report's start: schema, command, cluster, model, anchor, variable compute and
+/// where the bands come from.
 Json run_json(const RunContext& run);
+/// Where a P10-P90 band comes from, in words ("the fitted profile's uncertainty and the
+/// model's residual"); empty where the run has no band.
+std::string band_origin(const RunContext& run);
 /// A sweep's table header (the run's header and the point count) and JSON-lines header.
 std::string sweep_header_text(const SweepReport& report);
 Json sweep_header_json(const SweepReport& report);
