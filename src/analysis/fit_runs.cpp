@@ -704,10 +704,23 @@ void keep_uncertainty(const RunsFit& fit, ClusterProfile::RunsFit& kept) {
   kept.model_sigma = fit.model_sigma;
 }
 
-ClusterProfile::RunsFit datasheet_uncertainty() {
+ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute) {
   ClusterProfile::RunsFit u;
-  u.parameters = {{name_of(RunParameter::compute_scale), true, 1.0, 0.0, std::log(1e-2), std::log(1e2)}};
-  u.covariance = {kDatasheetComputeLnSd * kDatasheetComputeLnSd};
+  // u = 0 for each: BandModels moves each around the profile's own value, within the
+  // ranges the fit searches (applicable_specs).
+  const ClusterProfile::RunsFit::Parameter compute{name_of(RunParameter::compute_scale), true, 1.0, 0.0,
+                                                   std::log(1e-2), std::log(1e2)};
+  const ClusterProfile::RunsFit::Parameter efficiency{name_of(RunParameter::inter_efficiency), true, 1.0, 0.0,
+                                                      std::log(1e-3), 0.0};
+  const double compute_var = kDatasheetComputeLnSd * kDatasheetComputeLnSd;
+  const double efficiency_var = kDatasheetInterEfficiencyLnSd * kDatasheetInterEfficiencyLnSd;
+  if (flops_compute) {
+    u.parameters = {compute, efficiency};
+    u.covariance = {compute_var, 0.0, 0.0, efficiency_var};
+  } else {
+    u.parameters = {efficiency};
+    u.covariance = {efficiency_var};
+  }
   u.model_sigma = kModelError;
   return u;
 }

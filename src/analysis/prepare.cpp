@@ -102,7 +102,7 @@ Prepared prepare(const std::string& command, const Inputs& in, const AnalysisReq
   if (request.anchor) run.anchor = fit_anchor(p.evaluator, in, *request.anchor);
   if (run.runs_fit_applied) {
     if (in.profile.runs_fit->model_sigma > 0.0) run.band_source = BandSource::fitted;
-  } else if (!run.anchor && run.compute_source == ComputeSource::flops) {
+  } else if (!run.anchor) {
     run.band_source = BandSource::datasheet;
   }
   p.evaluator.set_variability(request.variability);

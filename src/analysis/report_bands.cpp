@@ -1,8 +1,8 @@
 // The bands of the predicting reports: every scheme's iteration time and advise's speedup
 // get a P10-P90 band (fit_runs.hpp: the parameters' covariance and the model's residual,
-// through the delta method), from a profile fitted to runs of this model, or, where
-// compute comes from FLOPs that nothing measured, from the spread of compute across
-// measured clusters (datasheet_uncertainty).
+// through the delta method), from a profile fitted to runs of this model, or, where no
+// fit applies, from the spread of the datasheet's values across measured clusters
+// (datasheet_uncertainty).
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -21,7 +21,9 @@ std::optional<BandModels> band_models(const Prepared& p) {
   switch (p.run.band_source) {
     case BandSource::none: return std::nullopt;
     case BandSource::fitted: models.emplace(*s.cluster.runs_fit, base, p.overrides); break;
-    case BandSource::datasheet: models.emplace(datasheet_uncertainty(), base, p.overrides); break;
+    case BandSource::datasheet:
+      models.emplace(datasheet_uncertainty(p.run.compute_source == ComputeSource::flops), base, p.overrides);
+      break;
   }
   if (models->empty()) return std::nullopt;
   return models;
@@ -86,8 +88,10 @@ void add_speedup_band(Prepared& p, AdviseReport& r) {
   for (std::size_t i = 0; i < allreduce.size(); ++i) ratios.push_back(allreduce[i] / best[i]);
   const Band ratio = models->band(a.speedup, ratios, std::sqrt(2.0));  // the times' band, on a ratio
   r.speedup_band = SpeedupBand{ratio.p10_s, ratio.p90_s};
+  // A band on both sides of 1 makes a decisive verdict uncertain; "no clear winner" (the
+  // two within 5 %) already says neither is worth switching to, and stays.
   if (r.speedup_band->p10 < 1.0 && r.speedup_band->p90 > 1.0) {
-    a.verdict = Verdict::uncertain;
+    if (a.verdict == Verdict::decentralize || a.verdict == Verdict::stay_with_allreduce) a.verdict = Verdict::uncertain;
     r.settle = settling_measurement(models->widest(ratios), *a.best, r.run.cluster.nodes);
   }
 }

@@ -133,8 +133,7 @@ struct SweepEvaluator::State {
   std::vector<std::pair<const ModelSpec*, std::unique_ptr<Evaluator>>> evaluators;
   ClusterProfile cluster;
   std::vector<double> last_cv;
-  std::vector<BandSource> band_source;
-  ClusterProfile::RunsFit datasheet = datasheet_uncertainty();
+  std::vector<std::optional<ClusterProfile::RunsFit>> band;  // where the model's points have one
 };
 
 SweepEvaluator::SweepEvaluator(const SweepGrid& grid) : grid_(grid), state_(std::make_unique<State>()) {
@@ -146,8 +145,19 @@ SweepEvaluator::~SweepEvaluator() = default;
 BandSource SweepGrid::band_source(const ModelSpec& model) const {
   const auto& fit = base_.cluster.runs_fit;
   if (fit && fit->applies_to(model.name)) return fit->model_sigma > 0.0 ? BandSource::fitted : BandSource::none;
-  const ComputeRequest request = compute_request(model, base_.workload, base_.cluster.ranks());
-  return resolve_compute_source(model, request) == ComputeSource::flops ? BandSource::datasheet : BandSource::none;
+  return BandSource::datasheet;
+}
+
+std::optional<ClusterProfile::RunsFit> SweepGrid::band_uncertainty(const ModelSpec& model) const {
+  switch (band_source(model)) {
+    case BandSource::none: break;
+    case BandSource::fitted: return *base_.cluster.runs_fit;
+    case BandSource::datasheet: {
+      const ComputeRequest request = compute_request(model, base_.workload, base_.cluster.ranks());
+      return datasheet_uncertainty(resolve_compute_source(model, request) == ComputeSource::flops);
+    }
+  }
+  return std::nullopt;
 }
 
 bool SweepGrid::banded() const {
@@ -166,7 +176,7 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
     setup.model = p.model;
     s.evaluators.emplace_back(p.model, std::make_unique<Evaluator>(std::move(setup)));
     s.last_cv.push_back(-1.0);
-    s.band_source.push_back(grid_.band_source(*p.model));
+    s.band.push_back(grid_.band_uncertainty(*p.model));
   }
   Evaluator& evaluator = *s.evaluators[slot].second;
 
@@ -197,10 +207,9 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   row.iteration_p50_s = row.has_quantiles ? outcome.variability->iteration_p50_s : 0.0;
   row.iteration_p99_s = row.has_quantiles ? outcome.variability->iteration_p99_s : 0.0;
   row.band.reset();
-  if (outcome.available && s.band_source[slot] != BandSource::none) {
-    const BandModels models(
-        s.band_source[slot] == BandSource::fitted ? *grid_.base().cluster.runs_fit : s.datasheet,
-        RunsModel{s.cluster, workload.forward_scale, workload.backward_scale}, grid_.fixed());
+  if (outcome.available && s.band[slot]) {
+    const BandModels models(*s.band[slot], RunsModel{s.cluster, workload.forward_scale, workload.backward_scale},
+                            grid_.fixed());
     // On the deterministic timeline, as the reports take them (report_bands.cpp).
     const Variability variability = evaluator.setup().variability;
     evaluator.set_variability({});

@@ -404,7 +404,7 @@ Rendered render(const AdviseReport& r) {
   if (const auto& b = r.speedup_band) {
     json["advice"]["speedup_band"] = {{"p10", b->p10}, {"p90", b->p90}};
     band = fmt::format("speedup P10-P90 {}: {:.3f}x to {:.3f}x{}\n",
-                       r.run.band_source == BandSource::fitted ? "from the fitted profile" : "with compute from FLOPs uncertain",
+                       r.run.band_source == BandSource::fitted ? "from the fitted profile" : "from the datasheet's uncertainty",
                        b->p10, b->p90, r.settle.empty() ? "" : "; on both sides of 1: " + r.settle);
     if (!r.settle.empty()) json["advice"]["settle"] = r.settle;
   }

@@ -176,10 +176,16 @@ std::string band_origin(const RunContext& run) {
   switch (run.band_source) {
     case BandSource::none: break;
     case BandSource::fitted: return "the fitted profile's uncertainty and the model's residual";
-    case BandSource::datasheet:
-      return fmt::format("the uncertainty of compute from FLOPs, x{:.2f} at one sigma (its spread across measured "
-                         "clusters), and the model's residual; dtperf fit --runs narrows it",
-                         std::exp(kDatasheetComputeLnSd));
+    case BandSource::datasheet: {
+      const std::string links = fmt::format("inter-node efficiency x{:.2f}", std::exp(kDatasheetInterEfficiencyLnSd));
+      const std::string values =
+          run.compute_source == ComputeSource::flops
+              ? fmt::format("compute from FLOPs x{:.2f}, {}", std::exp(kDatasheetComputeLnSd), links)
+              : links;
+      return fmt::format("the datasheet's uncertainty ({} at one sigma: the spread that fits find across measured "
+                         "clusters) and the model's residual; dtperf fit --runs narrows it",
+                         values);
+    }
   }
   return "";
 }

@@ -236,23 +236,29 @@ class BandModels {
   double model_sigma_ = 0.0;
 };
 
-/// The uncertainty of a prediction no fit to runs narrows, for its band: compute from
-/// FLOPs (datasheet peaks and efficiencies, or a calibration's GEMM rates) is off by a
-/// factor that differs from cluster to cluster and model to model. Fitted on every
-/// measured cluster in validation/data, the compute scale's ln has a standard deviation of
-/// 0.51 over the six whose compute comes from FLOPs (x0.67 to x2.91; the leave-one-
-/// cluster-out test prints it, tests/test_validation_loco.cpp, and checks this value
-/// against it): a factor of 1.67 either way at one sigma. The residual is the model's 2 %
-/// floor. Links and host work are not in it: their fitted departures do not carry from
-/// one cluster to another (docs/VALIDATION.md), and what they miss is not yet measured
-/// across enough clusters to put a spread on.
+/// The uncertainty of a prediction no fit to runs narrows, for its band: how far the
+/// datasheet's values are off, measured as the spread of what fits to real runs find on
+/// the clusters in validation/data (the leave-one-cluster-out test prints each and checks
+/// these values against it, tests/test_validation_loco.cpp; docs/VALIDATION.md):
+///  - compute from FLOPs (datasheet peaks and efficiencies, or a calibration's GEMM
+///    rates) is off by a factor that differs from cluster to cluster and model to model:
+///    ln(compute scale) has a standard deviation of 0.51 over the six clusters whose
+///    compute comes from FLOPs (x0.67 to x2.91), a factor of 1.67 at one sigma;
+///  - the inter-node transport's achieved fraction of line rate: ln(efficiency / the
+///    profile's) has a standard deviation of 0.20 over the four clusters whose fits
+///    identify it (x0.69 to x1.05), a factor of 1.23.
+/// Independent of each other; the residual is the model's 2 % floor. Host work and the
+/// intra-node links are not in it: no spread is measured for them (host work's fitted
+/// departures do not carry from one cluster to another, and no fit identified an
+/// intra-node efficiency). Where compute is measured (`flops_compute` false: a per-layer
+/// log, a single-GPU iteration), only the link term applies.
 inline constexpr double kDatasheetComputeLnSd = 0.51;
-ClusterProfile::RunsFit datasheet_uncertainty();
+inline constexpr double kDatasheetInterEfficiencyLnSd = 0.20;
+ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute = true);
 
 /// Where a prediction's P10-P90 band comes from: a profile fitted to runs of this model
-/// (its parameters' covariance), or, for compute from FLOPs that nothing measured, the
-/// datasheet's uncertainty above; none where compute is measured (a per-layer log, a
-/// single-GPU iteration, an anchor) and no fit applies.
+/// (its parameters' covariance), or, where no fit applies, the datasheet's uncertainty
+/// above; none with an anchor (a measured iteration the compute is scaled to) and no fit.
 enum class BandSource : std::uint8_t { none, fitted, datasheet };
 
 /// A run predicted with the fit, and its band.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -79,8 +80,9 @@ class SweepGrid {
   /// The base's what-ifs, and the axes that set a fitted parameter (latency).
   const ClusterOverrides& fixed() const { return fixed_; }
   /// Where the bands of `model`'s points come from: the base profile's fit where it
-  /// applies to the model, else the datasheet's where its compute comes from FLOPs.
+  /// applies to the model, else the datasheet's; and that uncertainty.
   BandSource band_source(const ModelSpec& model) const;
+  std::optional<ClusterProfile::RunsFit> band_uncertainty(const ModelSpec& model) const;
   /// Whether any point gets a band.
   bool banded() const;
 
