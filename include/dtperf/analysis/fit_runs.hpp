@@ -246,7 +246,7 @@ class BandModels {
 ///    compute comes from FLOPs (x0.67 to x2.91), a factor of 1.67 at one sigma;
 ///  - the inter-node transport's achieved fraction of line rate: ln(efficiency / the
 ///    profile's) has a standard deviation of 0.20 over the four clusters whose fits
-///    identify it (x0.69 to x1.05), a factor of 1.23.
+///    identify it (x0.69 to x1.05), a factor of 1.22.
 /// Independent of each other; the residual is the model's 2 % floor. Host work and the
 /// intra-node links are not in it: no spread is measured for them (host work's fitted
 /// departures do not carry from one cluster to another, and no fit identified an
