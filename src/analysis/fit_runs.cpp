@@ -146,6 +146,7 @@ class Problem {
       s.local_sgd = config.local_sgd;
       s.variability = Variability{};
       evaluators_.emplace_back(std::move(s));
+      at_parameters_.push_back({apply_overrides(base_.cluster, config.cluster), 1.0, 1.0});
     }
     predicted_.resize(first_run_.size());
   }
@@ -166,10 +167,9 @@ class Problem {
 
   /// Data residuals (weighted), then one prior residual per free parameter.
   Eigen::VectorXd residuals(const Eigen::VectorXd& u, const std::vector<int>& free) {
-    const RunsModel m = apply_parameters(base_, specs_, u);
     Eigen::VectorXd r(static_cast<Eigen::Index>(data_rows() + free.size()));
     Eigen::Index k = 0;
-    for (std::size_t c = 0; c < first_run_.size(); ++c) predicted_[c] = predict_config(c, m);
+    for (std::size_t c = 0; c < first_run_.size(); ++c) predicted_[c] = predict_config_at(c, u);
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const RunMeasurement& meas = runs_[i].measured;
       const IterationResult& p = predicted_[config_of_[i]];
@@ -283,9 +283,27 @@ class Problem {
   // Configuration c as its first run states it (and names it in a message).
   IterationResult predict_config(std::size_t c, const RunsModel& m) {
     const MeasuredRun& run = runs_[first_run_[c]];
+    return evaluate(c, apply_overrides(m.profile, run.config.cluster), m.forward_scale, m.backward_scale);
+  }
+
+  // predict_config at apply_parameters(base_, specs_, u), without copying a profile per
+  // configuration: each configuration keeps the base profile with its run's overrides,
+  // and only the parameters move in it (those an override fixes keep the override, as
+  // apply_overrides would put it back on top). The same values as predict_config.
+  IterationResult predict_config_at(std::size_t c, const Eigen::VectorXd& u) {
+    const ClusterOverrides& overrides = runs_[first_run_[c]].config.cluster;
+    RunsModel& m = at_parameters_[c];
+    for (std::size_t j = 0; j < specs_.size(); ++j) {
+      if (fixed_by(specs_[j].parameter, overrides)) continue;
+      set_run_parameter(specs_[j].parameter, specs_[j].natural(u[static_cast<Eigen::Index>(j)]), m);
+    }
+    return evaluate(c, m.profile, m.forward_scale, m.backward_scale);
+  }
+
+  IterationResult evaluate(std::size_t c, const ClusterProfile& cluster, double forward_scale, double backward_scale) {
+    const MeasuredRun& run = runs_[first_run_[c]];
     Evaluator& e = evaluators_[c];
-    e.set_compute_scales(m.forward_scale, m.backward_scale);
-    const ClusterProfile cluster = apply_overrides(m.profile, run.config.cluster);
+    e.set_compute_scales(forward_scale, backward_scale);
     SchemeOutcome o;
     try {
       o = e.evaluate_on(cluster, run.config.scheme);
@@ -308,6 +326,7 @@ class Problem {
   std::vector<std::size_t> config_of_;  // per run: its configuration
   std::vector<std::size_t> first_run_;  // per configuration: the first run of it
   std::vector<Evaluator> evaluators_;   // per configuration
+  std::vector<RunsModel> at_parameters_;  // per configuration, for predict_config_at
   std::vector<IterationResult> predicted_;  // per configuration, within residuals()
 };
 
