@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -721,6 +722,28 @@ void keep_uncertainty(const RunsFit& fit, ClusterProfile::RunsFit& kept) {
   kept.parameters = fit.uncertainty;
   kept.covariance = fit.covariance;
   kept.model_sigma = fit.model_sigma;
+}
+
+BandSource band_source(const ClusterProfile& profile, const std::string& model, bool anchored) {
+  const auto& fit = profile.runs_fit;
+  if (fit && fit->applies_to(model)) return fit->model_sigma > 0.0 ? BandSource::fitted : BandSource::none;
+  return anchored ? BandSource::none : BandSource::datasheet;
+}
+
+std::vector<double> band_times(Evaluator& e, const BandModels& models, const Scheme& scheme) {
+  const double forward = e.setup().workload.forward_scale;
+  const double backward = e.setup().workload.backward_scale;
+  const Variability variability = e.setup().variability;
+  e.set_variability({});
+  std::vector<double> times;
+  for (const RunsModel& m : models.models()) {
+    e.set_compute_scales(m.forward_scale, m.backward_scale);
+    const SchemeOutcome o = e.evaluate_on(m.profile, scheme);
+    times.push_back(o.available ? o.iteration.iteration_s : std::numeric_limits<double>::quiet_NaN());
+  }
+  e.set_compute_scales(forward, backward);
+  e.set_variability(variability);
+  return times;
 }
 
 ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute) {

@@ -100,11 +100,7 @@ Prepared prepare(const std::string& command, const Inputs& in, const AnalysisReq
     }
   }
   if (request.anchor) run.anchor = fit_anchor(p.evaluator, in, *request.anchor);
-  if (run.runs_fit_applied) {
-    if (in.profile.runs_fit->model_sigma > 0.0) run.band_source = BandSource::fitted;
-  } else if (!run.anchor) {
-    run.band_source = BandSource::datasheet;
-  }
+  run.band_source = band_source(in.profile, in.model.name, run.anchor.has_value());
   p.evaluator.set_variability(request.variability);
   run.variability = request.variability;
   return p;

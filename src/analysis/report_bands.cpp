@@ -4,7 +4,6 @@
 // fit applies, from the spread of the datasheet's values across measured clusters
 // (datasheet_uncertainty).
 #include <cmath>
-#include <limits>
 #include <optional>
 
 #include "dtperf/analysis/fit_runs.hpp"
@@ -29,28 +28,6 @@ std::optional<BandModels> band_models(const Prepared& p) {
   return models;
 }
 
-// `scheme`'s iteration time at every band model (NaN where it does not apply), on the
-// deterministic timeline: with variable compute on, the band's sensitivities are taken
-// without it and the band is placed around the simulated prediction (an approximation to
-// first order: compute's noise scales with it, so its waiting moves the sensitivity a
-// little), which keeps a band at two deterministic predictions per parameter instead of
-// two simulations (three times the simulated work otherwise).
-std::vector<double> times_at(Evaluator& e, const BandModels& models, const Scheme& scheme) {
-  const double forward = e.setup().workload.forward_scale;
-  const double backward = e.setup().workload.backward_scale;
-  const Variability variability = e.setup().variability;
-  e.set_variability({});
-  std::vector<double> times;
-  for (const RunsModel& m : models.models()) {
-    e.set_compute_scales(m.forward_scale, m.backward_scale);
-    const SchemeOutcome o = e.evaluate_on(m.profile, scheme);
-    times.push_back(o.available ? o.iteration.iteration_s : std::numeric_limits<double>::quiet_NaN());
-  }
-  e.set_compute_scales(forward, backward);
-  e.set_variability(variability);
-  return times;
-}
-
 // What would settle a speedup whose band straddles 1, from the parameter that widens it.
 std::string settling_measurement(const std::string& widest, const SchemeOutcome& best, int nodes) {
   if (widest == "compute_scale" || widest == "forward_scale" || widest == "backward_scale") {
@@ -67,7 +44,7 @@ void add_bands(Prepared& p, std::span<SchemeOutcome> outcomes) {
   if (!models) return;
   for (SchemeOutcome& o : outcomes) {
     if (!o.available) continue;
-    o.band = models->band(o.iteration.iteration_s, times_at(p.evaluator, *models, o.scheme));
+    o.band = models->band(o.iteration.iteration_s, band_times(p.evaluator, *models, o.scheme));
   }
 }
 
@@ -77,8 +54,8 @@ void add_speedup_band(Prepared& p, AdviseReport& r) {
   if (!models || !a.best) return;
   // The two schemes the verdict compares, each predicted once per band model (with
   // variable compute, a simulation each); `compare` bands every scheme.
-  const std::vector<double> allreduce = times_at(p.evaluator, *models, a.allreduce.scheme);
-  const std::vector<double> best = times_at(p.evaluator, *models, a.best->scheme);
+  const std::vector<double> allreduce = band_times(p.evaluator, *models, a.allreduce.scheme);
+  const std::vector<double> best = band_times(p.evaluator, *models, a.best->scheme);
   a.allreduce.band = models->band(a.allreduce.iteration.iteration_s, allreduce);
   a.best->band = models->band(a.best->iteration.iteration_s, best);
   for (SchemeOutcome& c : a.candidates) {

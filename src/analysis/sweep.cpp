@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <thread>
 
 #include "dtperf/analysis/fit_runs.hpp"
@@ -143,9 +142,7 @@ SweepEvaluator::SweepEvaluator(const SweepGrid& grid) : grid_(grid), state_(std:
 SweepEvaluator::~SweepEvaluator() = default;
 
 BandSource SweepGrid::band_source(const ModelSpec& model) const {
-  const auto& fit = base_.cluster.runs_fit;
-  if (fit && fit->applies_to(model.name)) return fit->model_sigma > 0.0 ? BandSource::fitted : BandSource::none;
-  return BandSource::datasheet;
+  return dtperf::band_source(base_.cluster, model.name, false);  // a sweep has no anchor
 }
 
 std::optional<ClusterProfile::RunsFit> SweepGrid::band_uncertainty(const ModelSpec& model) const {
@@ -210,18 +207,7 @@ void SweepEvaluator::evaluate(std::uint64_t index, SweepRow& row) {
   if (outcome.available && s.band[slot]) {
     const BandModels models(*s.band[slot], RunsModel{s.cluster, workload.forward_scale, workload.backward_scale},
                             grid_.fixed());
-    // On the deterministic timeline, as the reports take them (report_bands.cpp).
-    const Variability variability = evaluator.setup().variability;
-    evaluator.set_variability({});
-    std::vector<double> times;
-    for (const RunsModel& m : models.models()) {
-      evaluator.set_compute_scales(m.forward_scale, m.backward_scale);
-      const SchemeOutcome o = evaluator.evaluate_on(m.profile, *p.scheme);
-      times.push_back(o.available ? o.iteration.iteration_s : std::numeric_limits<double>::quiet_NaN());
-    }
-    evaluator.set_compute_scales(workload.forward_scale, workload.backward_scale);
-    evaluator.set_variability(variability);
-    if (!models.empty()) row.band = models.band(row.iteration.iteration_s, times);
+    if (!models.empty()) row.band = models.band(row.iteration.iteration_s, band_times(evaluator, models, *p.scheme));
   }
 }
 

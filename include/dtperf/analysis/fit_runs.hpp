@@ -236,6 +236,14 @@ class BandModels {
   double model_sigma_ = 0.0;
 };
 
+/// `scheme`'s iteration time at every band model (NaN where it does not apply), on the
+/// deterministic timeline: with variable compute on, the band's sensitivities are taken
+/// without it and the band is placed around the simulated prediction (an approximation to
+/// first order: compute's noise scales with it, so its waiting moves the sensitivity a
+/// little), which keeps a band at two deterministic predictions per parameter instead of
+/// two simulations. The evaluator's compute scales and variability are restored.
+std::vector<double> band_times(Evaluator& evaluator, const BandModels& models, const Scheme& scheme);
+
 /// The uncertainty of a prediction no fit to runs narrows, for its band: how far the
 /// datasheet's values are off, measured as the spread of what fits to real runs find on
 /// the clusters in validation/data (the leave-one-cluster-out test prints each and checks
@@ -260,6 +268,8 @@ ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute = true);
 /// (its parameters' covariance), or, where no fit applies, the datasheet's uncertainty
 /// above; none with an anchor (a measured iteration the compute is scaled to) and no fit.
 enum class BandSource : std::uint8_t { none, fitted, datasheet };
+/// That source for a prediction of `model` on `profile`, with or without an anchor.
+BandSource band_source(const ClusterProfile& profile, const std::string& model, bool anchored);
 
 /// A run predicted with the fit, and its band.
 struct PredictedRun {
