@@ -468,7 +468,7 @@ def main() -> int:
         probe_ns = Cluster(1, tag + "p", args.congestion_control, args.route_congestion_control)
         probe_ns.close()
         print(f"# TCP congestion control of the emulated nodes: {args.congestion_control}, set by "
-              f"{'the namespace sysctl' if probe_ns.congestion_control_set_by == 'sysctl' else 'route (congctl)'}",
+              f"{'route (congctl)' if probe_ns.congestion_control_set_by == 'route' else 'the namespace ' + probe_ns.congestion_control_set_by}",
               flush=True)
     except subprocess.CalledProcessError as e:
         hint = ("; --route-congestion-control sets it per route instead"

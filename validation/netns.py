@@ -30,16 +30,60 @@ def sh(*args: str, check: bool = True, **kw: Any) -> subprocess.CompletedProcess
     return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
 
 
+ALLOWED_CONGESTION_CONTROL = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+
+
+class HostAllowance:
+    """A namespace may make only an *allowed* congestion control its default: Linux refuses
+    any other with "Operation not permitted" outside the host's own namespace
+    (tcp_set_default_congestion_control in net/ipv4/tcp_cong.c: "Only init netns can set
+    default to a restricted algorithm"). The allowed list is the host's
+    (`net.ipv4.tcp_allowed_congestion_control`, typically the host's default and reno: a host
+    running BBR refuses cubic in every namespace). While any Cluster that needs it is open,
+    its control is added to that list, and the list is restored when the last one closes.
+    The list is global: for that time unprivileged sockets on the host may also choose it
+    (TCP_CONGESTION). `added` records whether it had to be."""
+
+    users = 0
+    before: str | None = None
+
+    def __init__(self, congestion_control: str) -> None:
+        self.added = False
+        try:
+            with open(ALLOWED_CONGESTION_CONTROL) as f:
+                allowed = f.read().split()
+        except OSError:
+            return  # no list to extend: the namespace sysctl says what it says
+        if congestion_control in allowed and HostAllowance.users == 0:
+            return
+        if HostAllowance.users == 0:
+            HostAllowance.before = " ".join(allowed)
+            with open(ALLOWED_CONGESTION_CONTROL, "w") as f:
+                f.write(" ".join(allowed + [congestion_control]))
+        HostAllowance.users += 1
+        self.added = True
+
+    def release(self) -> None:
+        if not self.added:
+            return
+        self.added = False
+        HostAllowance.users -= 1
+        if HostAllowance.users == 0 and HostAllowance.before is not None:
+            with open(ALLOWED_CONGESTION_CONTROL, "w") as f:
+                f.write(HostAllowance.before)
+            HostAllowance.before = None
+
+
 class Cluster:
     """Namespaces for `nodes` nodes behind a router; node i is 198.18.i.2. Every node's TCP
     runs `congestion_control` (a new namespace would take the host's, which may be anything;
-    see CONGESTION_CONTROL): set by the namespace's sysctl where the kernel lets a namespace
-    set it. Where it does not ("Operation not permitted" on kernels that keep the choice to
-    the host) the sysctl's error stops the set-up, unless `route_fallback`: then it is set on
-    every route a node's connections take (`congctl`, which root may set). Not the default:
-    on a 2-core machine that refuses the sysctl, the small grid run that way missed by 13-29 %
-    (docs/VALIDATION.md), and whether the routes or the machine cause it is not settled.
-    `congestion_control_set_by` says which way it was set ("sysctl" or "route")."""
+    see CONGESTION_CONTROL), set by the namespace's sysctl. Where the host's allowed list
+    lacks it, the cluster adds it there for its lifetime (HostAllowance). Where the sysctl
+    is refused even so, its error stops the set-up, unless `route_fallback`: then it is set
+    on every route a node's connections take (`congctl`, which root may set). Not the
+    default: on a 2-core machine that refuses the sysctl, the small grid run that way missed
+    by 13-29 % (docs/VALIDATION.md). `congestion_control_set_by` says which way it was set
+    ("sysctl", "sysctl, allowed on the host for the run" or "route")."""
 
     def __init__(self, nodes: int, tag: str, congestion_control: str = CONGESTION_CONTROL,
                  route_fallback: bool = False) -> None:
@@ -49,6 +93,7 @@ class Cluster:
         self.names = [f"{tag}n{i}" for i in range(nodes)]
         self.created: list[str] = []
         self.congestion_control_set_by = "sysctl"
+        self.allowance: HostAllowance | None = None
         try:
             self._create(congestion_control, route_fallback)
         except BaseException:
@@ -57,6 +102,9 @@ class Cluster:
 
     def _create(self, congestion_control: str, route_fallback: bool) -> None:
         tag = self.tag
+        self.allowance = HostAllowance(congestion_control)
+        if self.allowance.added:
+            self.congestion_control_set_by = "sysctl, allowed on the host for the run"
         sh("ip", "netns", "add", self.router)
         self.created.append(self.router)
         sh("ip", "netns", "exec", self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
@@ -103,6 +151,9 @@ class Cluster:
         for ns in reversed(self.created):
             sh("ip", "netns", "del", ns, check=False)
         self.created = []
+        if self.allowance is not None:
+            self.allowance.release()
+            self.allowance = None
 
 
 class Processes:
