@@ -2,6 +2,8 @@
 // timelines of All-Reduce and of gossip with the cores shared, derived by hand.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "dtperf/allreduce.hpp"
 #include "dtperf/contention.hpp"
 #include "dtperf/gossip.hpp"
@@ -193,4 +195,79 @@ TEST_CASE("gossip on the host: a short exchange inside a node slows compute only
   const double work = 6.0 / 6.125 + (across_end - 119.22) / 1.125;
   const double period_ms = across_end + (20.0 - work) + 0.24;
   CHECK_THAT(p.predict(s).iteration.iteration_s, WithinRel(period_ms / 2 * 1e-3, 1e-6));
+}
+
+TEST_CASE("the exchange's share of its CPU time: compute loses the same, the exchange waits for a part",
+          "[contention][host]") {
+  ComputeParams c = test::fast_memory();
+  c.runs_on_host = true;
+  NetworkParams n = test::two_single_gpu_nodes(1e9);
+  n.host_cpu_s_per_byte = 0.5e-9;
+  Contention k = contention_beside_compute(c, n);
+  // An exchange of D = 1 s alone with a share s = 0.5, beside compute that starts with it.
+  // w = 1 (the default): processor sharing, both x 1.5. 1 s of compute takes 1.5 s beside
+  // the exchange, which lasts 1.5 s: compute lost 0.5 s, the transport's CPU time s D.
+  CHECK(k.host_exchange_share == 1.0);
+  CHECK(k.exchange_beside_compute(0.5) == 1.5);
+  CHECK(k.compute_beside(0.5) == 1.5);
+  CHECK_THAT(stretched_compute_s(1.0, 0.0, 1.5, k.compute_beside(0.5)), WithinRel(1.5, 1e-12));
+  // w = 0: the transport first. The exchange keeps its 1 s; compute keeps 1 - s of the
+  // cores meanwhile, x 1 / 0.5 = 2: 0.5 s of work in that second, 0.5 s after: 1.5 s. The
+  // same 0.5 s lost, the exchange 0.5 s sooner.
+  n.host_exchange_share = 0.0;
+  k = contention_beside_compute(c, n);
+  CHECK(k.exchange_beside_compute(0.5) == 1.0);
+  CHECK(k.compute_beside(0.5) == 2.0);
+  CHECK_THAT(stretched_compute_s(1.0, 0.0, 1.0, k.compute_beside(0.5)), WithinRel(1.5, 1e-12));
+  // w = 0.5: x = 1 + 0.5 x 0.5 = 1.25 s; compute x 1.25 / 0.75 = 5/3: 2 s of work does
+  // 0.75 s in the exchange's 1.25 s and 1.25 s after: 2.5 s, again 0.5 s lost.
+  n.host_exchange_share = 0.5;
+  k = contention_beside_compute(c, n);
+  CHECK_THAT(k.exchange_beside_compute(0.5), WithinRel(1.25, 1e-12));
+  CHECK_THAT(k.compute_beside(0.5), WithinRel(5.0 / 3.0, 1e-12));
+  CHECK_THAT(stretched_compute_s(2.0, 0.0, 1.25, k.compute_beside(0.5)), WithinRel(2.5, 1e-12));
+  // A transport whose CPU time outlasts its link time (s = 2: loopback, bound by the CPU):
+  // served first it lasts its CPU time, 2 s, and compute stalls meanwhile: 1 s of work
+  // ends at 3 s, 2 s lost as under processor sharing (x 3 for 3 s: 1 s of work).
+  n.host_exchange_share = 0.0;
+  k = contention_beside_compute(c, n);
+  CHECK(k.exchange_beside_compute(2.0) == 2.0);
+  CHECK(std::isinf(k.compute_beside(2.0)));
+  CHECK(stretched_compute_s(1.0, 0.0, 2.0, k.compute_beside(2.0)) == 3.0);
+  CHECK(stretched_compute_s(0.0, 0.0, 2.0, k.compute_beside(2.0)) == 0.0);
+  // Two windows: stalled until 2 s, then x 1.5 until 3 s (2/3 s of work), 1/3 s after.
+  CHECK_THAT(stretched_compute_s(1.0, 0.0, 2.0, k.compute_beside(2.0), 3.0, 1.5), WithinRel(10.0 / 3.0, 1e-12));
+  n.host_exchange_share = 1.0;
+  k = contention_beside_compute(c, n);
+  CHECK(k.exchange_beside_compute(2.0) == 3.0);
+  CHECK(stretched_compute_s(1.0, 0.0, 3.0, k.compute_beside(2.0)) == 3.0);
+  // The profile's own factors still multiply.
+  c.interference_factor = 1.2;
+  c.comm_interference_factor = 1.1;
+  n.host_exchange_share = 0.0;
+  k = contention_beside_compute(c, n);
+  CHECK_THAT(k.exchange_beside_compute(0.5), WithinRel(1.1, 1e-12));
+  CHECK_THAT(k.compute_beside(0.5), WithinRel(2.4, 1e-12));
+}
+
+TEST_CASE("All-Reduce on the host, the transport served first: the all-reduce keeps its speed, compute loses the same",
+          "[contention][host][allreduce]") {
+  const ModelSpec m = test::ten_mb_tensors(4);
+  AllReduceScenario s;
+  s.network = test::two_single_gpu_nodes(10e9);
+  s.compute = test::fast_memory();
+  s.request.optimizer = Optimizer::sgd_momentum;
+  s.options.algorithm = Algorithm::ring;
+  s.options.framework_copies = false;
+  on_host(s.compute, s.network, 0.5);
+  s.network.host_exchange_share = 0.0;
+  AllReducePredictor predictor(m);
+  // The buckets of the test above. Bucket 1's 1 ms transfer keeps its 1 ms (10-11 ms);
+  // backward beside it keeps half the cores, x 2: 0.5 ms of work by 11 ms, the other
+  // 29.5 ms after: backward ends at 40.5 ms, as under processor sharing (the factor 1.5
+  // there, over this 1 ms window, would end it at 40.33). Bucket 2 alone, 40.5-43.5 ms.
+  const IterationResult r = predictor.predict(s);
+  CHECK_THAT(r.backward_s, WithinRel(40.5e-3, 1e-9));
+  CHECK_THAT(r.exposed_comm_s, WithinRel(3e-3, 1e-9));
+  CHECK_THAT(r.iteration_s, WithinRel(63.7e-3, 1e-9));
 }

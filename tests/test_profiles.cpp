@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dtperf/io/profile_json.hpp"
+#include "dtperf/scenario.hpp"
 
 using namespace dtperf;
 using namespace dtperf::io;
@@ -68,6 +69,20 @@ TEST_CASE("a minimal profile gets the documented defaults", "[profiles]") {
   CHECK(p.compute.dtype == DType::fp32);
   CHECK(p.compute.gemm_efficiency == 0.7);
   CHECK(p.compute.interference_factor == 1.0);
+  CHECK(p.inter.host_exchange_share == 1.0);  // processor sharing
+}
+
+TEST_CASE("a host transport's exchange share is read, range-checked and written back", "[profiles]") {
+  Json j = good();
+  j["inter_node"]["host_cpu_ns_per_byte"] = 8.0;
+  j["inter_node"]["host_exchange_share"] = 0.25;
+  const ClusterProfile p = parse_profile(j, "p.json");
+  CHECK(p.inter.host_exchange_share == 0.25);
+  CHECK(profile_to_json(p)["inter_node"]["host_exchange_share"] == 0.25);
+  CHECK(network_params(p, 1.0, {}).host_exchange_share == 0.25);
+  CHECK_FALSE(profile_to_json(parse_profile(good(), "p.json"))["inter_node"].contains("host_exchange_share"));
+  j["inter_node"]["host_exchange_share"] = 1.5;
+  CHECK(error_of(j) == "p.json: at /inter_node/host_exchange_share: expected a number from 0 to 1, got 1.5");
 }
 
 TEST_CASE("a profile names its collective library and whether its ring moves in lockstep", "[profiles]") {

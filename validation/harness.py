@@ -15,8 +15,9 @@ dtperf predicts it blind from:
     memory copy rate; compute runs on the host CPU; gloo's ring moves in lockstep (every
     step at the slowest hop's latency: its sends wait for the receiver's ready notice);
     gloo's sums are charged at the measured time of a CPU vector add (--reduction-log);
-    what the transport takes from compute, per byte sent, comes from the
-    compute-beside-exchanges phases of the cell's runs (host_cpu_ns_per_byte below);
+    what the transport takes from compute, per byte sent, and the share of it the
+    exchanges themselves wait for come from the compute-beside-exchanges phases of the
+    cell's runs (host_cpu_ns_per_byte and host_exchange_share below);
   * the model: dtperf_collect's layer file of the same model (one process);
   * compute: the compute-only phases (every rank computing at once, no communication),
     given as --single-gpu-iteration-ms (the median over the cell's runs), and how much it
@@ -223,11 +224,10 @@ def host_cpu_ns_per_byte(result: Result) -> float | None:
     """What the transport costs compute, per byte a rank sends: the run's compute-beside-
     exchanges phase (train.py, before training), the median over the ranks that sent.
 
-    dtperf shares the cores between compute and a transfer in flight in proportion to
-    demand (include/dtperf/contention.hpp): an exchange in which a rank sends B bytes
-    (inside its node or across) keeps s = host_cpu_ns_per_byte x B / its duration of them
-    busy, both run x (1 + s), and compute loses host_cpu_ns_per_byte x B, whatever part of
-    the duration is latency. The phase measures exactly that loss: compute iterations
+    dtperf charges compute a transfer's CPU time (include/dtperf/contention.hpp): an
+    exchange in which a rank sends B bytes (inside its node or across) keeps
+    s = host_cpu_ns_per_byte x B / its duration of them busy, and compute loses
+    host_cpu_ns_per_byte x B, whatever part of the duration is latency. The phase measures exactly that loss: compute iterations
     running wholly beside the run's own exchanges, against the compute-only phase, per
     byte sent meanwhile. Every emulated node is the same machine, so the figure includes
     what any rank's transport (gloo's threads, the kernel's copies, the link emulator)
@@ -237,6 +237,34 @@ def host_cpu_ns_per_byte(result: Result) -> float | None:
     predicts is then small either way."""
     sent = [x for x in result["beside_ns_per_byte_per_rank"] if x is not None]
     return statistics.median(sent) if sent else None
+
+
+def host_exchange_share(results: Sequence[Result], cpu_ns_per_byte: float) -> float | None:
+    """The other side of the contention: the share w of its own CPU time an exchange waits
+    for beside compute (include/dtperf/contention.hpp: it lasts D x max(1 + w s, s) beside
+    compute, D alone, where s = cpu_ns_per_byte x bytes sent / D). From the
+    compute-beside-exchanges phases of the cell's runs (train.py): each round's exchanges
+    timed beside compute and alone, the same launches. w is the value in [0, 1] that fits
+    the rounds' stretches best (least squares over a grid of 0.001); None where no round
+    was recorded (an older report). Beside the compute-only loss per byte it is measured,
+    not chosen: the two are the two sides of one contention, each from its own timings."""
+    rounds = [(sent * cpu_ns_per_byte * 1e-9 / alone, beside / alone)
+              for result in results for rank in result.get("exchange_rounds_per_rank") or [] for sent, alone, beside in rank
+              if alone > 0.0]
+    if not rounds:
+        return None
+
+    def misfit(w: float) -> float:
+        return sum((max(1.0 + w * share, share) - stretch) ** 2 for share, stretch in rounds)
+    return min((k / 1000 for k in range(1001)), key=misfit)
+
+
+def exchange_stretch(result: Result) -> float | None:
+    """For the reader: the median over a run's rounds of its exchanges' time beside compute
+    over their time alone."""
+    ratios = [beside / alone for rank in result.get("exchange_rounds_per_rank") or [] for _, alone, beside in rank
+              if alone > 0.0]
+    return statistics.median(ratios) if ratios else None
 
 
 def comm_only_cpu_ns_per_byte(result: Result, world: int) -> float:
@@ -264,9 +292,17 @@ def collective_table(cluster: Cluster, per_node: int, procs: Processes, port: in
 
 
 def profile_json(nodes: int, per_node: int, link: Link, copy_gb_per_s: float, name: str,
-                 cpu_ns_per_byte: float | None = None) -> dict[str, Any]:
+                 cpu_ns_per_byte: float | None = None, exchange_share: float | None = None) -> dict[str, Any]:
     """The cluster as the harness measured it (with the transport's CPU time per byte of
-    the run to predict, when known)."""
+    the run to predict and the share of it an exchange waits for, when known)."""
+    inter_node: dict[str, Any] = {"link": "emulated (linkemu)", "nics_per_node": 1, "nic_gbps": link["inter_gbps"],
+                                  "latency_us": link["inter_one_way_us"], "transport_efficiency": 1.0,
+                                  # A loopback TCP stream is bound by the host's CPU alone: the stack's ceiling.
+                                  "host_gbps": link["intra_gbps"],
+                                  "host_cpu_ns_per_byte": max(cpu_ns_per_byte if cpu_ns_per_byte is not None
+                                                              else link["inter_cpu_ns_per_byte"], 1e-3)}
+    if exchange_share is not None:
+        inter_node["host_exchange_share"] = exchange_share
     profile = {
         "schema": "dtperf.profile/1",
         "name": name,
@@ -277,12 +313,7 @@ def profile_json(nodes: int, per_node: int, link: Link, copy_gb_per_s: float, na
                 "memory_bandwidth_GB_per_s": copy_gb_per_s},
         "intra_node": {"link": "loopback TCP", "bandwidth_GB_per_s": link["intra_gbps"] / 8,
                        "latency_us": link["intra_one_way_us"], "efficiency": 1.0},
-        "inter_node": {"link": "emulated (linkemu)", "nics_per_node": 1, "nic_gbps": link["inter_gbps"],
-                       "latency_us": link["inter_one_way_us"], "transport_efficiency": 1.0,
-                       # A loopback TCP stream is bound by the host's CPU alone: the stack's ceiling.
-                       "host_gbps": link["intra_gbps"],
-                       "host_cpu_ns_per_byte": max(cpu_ns_per_byte if cpu_ns_per_byte is not None
-                                                   else link["inter_cpu_ns_per_byte"], 1e-3)},
+        "inter_node": inter_node,
         # gloo's ring moves in lockstep (its sends wait for the receiver's ready notice).
         # (gloo also runs two collectives per group at once; the shared-link model that
         # says so, "collectives_in_flight": 2, is not used here: with the nodes on cubic a
@@ -346,12 +377,14 @@ def median_variation_run(results: dict[str, Result]) -> str:
 
 
 def write_run_inputs(work: str, name: str, nodes: int, per_node: int, link: Link, copy_gb_per_s: float,
-                     cpu_ns_per_byte: float | None, variation_result: Result) -> tuple[str, str]:
+                     cpu_ns_per_byte: float | None, variation_result: Result,
+                     exchange_share: float | None = None) -> tuple[str, str]:
     """The profile and the compute factors one run is predicted from, as files in `work`
     named after `name`: (profile path, factors path)."""
     profile = os.path.join(work, f"profile-{name}.json")
     with open(profile, "w") as f:
-        json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns_per_byte), f)
+        json.dump(profile_json(nodes, per_node, link, copy_gb_per_s, f"emulated-{nodes}x{per_node}", cpu_ns_per_byte,
+                               exchange_share), f)
     factors = os.path.join(work, f"compute-factors-{name}.txt")
     write_compute_factors(factors, compute_factors(variation_result))
     return profile, factors
@@ -539,6 +572,8 @@ def main() -> int:
         if all(x is None for x in run_cpu_ns.values()):
             raise RuntimeError(f"{nodes}x{per_node}: no rank sent in the compute-beside-exchanges phase")
         cpu_ns = statistics.median(x for x in run_cpu_ns.values() if x is not None)
+        # How much of that the exchanges themselves wait for, from the same phases.
+        exchange_share = host_exchange_share(list(results.values()), cpu_ns)
         # And how much compute varies is the cell's too: one run's phase can be far off the
         # others' (once 28-31 ms iterations beside 83-104 ms ones on 4 x 1).
         variation_run = median_variation_run(results)
@@ -549,7 +584,7 @@ def main() -> int:
             other_ms = cell_compute_ms if args.compute_from == "run" else run_compute_ms
             run_profile, factors = write_run_inputs(work, f"{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}",
                                                     nodes, per_node, link, copy_gb_per_s, cpu_ns,
-                                                    results[variation_from])
+                                                    results[variation_from], exchange_share)
             varying = ("--iteration-times", factors)
             predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms, varying)
             other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms, varying)
@@ -565,6 +600,8 @@ def main() -> int:
                               "compute_machine": result.get("compute_machine_cpu_ms", 0.0),
                               "train_machine": result.get("train_machine_cpu_ms", 0.0)}
             cell["host_cpu_ns_per_byte"] = cpu_ns
+            cell["host_exchange_share"] = exchange_share
+            cell["exchange_stretch_beside_compute"] = exchange_stretch(result)
             cell["variation_from"] = variation_from
             # For the reader: this run's own CPU per byte, the prediction with steady compute,
             # how long decentralized training's ranks waited for exchanges and how long dtperf

@@ -46,7 +46,7 @@ def repredict(report: dict[str, Any], dtperf: str, work: str) -> list[harness.Ce
         variation = by_key[(c["layout"], c["rate_gbps"], c["delay_us"], c["variation_from"])]
         profile, factors = harness.write_run_inputs(work, f"{c['layout']}-{c['rate_gbps']}-{c['delay_us']}-{c['scheme']}",
                                                     nodes, per_node, c["link"], inputs["copy_gb_per_s"],
-                                                    c["host_cpu_ns_per_byte"], variation)
+                                                    c["host_cpu_ns_per_byte"], variation, c.get("host_exchange_share"))
         result = harness.predict(dtperf, profile, model_path, reduction_log, c["scheme"], c["compute_ms"],
                                  ("--iteration-times", factors))
         out.append(dict(c, report_predicted_ms=c["predicted_ms"], predicted_ms=result["iteration_ms"],

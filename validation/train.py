@@ -285,7 +285,8 @@ def communication_only(buckets: Sequence[torch.Tensor], steps: Sequence[Step],
 
 
 def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence[torch.Tensor], steps: Sequence[Step],
-                             alone_s: float, args: argparse.Namespace) -> tuple[Optional[float], list[float]]:
+                             alone_s: float, args: argparse.Namespace
+                             ) -> tuple[Optional[float], list[float], list[list[float]]]:
     """What compute loses per byte this rank sends while the exchanges run beside it: the
     figure dtperf's host contention charges (compute loses the CPU time per byte x the
     bytes sent while they overlap), measured on the machine as training will load it
@@ -301,13 +302,20 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
     makes a round last about eight compute iterations on the slowest rank. Returns the
     median over the rounds in which this rank sent, in seconds per byte (None if it never
     sent), and how those iterations scatter: each over its round's mean (the compute
-    factors the harness gives dtperf). Four passes over the period; the first warms up."""
+    factors the harness gives dtperf), and the other side of the contention: per round in
+    which this rank sent, [bytes sent, the round's exchanges alone (s), the same beside
+    compute (s)], each until this rank's last completion; the alone time measured once per
+    step, the same exchanges launched with no compute (the harness fits from them the share
+    of its CPU time an exchange waits for, contention.hpp). Four passes over the period;
+    the first warms up."""
     rounds = 4 * len(steps)
     factors: list[float] = []  # each wholly-beside iteration over its round's mean
     alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
     dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
     costs: list[float] = []
     repeats_per_step: dict[int, int] = {}
+    batch_alone_s: dict[int, float] = {}
+    exchange_rounds: list[list[float]] = []
     for r in range(rounds):
         group, size = steps[r % len(steps)]
         if r < len(steps):
@@ -320,6 +328,11 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
             once_ms = torch.tensor([(time.perf_counter() - t0) * 1e3], dtype=torch.float64)
             dist.all_reduce(once_ms, op=dist.ReduceOp.MAX)
             repeats_per_step[r] = max(1, math.ceil(8 * alone_ms.item() / max(once_ms.item(), 1e-3)))
+            dist.barrier()
+            t0 = time.perf_counter()
+            for w in [dist.all_reduce(b, group=group, async_op=True) for _ in range(repeats_per_step[r]) for b in buckets]:
+                w.wait()
+            batch_alone_s[r] = time.perf_counter() - t0
         repeats = repeats_per_step[r % len(steps)]
         dist.barrier()
         done: list[float] = []
@@ -345,8 +358,10 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
             factors.extend(x / mean_s for x in whole)
             if sent > 0:
                 costs.append((1.0 - alone_s / mean_s) * (end - t0) / sent)
+        if r >= len(steps) and sent > 0:
+            exchange_rounds.append([sent, batch_alone_s[r % len(steps)], end - t0])
     dist.barrier()
-    return (statistics.median(costs) if costs else None), factors
+    return (statistics.median(costs) if costs else None), factors, exchange_rounds
 
 
 def timed_iterations(estimate_s: float, args: argparse.Namespace) -> int:
@@ -429,8 +444,8 @@ def main() -> None:
     dist.barrier()
     # Phase 2b: compute beside those exchanges: what the transport takes from compute per
     # byte sent, as dtperf charges it, and how compute scatters beside them.
-    beside_s_per_byte, beside_factors = compute_beside_exchanges(compute_step, buckets, steps,
-                                                                 statistics.median(compute), args)
+    beside_s_per_byte, beside_factors, exchange_rounds = compute_beside_exchanges(compute_step, buckets, steps,
+                                                                                  statistics.median(compute), args)
 
     # Phase 3: training, timed over at least --iters iterations and --min-timed-s seconds.
     iters = timed_iterations(statistics.median(compute) + comm_wall_s, args)
@@ -509,6 +524,8 @@ def main() -> None:
     samples_per_rank = [t.tolist() for t in every_sample]
     every_beside = [None] * args.world
     dist.all_gather_object(every_beside, beside_factors)
+    every_exchange_round = [None] * args.world
+    dist.all_gather_object(every_exchange_round, exchange_rounds)
     if args.rank == 0 and args.out:
         first = everyone[0]  # the machine-wide figures: rank 0's window (every rank shares the machine)
         result = {
@@ -523,6 +540,9 @@ def main() -> None:
             # varies as training loads the machine.
             "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in samples_per_rank],
             "beside_factors_per_rank": every_beside,
+            # The exchanges of that phase against the same alone: [bytes sent, alone s,
+            # beside compute s] per round in which the rank sent.
+            "exchange_rounds_per_rank": every_exchange_round,
             "iteration_ms_per_rank": [r["iteration_s"] * 1e3 for r in everyone],  # means
             # The means over ranks of the timed window's first and second halves: apart, the
             # run had not settled (decentralized training's ranks drift in phase for a while).

@@ -99,6 +99,9 @@ struct ClusterProfile {
     double transport_efficiency = 1.0;   // achieved / line rate
     double host_gbps = 0.0;              // host-driven transport ceiling per node (0: none)
     double host_cpu_ns_per_byte = 0.0;   // measured CPU time per byte across nodes (0: none)
+    // How much of its own CPU time a host transport's exchange waits for beside compute
+    // (Contention::host_exchange_share): 1 processor sharing, 0 served first.
+    double host_exchange_share = 1.0;
   } inter;
 
   // The collective library, where it is not NCCL: its name, whether its ring moves in

@@ -161,8 +161,9 @@ double optimizer_passes(Optimizer optimizer);
 /// NCCL's own documentation warns that its kernels compete with compute for SMs. With both
 /// factors 1 every engine gives exactly what it gives without contention (a tested rule).
 /// When compute itself runs on the host CPU (CPU training), a host-driven transport (TCP)
-/// shares the cores with it while it carries traffic across nodes: both factors grow by
-/// its CPU share (processor sharing, contention.hpp, which gives every engine its factors).
+/// shares the cores with it while it carries traffic: compute loses the transport's CPU
+/// time, and the exchange waits for a measured share of it (contention.hpp, which gives
+/// every engine its factors).
 /// GPU compute does not pay it per byte: [NET] measured the
 /// same ~13 % compute slow-down at 16, 32 and 64 GPUs (Fig. 2), not one growing with the
 /// bytes per node, which is f_compute's shape.
@@ -172,9 +173,11 @@ double optimizer_passes(Optimizer optimizer);
 ///
 /// Duration of `work_s` that starts at `start_s` while the other resource is busy until
 /// `busy_until_s`: it runs slower by `factor` during the overlap, at full speed afterwards.
-/// (Inline: the simulators call it for every rank, bucket and iteration.)
+/// A factor of +infinity makes no progress during the overlap (a host transport that takes
+/// every core, contention.hpp). (Inline: the simulators call it for every rank, bucket and
+/// iteration.)
 inline double stretched_compute_s(double work_s, double start_s, double busy_until_s, double factor) {
-  if (factor == 1.0 || busy_until_s <= start_s) return work_s;
+  if (work_s <= 0.0 || factor == 1.0 || busy_until_s <= start_s) return work_s;
   const double busy_window = busy_until_s - start_s;
   if (work_s * factor <= busy_window) return work_s * factor;
   return busy_window + (work_s - busy_window / factor);
@@ -189,6 +192,7 @@ inline double stretched_compute_s(double work_s, double start_s, double busy_unt
 /// and 2 ms at +9.7 and +8.8 % (now -3.0 and -3.8 %).
 inline double stretched_compute_s(double work_s, double start_s, double first_until_s, double both_factor,
                                   double later_until_s, double later_factor) {
+  if (work_s <= 0.0) return work_s;
   if (first_until_s <= start_s) return stretched_compute_s(work_s, start_s, later_until_s, later_factor);
   const double window = first_until_s - start_s;
   if (work_s * both_factor <= window) return work_s * both_factor;

@@ -11,25 +11,37 @@
 //     node (loopback sockets, shared-memory copies: the host's work as well) and across
 //     nodes. Spread over the exchange's duration D alone, it keeps a share
 //         s = cpu_s_per_byte x bytes_sent_per_rank / D
-//     of a rank's cores busy. The cores are shared in proportion to demand (processor
-//     sharing): compute wants every core, the transport s of them, so both get 1 / (1 + s)
-//     of what they want and both run x (1 + s) while they overlap. That conserves the
-//     cores' work: compute loses D (1 + s) x s / (1 + s) = s D of its time, the
-//     exchange's own CPU time, however much of D is latency (the link's delay,
-//     handshakes), during which the cores are idle while the bytes are on the wire.
-//     Charging only compute, the transfer at full speed, would have the two use more than
-//     all the cores. Exchanges in flight on both link levels at once (gossip: one inside
-//     the node, one across) add their shares while both run, and each only until its own
-//     end (the two-window stretched_compute_s, compute.hpp). The validation harness
-//     measures the CPU time per byte over all the bytes its ranks send
-//     (validation/harness.py). Two ways to get it wrong, both tried
-//     on its emulated cluster: the streaming share (CPU per byte x the link's rate) over
-//     the whole duration charges an exchange's latency as CPU time (decentralized runs on
-//     4 nodes x 1 rank at 1 Gbit/s and 2 ms were 9-12 % too slow); and counting only the
-//     bytes across nodes, per node, charges a rank for its node's other ranks and nothing
-//     for its exchanges inside the node.
+//     of a rank's cores busy. Compute loses that CPU time, s D, whoever waits: the cores'
+//     work is conserved. How the loss falls between the two sides is a second, separately
+//     measured quantity, the share w of its own CPU time the exchange waits for
+//     (NetworkParams::host_exchange_share, 0 to 1):
+//         the exchange beside compute lasts  D x, x = max(1 + w s, s),
+//         compute beside it runs             x / (x - s) times slower,
+//     so that over the exchange's D x compute makes D x - s D of progress. w = 1 is
+//     processor sharing (both run x (1 + s); the default, which a profile without the
+//     measurement keeps); w = 0 serves the transport first (the kernel wakes its threads
+//     on each packet ahead of a computing one), the exchange at its own speed unless its
+//     CPU time exceeds its duration (x = s > 1: then compute stalls while it runs). The
+//     validation harness measures both beside each other, blind to training times: the
+//     compute lost per byte sent and the exchanges' own stretch, from which w
+//     (validation/train.py, compute_beside_exchanges). On its emulated cluster compute ran
+//     1.15-1.49x its compute-only time beside an exchange while the exchange ended within
+//     0-7 % of its time alone: the same s on both sides, as w = 1 has it, cannot fit both.
+//     An exchange's latency costs no CPU: the share is its CPU time over its whole
+//     duration, latency included, during which the cores are idle while the bytes are on
+//     the wire. Exchanges in flight on both link levels at once (gossip: one inside the
+//     node, one across) add their shares while both run, and each only until its own end
+//     (the two-window stretched_compute_s, compute.hpp). Two ways to get the share wrong,
+//     both tried on the emulated cluster: the streaming share (CPU per byte x the link's
+//     rate) over the whole duration charges an exchange's latency as CPU time
+//     (decentralized runs on 4 nodes x 1 rank at 1 Gbit/s and 2 ms were 9-12 % too slow);
+//     and counting only the bytes across nodes, per node, charges a rank for its node's
+//     other ranks and nothing for its exchanges inside the node.
 //
 // Pure functions of the profile.
+
+#include <algorithm>
+#include <limits>
 
 #include "dtperf/compute.hpp"
 #include "dtperf/network.hpp"
@@ -42,6 +54,9 @@ struct Contention {
   // A host transport's CPU time per byte sent, where it competes with compute (compute
   // on the host, several ranks); 0 otherwise.
   double host_cpu_s_per_byte = 0.0;
+  // The share of that CPU time an exchange itself waits for beside compute: 1 processor
+  // sharing, 0 served first (see above).
+  double host_exchange_share = 1.0;
 
   /// The share of the cores an exchange of `cost` on a group of `ranks_per_node` ranks per
   /// node keeps busy over `time_s`, its duration alone: the CPU time of the bytes each
@@ -50,10 +65,27 @@ struct Contention {
     const double sent_per_rank = cost.intra_bytes_per_rank + cost.inter_bytes_per_node / ranks_per_node;
     return time_s > 0.0 ? host_cpu_s_per_byte * sent_per_rank / time_s : 0.0;
   }
-  /// Compute beside exchanges of host share `share` (summed over those in flight together).
-  double compute_beside(double share) const { return compute * (1.0 + share); }
+  /// The share of the cores compute keeps while an exchange of host share `share` runs,
+  /// per unit of the exchange's duration alone: x - s = 1 - (1 - w) s, or 0 where the
+  /// transport's CPU time outlasts its link time (x = s). Written so that w = 1 gives 1
+  /// exactly.
+  double host_compute_progress(double share) const {
+    return std::max(0.0, 1.0 - (1.0 - host_exchange_share) * share);
+  }
+  /// An exchange's stretch beside compute from its host share alone: x = max(1 + w s, s).
+  double host_exchange_stretch(double share) const {
+    return host_compute_progress(share) > 0.0 ? 1.0 + host_exchange_share * share : share;
+  }
+  /// Compute beside exchanges of host share `share` (summed over those in flight
+  /// together): x / (x - s) = 1 + s / (x - s); +infinity where the transport takes every
+  /// core while it runs (stretched_compute_s then makes no progress until it ends).
+  double compute_beside(double share) const {
+    if (share <= 0.0) return compute;
+    const double progress = host_compute_progress(share);
+    return progress > 0.0 ? compute * (1.0 + share / progress) : std::numeric_limits<double>::infinity();
+  }
   /// An exchange of host share `share` beside compute.
-  double exchange_beside_compute(double share) const { return comm * (1.0 + share); }
+  double exchange_beside_compute(double share) const { return comm * host_exchange_stretch(share); }
 };
 
 /// The factors for a job on `net` (all 1 on one rank: nothing overlaps).
@@ -62,7 +94,10 @@ inline Contention contention_beside_compute(const ComputeParams& c, const Networ
   if (net.ranks() <= 1) return k;
   k.compute = c.interference_factor;
   k.comm = c.comm_interference_factor;
-  if (c.runs_on_host) k.host_cpu_s_per_byte = net.host_cpu_s_per_byte_sent();
+  if (c.runs_on_host) {
+    k.host_cpu_s_per_byte = net.host_cpu_s_per_byte_sent();
+    k.host_exchange_share = net.host_exchange_share;
+  }
   return k;
 }
 

@@ -84,6 +84,8 @@ inline constexpr Range kBucketMiB{1.0 / 1048576.0, 1e6};
 inline constexpr Range kMemoryGiB{1.0 / 1024.0, 1024.0 * 1024.0};
 // Host CPU time per byte moved, ns: 0 to 10^6 (1 kB/s).
 inline constexpr Range kNsPerByte{0.0, 1e6};
+// A share of something, 0 to 1 (all of it).
+inline constexpr Range kShare{0.0, 1.0};
 // A slow-down while another stream runs beside (contention): 1 to 10.
 inline constexpr Range kInterference{1.0, 10.0};
 // A GEMM's work, GFLOP: one FLOP to 10^18.

@@ -56,6 +56,8 @@ struct NetworkParams {
   // CPU time the host spends per byte sent across nodes (its stack, copies and whatever
   // forwards the packets), measured where it is known; 0: taken as 1 / host_bytes_per_s.
   double host_cpu_s_per_byte = 0.0;
+  // How much of that CPU time an exchange itself waits for beside compute (contention.hpp).
+  double host_exchange_share = 1.0;
   double inter_latency_s = 0.0;
   // The collective library's ring moves in lockstep (ClusterProfile::Transport): every
   // step waits for the slowest hop, so a ring spanning nodes pays the inter-node latency
