@@ -24,24 +24,30 @@ def rounds(share_w: float, cpu_ns: float, noise: float = 0.0, seed: int = 1) -> 
     return per_rank
 
 
+def fitted(results: list[dict], cpu_ns: float) -> float:
+    share = harness.host_exchange_share(results, cpu_ns)
+    assert share is not None
+    return share
+
+
 class ExchangeShare(unittest.TestCase):
     def test_the_share_comes_back_from_exact_rounds(self):
         for w in (0.0, 0.3, 0.75, 1.0):
             result = {"exchange_rounds_per_rank": rounds(w, 8.0)}
-            self.assertAlmostEqual(harness.host_exchange_share([result], 8.0), w, delta=0.001)
+            self.assertAlmostEqual(fitted([result], 8.0), w, delta=0.001)
 
     def test_the_share_comes_back_within_noise_of_two_percent(self):
         # w = 0.3 stretches the rounds above by 0.2 % to 38 % (the share 1.28: 1 + 0.3 x
         # 1.28); 2 % noise on that one alone moves w by about 0.02.
         result = {"exchange_rounds_per_rank": rounds(0.3, 8.0, noise=0.02, seed=7)}
-        self.assertAlmostEqual(harness.host_exchange_share([result], 8.0), 0.3, delta=0.05)
+        self.assertAlmostEqual(fitted([result], 8.0), 0.3, delta=0.05)
 
     def test_rounds_from_several_runs_pool_and_shares_stay_between_0_and_1(self):
         faster = {"exchange_rounds_per_rank": [[[8e6, 0.5, 0.4]]]}  # beside faster than alone
         self.assertEqual(harness.host_exchange_share([faster], 8.0), 0.0)
         slower = {"exchange_rounds_per_rank": [[[8e6, 0.5, 5.0]]]}  # 10x: more than sharing
         self.assertEqual(harness.host_exchange_share([slower], 8.0), 1.0)
-        pooled = harness.host_exchange_share([{"exchange_rounds_per_rank": rounds(0.5, 8.0)},
+        pooled = fitted([{"exchange_rounds_per_rank": rounds(0.5, 8.0)},
                                               {"exchange_rounds_per_rank": rounds(0.5, 8.0, seed=2)}], 8.0)
         self.assertAlmostEqual(pooled, 0.5, delta=0.001)
 
