@@ -121,6 +121,61 @@ def saved_bytes(model: torch.nn.Module, run: Callable[[], Any]) -> int:
     return sum(storages.values())
 
 
+# aten operators whose FLOPs are matrix products (the profiler also counts aten::mul and
+# aten::add, elementwise).
+GEMM_OPERATORS = ("aten::conv", "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul")
+LABEL = "dtperf_collect::"
+
+
+def forward_flops(model: torch.nn.Module, run: Callable[[], Any]) -> dict[str, tuple[float, str]]:
+    """FLOPs of one forward pass `run()`, per module that owns trainable parameters, as
+    PyTorch's profiler counts them (`with_flops`: convolutions, matrix products, and
+    elementwise multiplies and adds; 2 per multiply-add): {module name: (FLOPs, kind)},
+    kind "gemm" where a convolution or matrix product counted, else "elementwise". An
+    operator counts for the innermost such module whose forward it ran in (a module that
+    calls its children's weights directly, as nn.MultiheadAttention does its out_proj,
+    counts them)."""
+    owners = [(n, m) for n, m in model.named_modules()
+              if any(p.requires_grad for p in m.parameters(recurse=False))]
+    open_labels: list[Any] = []
+
+    def enter(name: str) -> Callable[..., None]:
+        def hook(*_: Any) -> None:
+            label = torch.autograd.profiler.record_function(LABEL + name)
+            label.__enter__()
+            open_labels.append(label)
+        return hook
+
+    def leave(*_: Any) -> None:
+        open_labels.pop().__exit__(None, None, None)
+
+    handles = []
+    for n, m in owners:
+        handles.append(m.register_forward_pre_hook(enter(n)))
+        handles.append(m.register_forward_hook(leave))
+    try:
+        with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                                     with_flops=True) as prof:
+            run()
+    finally:
+        for h in handles:
+            h.remove()
+    counted: dict[str, list[float]] = {}  # module -> [all FLOPs, GEMM FLOPs]
+    for event in prof.events():
+        if not event.flops:
+            continue
+        parent = event.cpu_parent
+        while parent is not None and not parent.name.startswith(LABEL):
+            parent = parent.cpu_parent
+        if parent is None:
+            continue  # outside every module with parameters (the loss, a functional call)
+        totals = counted.setdefault(parent.name[len(LABEL):], [0.0, 0.0])
+        totals[0] += event.flops
+        if event.name.startswith(GEMM_OPERATORS):
+            totals[1] += event.flops
+    return {n: (total, "gemm" if gemm > 0.0 else "elementwise") for n, (total, gemm) in counted.items()}
+
+
 def profile(model: torch.nn.Module, batch_fn: BatchFn, *, batch: int = 32, iters: int = 30, warmup: int = 5,
             device: str | torch.device = "cpu", optimizer: str = "sgd-momentum", lr: float = 1e-3,
             loss_fn: LossFn | None = None, name: str | None = None, sample_unit: str = "sample",
@@ -131,7 +186,8 @@ def profile(model: torch.nn.Module, batch_fn: BatchFn, *, batch: int = 32, iters
     backward time (the median over `iters` iterations of the wait since the previous
     gradient was ready), and a `measured` block with the single-device iteration, forward,
     backward and optimizer medians, the iteration p10/p90 and the bytes autograd keeps for
-    backward per sample (one more forward pass, counted by saved_bytes).
+    backward per sample (one more forward pass, counted by saved_bytes), and per layer the
+    forward FLOPs per sample PyTorch's profiler counts in another (forward_flops).
     """
     if iters < 3:
         raise ValueError("iters must be at least 3 (medians and quantiles need a few samples)")
@@ -194,6 +250,15 @@ def profile(model: torch.nn.Module, batch_fn: BatchFn, *, batch: int = 32, iters
     inputs = tuple(x.to(device) for x in inputs)
     kept = saved_bytes(model, lambda: criterion(model(*inputs), target.to(device)))
     opt.zero_grad(set_to_none=True)
+    # A module's FLOPs go to the parameter that carries its product (its weight, else its
+    # first); its other parameters (a bias) count none.
+    flops = forward_flops(model, lambda: model(*inputs))
+    flops_of: dict[str, tuple[float, str]] = {}
+    for module_name, (count, kind) in flops.items():
+        module = model.get_submodule(module_name) if module_name else model
+        own = [n for n, p in module.named_parameters(recurse=False) if p.requires_grad]
+        carrier = "weight" if "weight" in own else own[0]
+        flops_of[f"{module_name}.{carrier}" if module_name else carrier] = (count, kind)
 
     unused = [n for n, _ in named if not offsets[n]]
     if unused:
@@ -213,6 +278,9 @@ def profile(model: torch.nn.Module, batch_fn: BatchFn, *, batch: int = 32, iters
         }
         if owner is not None:
             layer["ddp_bucket"] = owner[n]
+        if n in flops_of:
+            layer["forward_gflop_per_sample"] = float(f"{flops_of[n][0] / batch / 1e9:.9g}")
+            layer["kind"] = flops_of[n][1]
         layers.append(layer)
         previous = max(previous, at)
     element_bytes = {p.element_size() for _, p in named}

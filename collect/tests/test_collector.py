@@ -82,6 +82,31 @@ class CollectorTest(unittest.TestCase):
         waits_ms = sum(l["backward_us"] for l in doc["layers"]) / 1e3
         self.assertAlmostEqual(result["backward_ms"], waits_ms, delta=1e-6 + 1e-6 * waits_ms)
 
+    def test_forward_flops_per_layer_as_the_profiler_counts_them(self):
+        path, doc = self.collect_cli("toy_models:cnn")
+        layers = {l["name"]: l for l in doc["layers"]}
+        # 2 FLOPs per multiply-add, per sample. Conv 3 -> 16, 3x3, on 32 x 32 (padded):
+        # 2 x 16 x 32 x 32 x 3 x 9; conv 16 -> 32, 3x3, on 16 x 16 (after the pooling):
+        # 2 x 32 x 16 x 16 x 16 x 9; the head 2 x 32 x 10. Biases and batch norms count
+        # none (the profiler counts no FLOPs for them), and carry no FLOPs field.
+        expected = {"features.0.weight": 2 * 16 * 32 * 32 * 3 * 9, "features.4.weight": 2 * 32 * 16 * 16 * 16 * 9,
+                    "head.weight": 2 * 32 * 10}
+        for name, flops in expected.items():
+            self.assertAlmostEqual(layers[name]["forward_gflop_per_sample"] * 1e9, flops, delta=1e-6 * flops, msg=name)
+            self.assertEqual(layers[name]["kind"], "gemm")
+        self.assertEqual({n for n, l in layers.items() if "forward_gflop_per_sample" in l}, set(expected))
+        # dtperf computes from them: forward from FLOPs on a GPU, and without them a warning.
+        r = dtperf_json("predict", "--model", path, "--profile", "dgx-a100", "--nodes", "1", "--compute-source", "flops")
+        self.assertEqual(r["model"]["compute_source"], "flops")
+        self.assertFalse(any("gives no FLOPs" in w for w in r.get("warnings", [])))
+        for layer in doc["layers"]:
+            layer.pop("forward_gflop_per_sample", None)
+            layer.pop("kind", None)
+        bare = os.path.join(self.work, "cnn-without-flops.json")
+        write_model(doc, bare)
+        r = dtperf_json("predict", "--model", bare, "--profile", "dgx-a100", "--nodes", "1", "--compute-source", "flops")
+        self.assertTrue(any("gives no FLOPs" in w for w in r["warnings"]), r.get("warnings"))
+
     def test_ddp_buckets_agree_with_dtperfs(self):
         model, batch_fn = toy_models.mlp()
         doc = profile(model, batch_fn, batch=8, iters=4, warmup=1, optimizer="adam")
