@@ -227,9 +227,9 @@ def host_cpu_ns_per_byte(result: Result) -> float | None:
     dtperf charges compute a transfer's CPU time (include/dtperf/contention.hpp): an
     exchange in which a rank sends B bytes (inside its node or across) keeps
     s = host_cpu_ns_per_byte x B / its duration of them busy, and compute loses
-    host_cpu_ns_per_byte x B, whatever part of the duration is latency. The phase measures exactly that loss: compute iterations
-    running wholly beside the run's own exchanges, against the compute-only phase, per
-    byte sent meanwhile. Every emulated node is the same machine, so the figure includes
+    host_cpu_ns_per_byte x B, whatever part of the duration is latency. The phase measures
+    exactly that loss: compute iterations running wholly beside the run's own exchanges,
+    against the compute-only phase, per byte sent meanwhile. Every emulated node is the same machine, so the figure includes
     what any rank's transport (gloo's threads, the kernel's copies, the link emulator)
     takes from every computing rank, and what it costs beyond its own CPU time (wake-ups,
     caches). At 100 Mbit/s a rank sends slowly enough that the loss is within the compute
@@ -291,6 +291,12 @@ def collective_table(cluster: Cluster, per_node: int, procs: Processes, port: in
             for size in TABLE_SIZES]
 
 
+def profile_cpu_ns_per_byte(measured: float) -> float:
+    """The CPU time per byte a profile gets from a measured one: at least 0.001 ns (at
+    100 Mbit/s a single phase can read below zero, within its noise)."""
+    return max(measured, 1e-3)
+
+
 def profile_json(nodes: int, per_node: int, link: Link, copy_gb_per_s: float, name: str,
                  cpu_ns_per_byte: float | None = None, exchange_share: float | None = None) -> dict[str, Any]:
     """The cluster as the harness measured it (with the transport's CPU time per byte of
@@ -299,8 +305,8 @@ def profile_json(nodes: int, per_node: int, link: Link, copy_gb_per_s: float, na
                                   "latency_us": link["inter_one_way_us"], "transport_efficiency": 1.0,
                                   # A loopback TCP stream is bound by the host's CPU alone: the stack's ceiling.
                                   "host_gbps": link["intra_gbps"],
-                                  "host_cpu_ns_per_byte": max(cpu_ns_per_byte if cpu_ns_per_byte is not None
-                                                              else link["inter_cpu_ns_per_byte"], 1e-3)}
+                                  "host_cpu_ns_per_byte": profile_cpu_ns_per_byte(
+                                      cpu_ns_per_byte if cpu_ns_per_byte is not None else link["inter_cpu_ns_per_byte"])}
     if exchange_share is not None:
         inter_node["host_exchange_share"] = exchange_share
     profile = {
@@ -573,7 +579,7 @@ def main() -> int:
             raise RuntimeError(f"{nodes}x{per_node}: no rank sent in the compute-beside-exchanges phase")
         cpu_ns = statistics.median(x for x in run_cpu_ns.values() if x is not None)
         # How much of that the exchanges themselves wait for, from the same phases.
-        exchange_share = host_exchange_share(list(results.values()), cpu_ns)
+        exchange_share = host_exchange_share(list(results.values()), profile_cpu_ns_per_byte(cpu_ns))
         # And how much compute varies is the cell's too: one run's phase can be far off the
         # others' (once 28-31 ms iterations beside 83-104 ms ones on 4 x 1).
         variation_run = median_variation_run(results)
@@ -602,6 +608,7 @@ def main() -> int:
             cell["host_cpu_ns_per_byte"] = cpu_ns
             cell["host_exchange_share"] = exchange_share
             cell["exchange_stretch_beside_compute"] = exchange_stretch(result)
+            cell["exchange_rounds_per_rank"] = result.get("exchange_rounds_per_rank")
             cell["variation_from"] = variation_from
             # For the reader: this run's own CPU per byte, the prediction with steady compute,
             # how long decentralized training's ranks waited for exchanges and how long dtperf
