@@ -24,11 +24,11 @@
 //     CPU time exceeds its duration (x = s > 1: then compute stalls while it runs). The
 //     validation harness measures both beside each other, blind to training times: the
 //     compute lost per byte sent and the exchanges' own stretch, from which w
-//     (validation/train.py, compute_beside_exchanges). On its emulated cluster (full grid,
-//     docs/VALIDATION.md) the exchanges beside compute took 1.00-1.04x their time alone on
-//     2 and 4 nodes of one rank at 100 Mbit/s, up to 1.33x at 1 Gbit/s and 1.83x with four
-//     ranks on two cores; the share that fits each cell ran from 0.06 to 0.87 (median 0.39):
-//     neither w = 1 nor w = 0 fits every cell.
+//     (validation/train.py, compute_beside_exchanges). On its emulated cluster (two full
+//     grids, docs/VALIDATION.md) the exchanges beside compute took 0.98-1.04x their time
+//     alone on 2 and 4 nodes of one rank at 100 Mbit/s, up to 1.54x at 1 Gbit/s and 1.83x
+//     with four ranks on two cores; the share that fits each cell ran from 0.04 to 0.87
+//     (median 0.34): neither w = 1 nor w = 0 fits every cell.
 //     An exchange's latency costs no CPU: the share is its CPU time over its whole
 //     duration, latency included, during which the cores are idle while the bytes are on
 //     the wire. Exchanges in flight on both link levels at once (gossip: one inside the
