@@ -21,6 +21,18 @@ void on_host(ComputeParams& c, NetworkParams& n, double share) {
   n.host_cpu_s_per_byte = share / n.nic_line_bytes_per_s;
 }
 
+// Two single-GPU nodes at 10 GB/s, momentum SGD on a fast memory, ring All-Reduce with no
+// framework copies: the scenario of the All-Reduce tests below.
+AllReduceScenario two_node_allreduce() {
+  AllReduceScenario s;
+  s.network = test::two_single_gpu_nodes(10e9);
+  s.compute = test::fast_memory();
+  s.request.optimizer = Optimizer::sgd_momentum;
+  s.options.algorithm = Algorithm::ring;
+  s.options.framework_copies = false;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("a host transport's share of the cores slows compute and itself alike", "[contention][host]") {
@@ -59,12 +71,7 @@ TEST_CASE("a host transport's share of the cores slows compute and itself alike"
 TEST_CASE("All-Reduce on the host: compute loses the transport's CPU time, which runs slower too",
           "[contention][host][allreduce]") {
   const ModelSpec m = test::ten_mb_tensors(4);
-  AllReduceScenario s;
-  s.network = test::two_single_gpu_nodes(10e9);
-  s.compute = test::fast_memory();
-  s.request.optimizer = Optimizer::sgd_momentum;
-  s.options.algorithm = Algorithm::ring;
-  s.options.framework_copies = false;
+  AllReduceScenario s = two_node_allreduce();
   AllReducePredictor predictor(m);
   // Buckets (DDP): 10 MB ready at 10 ms, 30 MB at 40 ms; a pair all-reduce of S costs
   // S / 10 GB/s. Plain: 10-11 ms and 40-43 ms; iteration 20 + 40 + 3 + 0.2 (momentum SGD,
@@ -109,13 +116,8 @@ TEST_CASE("gossip on the host: an exchange launched in backward slows the rest o
 TEST_CASE("an exchange's latency costs compute nothing: only its CPU time per byte does",
           "[contention][host][allreduce]") {
   const ModelSpec m = test::ten_mb_tensors(4);
-  AllReduceScenario s;
-  s.network = test::two_single_gpu_nodes(10e9);
+  AllReduceScenario s = two_node_allreduce();
   s.network.inter_latency_s = 1e-3;
-  s.compute = test::fast_memory();
-  s.request.optimizer = Optimizer::sgd_momentum;
-  s.options.algorithm = Algorithm::ring;
-  s.options.framework_copies = false;
   on_host(s.compute, s.network, 0.5);  // 0.05 ns per byte
   AllReducePredictor predictor(m);
   // The buckets of the test above, each all-reduce now 2 crossings x 1 ms longer: 10 MB
@@ -253,12 +255,7 @@ TEST_CASE("the exchange's share of its CPU time: compute loses the same, the exc
 TEST_CASE("All-Reduce on the host, the transport served first: the all-reduce keeps its speed, compute loses the same",
           "[contention][host][allreduce]") {
   const ModelSpec m = test::ten_mb_tensors(4);
-  AllReduceScenario s;
-  s.network = test::two_single_gpu_nodes(10e9);
-  s.compute = test::fast_memory();
-  s.request.optimizer = Optimizer::sgd_momentum;
-  s.options.algorithm = Algorithm::ring;
-  s.options.framework_copies = false;
+  AllReduceScenario s = two_node_allreduce();
   on_host(s.compute, s.network, 0.5);
   s.network.host_exchange_share = 0.0;
   AllReducePredictor predictor(m);
