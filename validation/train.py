@@ -284,6 +284,16 @@ def communication_only(buckets: Sequence[torch.Tensor], steps: Sequence[Step],
             (time.perf_counter() - wall0) / iters)
 
 
+def exchanges_alone_s(buckets: Sequence[torch.Tensor], group: Optional[dist.ProcessGroup], repeats: int) -> float:
+    """Seconds until this rank's last completion of every bucket's all-reduce on `group`,
+    launched `repeats` times at once after a barrier, with no compute beside them."""
+    dist.barrier()
+    t0 = time.perf_counter()
+    for w in [dist.all_reduce(b, group=group, async_op=True) for _ in range(repeats) for b in buckets]:
+        w.wait()
+    return time.perf_counter() - t0
+
+
 def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence[torch.Tensor], steps: Sequence[Step],
                              alone_s: float, args: argparse.Namespace
                              ) -> tuple[Optional[float], list[float], list[list[float]]]:
@@ -321,18 +331,10 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
         if r < len(steps):
             # How long this step's exchanges take alone decides its repeats (the same on
             # every rank), once per step.
-            dist.barrier()
-            t0 = time.perf_counter()
-            for w in [dist.all_reduce(b, group=group, async_op=True) for b in buckets]:
-                w.wait()
-            once_ms = torch.tensor([(time.perf_counter() - t0) * 1e3], dtype=torch.float64)
+            once_ms = torch.tensor([exchanges_alone_s(buckets, group, 1) * 1e3], dtype=torch.float64)
             dist.all_reduce(once_ms, op=dist.ReduceOp.MAX)
             repeats_per_step[r] = max(1, math.ceil(8 * alone_ms.item() / max(once_ms.item(), 1e-3)))
-            dist.barrier()
-            t0 = time.perf_counter()
-            for w in [dist.all_reduce(b, group=group, async_op=True) for _ in range(repeats_per_step[r]) for b in buckets]:
-                w.wait()
-            batch_alone_s[r] = time.perf_counter() - t0
+            batch_alone_s[r] = exchanges_alone_s(buckets, group, repeats_per_step[r])
         repeats = repeats_per_step[r % len(steps)]
         dist.barrier()
         done: list[float] = []

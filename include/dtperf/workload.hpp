@@ -78,6 +78,7 @@ struct ModelSpec {
 
   std::int64_t total_params() const;
   double total_bytes() const;  // params x param_bytes
+  double forward_flops_per_sample() const;  // summed over the tensors, in their order
   bool has_measured_layers() const;
 };
 

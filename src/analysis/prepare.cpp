@@ -88,16 +88,13 @@ Prepared prepare(const std::string& command, const Inputs& in, const AnalysisReq
         "from a GPU, or use --compute-source flops",
         in.model.name, in.profile.gpu.model));
   }
-  if (run.compute_source == ComputeSource::flops && !run.request.single_gpu_iteration_s) {
-    double forward_flops = 0.0;
-    for (const TensorSpec& t : in.model.tensors) forward_flops += t.forward_flops_per_sample;
-    if (forward_flops <= 0.0) {
-      run.warnings.push_back(fmt::format(
-          "model '{}' gives no FLOPs (no layer has forward_gflop_per_sample): its compute from FLOPs is only "
-          "its memory traffic. Collect it again (python3 -m dtperf_collect records FLOPs per layer), use its "
-          "measured times, or give --single-gpu-iteration-ms",
-          in.model.name));
-    }
+  if (run.compute_source == ComputeSource::flops && !run.request.single_gpu_iteration_s &&
+      in.model.forward_flops_per_sample() <= 0.0) {
+    run.warnings.push_back(fmt::format(
+        "model '{}' gives no FLOPs (no layer has forward_gflop_per_sample): its compute from FLOPs is only "
+        "its memory traffic. Collect it again (python3 -m dtperf_collect records FLOPs per layer), use its "
+        "measured times, or give --single-gpu-iteration-ms",
+        in.model.name));
   }
   if (const auto& fit = in.profile.runs_fit) {
     if (fit->applies_to(in.model.name)) {

@@ -233,7 +233,7 @@ Rendered render_models() {
   std::vector<ModelRow> rows;
   for (const ZooEntry& entry : model_zoo()) {
     ModelRow row{entry.build(), static_cast<std::int64_t>(entry.published_params), 0.0};
-    for (const auto& t : row.model.tensors) row.forward_flops += t.forward_flops_per_sample;
+    row.forward_flops = row.model.forward_flops_per_sample();
     rows.push_back(std::move(row));
   }
   const std::span<const ModelRow> view(rows);
