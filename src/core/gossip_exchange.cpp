@@ -383,44 +383,55 @@ void GossipPredictor::State::exchange_phase_directed(int step) {
   }
 }
 
+// Bucket by bucket, every class in turn: each class's own operations run in the same
+// order as class by class (so the same values), but consecutive classes are independent,
+// so the processor overlaps them instead of waiting on one class's chain of maxima and
+// sums bucket after bucket, and the per-bucket rows are read in order.
 template <bool kStretched>
 void GossipPredictor::State::exchange_directed_as(std::size_t row) {
   const CompiledSchedule& sc = *schedule;
   const std::size_t classes = compute_clock_s.size();
   const auto peers = static_cast<std::size_t>(sc.peers);
+  // Each (class, peer)'s classes, link level and placements, read once per call.
+  for (std::size_t i = 0; i < classes * peers; ++i) {
+    DirectedPeer& p = directed_peers[i];
+    p.to = static_cast<std::uint32_t>(sc.send_to[row + i]);
+    p.from = static_cast<std::uint32_t>(sc.receive_from[row + i]);
+    p.send_placement = sc.send_placement[row + i];
+    p.receive_placement = sc.receive_placement[row + i];
+    p.crosses = sc.placements[p.send_placement].nodes > 1;
+  }
+  // A transfer starts once the sender has launched it and the receiver has posted its
+  // receive (at its own launch); sends and receives run at once (full duplex). A rank's
+  // sends over one link level (inside the node, across nodes) go one after another: its
+  // link carries them all, bucket after bucket; different levels run side by side. A
+  // bucket's receive from a peer follows that peer's previous bucket. The link levels
+  // carry on from the previous iteration's buckets: intra_free_s and inter_free_s hold
+  // each class's levels while the buckets run, directed_done_s when its buckets are done.
+  double* intra_free = intra_free_s.data();
+  double* inter_free = inter_free_s.data();
+  double* done = directed_done_s.data();
   for (std::size_t u = 0; u < classes; ++u) {
-    // Each peer's classes, link level and placements, read once per class.
-    for (std::size_t j = 0; j < peers; ++j) {
-      const std::size_t i = row + u * peers + j;
-      DirectedPeer& p = directed_peers[j];
-      p.to = static_cast<std::size_t>(sc.send_to[i]);
-      p.from = static_cast<std::size_t>(sc.receive_from[i]);
-      p.send_placement = sc.send_placement[i];
-      p.receive_placement = sc.receive_placement[i];
-      p.crosses = sc.placements[p.send_placement].nodes > 1;
-    }
-    // A transfer starts once the sender has launched it and the receiver has posted its
-    // receive (at its own launch); sends and receives run at once (full duplex). A rank's
-    // sends over one link level (inside the node, across nodes) go one after another: its
-    // link carries them all, bucket after bucket; different levels run side by side. A
-    // bucket's receive from a peer follows that peer's previous bucket.
-    // The link levels carry on from the previous iteration's buckets.
-    double intra_free = std::max(launch_s[u], intra_free_s[u]);
-    double inter_free = std::max(launch_s[u], inter_free_s[u]);
-    double done = launch_s[u];
-    double* received = received_s.data() + u * peers;  // per peer, the last receive's end
-    for (std::size_t b = 0; b < buckets; ++b) {
-      const double* launch = launch_s.data() + b * classes;
-      intra_free = std::max(intra_free, launch[u]);
-      inter_free = std::max(inter_free, launch[u]);
+    intra_free[u] = std::max(launch_s[u], intra_free[u]);
+    inter_free[u] = std::max(launch_s[u], inter_free[u]);
+    done[u] = launch_s[u];
+  }
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const double* launch = launch_s.data() + b * classes;
+    double* bucket_done_s = done_s.data() + b * classes;
+    for (std::size_t u = 0; u < classes; ++u) {
+      intra_free[u] = std::max(intra_free[u], launch[u]);
+      inter_free[u] = std::max(inter_free[u], launch[u]);
       double bucket_done = launch[u];
+      double* received = received_s.data() + u * peers;  // per peer, the last receive's end
+      const DirectedPeer* peer = directed_peers.data() + u * peers;
       for (std::size_t j = 0; j < peers; ++j) {
-        const DirectedPeer& p = directed_peers[j];
-        double& level = p.crosses ? inter_free : intra_free;
+        const DirectedPeer& p = peer[j];
+        double& level = p.crosses ? inter_free[u] : intra_free[u];
         const double send_start = std::max(level, launch[p.to]);
         const double receive_start = std::max({launch[p.from], launch[u], received[j]});
-        const std::size_t send_cell = p.send_placement * buckets + b;
-        const std::size_t receive_cell = p.receive_placement * buckets + b;
+        const std::size_t send_cell = std::size_t{p.send_placement} * buckets + b;
+        const std::size_t receive_cell = std::size_t{p.receive_placement} * buckets + b;
         if constexpr (kStretched) {
           const double send_factor = contention.exchange_beside_compute(host_share[send_cell]);
           const double receive_factor = contention.exchange_beside_compute(host_share[receive_cell]);
@@ -436,12 +447,11 @@ void GossipPredictor::State::exchange_directed_as(std::size_t row) {
         }
         bucket_done = std::max({bucket_done, level, received[j]});
       }
-      done_s[b * classes + u] = bucket_done;
-      done = std::max(done, bucket_done);
+      bucket_done_s[u] = bucket_done;
+      done[u] = std::max(done[u], bucket_done);
     }
-    intra_free_s[u] = intra_free;
-    inter_free_s[u] = done;
   }
+  std::copy(done, done + classes, inter_free);
 }
 
 // Without overlap across iterations, an iteration ends only when all of its exchanges

@@ -135,6 +135,7 @@ struct GossipPredictor::State {
   std::vector<double> compute_end_s;         // per class, within compute_phase: estimated
   std::vector<double> remaining_after_s;     // per bucket: unstretched work after it
   std::vector<double> received_s;            // per class x peer: directed receives' ends
+  std::vector<double> directed_done_s;       // per class, within a directed exchange
   std::vector<double> backward_iteration_s;  // per class, within compute_phase
   std::vector<double> wait_iteration_s;      // per class, within compute_phase
   std::vector<double> factor;          // per class: this iteration's compute factor
@@ -186,7 +187,8 @@ struct GossipPredictor::State {
       plain_groups.push_back(p);
     }
     received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
-    directed_peers.resize(static_cast<std::size_t>(std::max(schedule->peers, 1)));
+    directed_peers.resize(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)));
+    directed_done_s.resize(classes);
     mean.reserve(classes);
     // done_s and launch_s are per class x bucket: sized once the buckets are known.
     traffic.resize(static_cast<std::size_t>(schedule->period));
@@ -244,14 +246,14 @@ struct GossipPredictor::State {
   template <bool kStretched>
   void exchange_directed_as(std::size_t row);
   // Scratch for exchange_directed_as, per peer of one class.
-  struct DirectedPeer {
-    std::size_t to = 0;
-    std::size_t from = 0;
-    std::size_t send_placement = 0;
-    std::size_t receive_placement = 0;
+  struct DirectedPeer {  // 20 bytes: one per class x peer
+    std::uint32_t to = 0;
+    std::uint32_t from = 0;
+    std::uint32_t send_placement = 0;
+    std::uint32_t receive_placement = 0;
     bool crosses = false;
   };
-  std::vector<DirectedPeer> directed_peers;
+  std::vector<DirectedPeer> directed_peers;  // per class x peer, within a directed exchange
   double mean_clock_advance();
   double mean_over_ranks(const std::vector<double>& per_class);
   void prepare(const GossipScenario& s);
