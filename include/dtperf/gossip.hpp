@@ -221,6 +221,13 @@ class GossipPredictor {
   /// With no variability the means equal `predict(scenario)`'s within 1e-9 (the
   /// steadiness tolerance of the deterministic simulation).
   const GossipResult& predict(const GossipScenario& scenario, const Variability& variability);
+  /// The same, given `settled`: the deterministic result of this scenario on this
+  /// topology (from any schedule of it: rank classes give bit for bit what every rank
+  /// gives, stats.hpp), whose iteration time and settling the warm-up reads. A schedule
+  /// merged into classes settles in a fraction of the per-rank one's time: at a million
+  /// ranks the per-rank settling run of a ring was a third of the whole simulation.
+  const GossipResult& predict(const GossipScenario& scenario, const Variability& variability,
+                              const GossipResult& settled);
 
   /// Bytes held by the simulation state and the compiled schedule (buffer capacities).
   std::size_t memory_bytes() const;

@@ -316,11 +316,13 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
     s.replica_network.nodes = 1;
     s.network.gpus_per_node = 1;
   }
-  GossipPredictor predictor(model, schedule(topology, schedule_ranks, schedule_per_node, variable),
-                            scheme.kind == Scheme::Kind::dpsgd ? GossipAlgorithm::dpsgd
-                            : scheme.directed_gossip()         ? GossipAlgorithm::sgp
-                                                               : GossipAlgorithm::decent_dp);
-  const GossipResult& r = variable ? predictor.predict(s, setup_.variability) : predictor.predict(s);
+  const GossipAlgorithm algorithm = scheme.kind == Scheme::Kind::dpsgd ? GossipAlgorithm::dpsgd
+                                    : scheme.directed_gossip()         ? GossipAlgorithm::sgp
+                                                                       : GossipAlgorithm::decent_dp;
+  GossipPredictor predictor(model, schedule(topology, schedule_ranks, schedule_per_node, variable), algorithm);
+  std::optional<GossipPredictor> merged;  // with variable compute: the settling run, on rank classes
+  if (variable) merged.emplace(model, schedule(topology, schedule_ranks, schedule_per_node, false), algorithm);
+  const GossipResult& r = variable ? predictor.predict(s, setup_.variability, merged->predict(s)) : predictor.predict(s);
   out.iteration = r.iteration;
   if (variable) keep_variability(r.variability);
   out.steps.assign(r.steps.begin(), r.steps.end());

@@ -206,6 +206,16 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
 }
 
 const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Variability& v) {
+  if (state_->schedule->classes != state_->schedule->ranks) {
+    throw std::logic_error("variable compute needs a schedule compiled per rank");
+  }
+  // predict(s) returns this predictor's own result: the overload reads what it needs of
+  // it before the run overwrites it.
+  return predict(s, v, predict(s));
+}
+
+const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Variability& v,
+                                             const GossipResult& settled) {
   State& st = *state_;
   const CompiledSchedule& sc = *st.schedule;
   if (sc.classes != sc.ranks) {
@@ -213,10 +223,11 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Vari
   }
   // The deterministic run gives the reference for the histogram and how long this
   // topology takes to settle (a ring: about as many iterations as it has ranks); the
-  // warm-up is at least that long.
-  const GossipResult& deterministic = predict(s);
-  const double reference_s = deterministic.iteration.iteration_s;
-  const int settle_iterations = deterministic.iterations_simulated;
+  // warm-up is at least that long. Read first: `settled` may be this predictor's result.
+  const double reference_s = settled.iteration.iteration_s;
+  const int settle_iterations = settled.iterations_simulated;
+  std::fill(st.factor.begin(), st.factor.end(), 1.0);
+  st.prepare(s);
   st.reset_clocks();
   if (st.idle_per_rank_s.size() != st.factor.size()) st.idle_per_rank_s.resize(st.factor.size());
   NoiseStream noise(v, sc.ranks, sc.ranks_per_node);
