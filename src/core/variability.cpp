@@ -38,22 +38,24 @@ NoiseStream::NoiseStream(const Variability& v, int ranks, int ranks_per_node)
   log_mu_ = -0.5 * variance;  // so that the lognormal has mean 1
 }
 
-std::uint64_t NoiseStream::bits() {
-  // xoshiro256**
-  const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
-  const std::uint64_t t = state_[1] << 17;
-  state_[2] ^= state_[0];
-  state_[3] ^= state_[1];
-  state_[1] ^= state_[2];
-  state_[0] ^= state_[3];
-  state_[2] ^= t;
-  state_[3] = rotl(state_[3], 45);
-  return result;
-}
-
-double NoiseStream::uniform() { return (static_cast<double>(bits() >> 11) + 0.5) * 0x1.0p-53; }
-
 namespace {
+
+// xoshiro256** (Blackman and Vigna), its state in registers while a row of draws runs.
+struct Xoshiro256 {
+  std::uint64_t s[4];
+  std::uint64_t bits() {
+    const std::uint64_t result = rotl(s[1] * 5, 7) * 9;
+    const std::uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+  }
+  double uniform() { return (static_cast<double>(bits() >> 11) + 0.5) * 0x1.0p-53; }  // in (0, 1)
+};
 
 // The ziggurat of Marsaglia and Tsang (2000), 256 layers of equal area kArea under
 // f(x) = exp(-x^2 / 2) (unnormalised), the base layer including the tail beyond kRight.
@@ -81,12 +83,9 @@ const Ziggurat& ziggurat() {
   return table;
 }
 
-}  // namespace
-
-double NoiseStream::standard_normal() {
-  const Ziggurat& z = ziggurat();
+double standard_normal_of(Xoshiro256& g, const Ziggurat& z) {
   for (;;) {
-    const std::uint64_t r = bits();
+    const std::uint64_t r = g.bits();
     const int i = static_cast<int>(r & (kLayers - 1));
     const double u = 2.0 * ((static_cast<double>(r >> 11) + 0.5) * 0x1.0p-53) - 1.0;  // in (-1, 1)
     if (std::abs(u) < z.ratio[i]) return u * z.x[i];  // inside the layer's rectangle
@@ -95,14 +94,36 @@ double NoiseStream::standard_normal() {
       double tail = 0.0;
       double y = 0.0;
       do {
-        tail = -std::log(uniform()) / kRight;
-        y = -std::log(uniform());
+        tail = -std::log(g.uniform()) / kRight;
+        y = -std::log(g.uniform());
       } while (y + y < tail * tail);
       return u > 0.0 ? kRight + tail : -(kRight + tail);
     }
     const double candidate = u * z.x[i];
-    if (z.f[i + 1] + uniform() * (z.f[i] - z.f[i + 1]) < std::exp(-0.5 * candidate * candidate)) return candidate;
+    if (z.f[i + 1] + g.uniform() * (z.f[i] - z.f[i + 1]) < std::exp(-0.5 * candidate * candidate)) return candidate;
   }
+}
+
+Xoshiro256 load(const std::uint64_t (&state)[4]) { return {{state[0], state[1], state[2], state[3]}}; }
+
+void store(const Xoshiro256& g, std::uint64_t (&state)[4]) { std::copy(g.s, g.s + 4, state); }
+
+}  // namespace
+
+std::uint64_t NoiseStream::bits() {
+  Xoshiro256 g = load(state_);
+  const std::uint64_t r = g.bits();
+  store(g, state_);
+  return r;
+}
+
+double NoiseStream::uniform() { return (static_cast<double>(bits() >> 11) + 0.5) * 0x1.0p-53; }
+
+double NoiseStream::standard_normal() {
+  Xoshiro256 g = load(state_);
+  const double x = standard_normal_of(g, ziggurat());
+  store(g, state_);
+  return x;
 }
 
 double test_standard_normal(NoiseStream& stream) { return stream.standard_normal(); }
@@ -122,7 +143,24 @@ double NoiseStream::draw() {
 }
 
 void NoiseStream::next(std::span<double> factors) {
-  for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = persistent_[r] * draw();
+  const double* persistent = persistent_.data();
+  const bool normal = v_.law == NoiseLaw::normal && v_.cv != 0.0;
+  if (normal || (v_.law == NoiseLaw::lognormal && v_.cv != 0.0)) {
+    // draw()'s arithmetic with the generator's state in registers for the whole row and
+    // the law read once: the same draws in the same order, so the same factors.
+    Xoshiro256 g = load(state_);
+    const Ziggurat& z = ziggurat();
+    const double cv = v_.cv;
+    const double log_mu = log_mu_;
+    const double log_sigma = log_sigma_;
+    for (std::size_t r = 0; r < factors.size(); ++r) {
+      const double x = standard_normal_of(g, z);
+      factors[r] = persistent[r] * (normal ? std::max(kNormalFloor, 1.0 + cv * x) : std::exp(log_mu + log_sigma * x));
+    }
+    store(g, state_);
+    return;
+  }
+  for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = persistent[r] * draw();
 }
 
 std::pair<double, double> normal_maximum_moments(int n) {
