@@ -204,6 +204,14 @@ expect 2 "^dtperf: error: --slow-rank: the factors given for rank 9 \(node 1\) m
   predict --slow-node 1=30 --slow-rank 9=40
 expect 0 'rank 8 x3, node 1 x0.5' predict --slow-node 1=0.5 --slow-rank 8=3 --sim-iterations 50
 expect 2 'excludes' predict --compute-cv 0.1 --iteration-times "$work/times.txt"
+# Variable compute simulates every rank: refused before it runs beyond 131,072 GPUs or 2^31
+# rank-steps (512 ranks x 5 buckets x 1 step x 1,000,000 iterations; 838,860 fit).
+expect 2 '^dtperf: error: --nodes: variable compute simulates every rank, at most 131072 .* 16385 x 8 GPUs are 131080' \
+  predict --profile dgx-h100 --nodes 16385 --compute-cv 0.1
+expect 2 '^dtperf: error: --sim-iterations: variable compute with all-reduce on 64 x 8 GPUs would simulate 2.56e\+09 rank-steps \(512 ranks x 5 buckets x 1 step per bucket x 1000000 iterations\), beyond the limit of 2.15e\+09 .*simulate at most 838860 iterations here' \
+  predict --profile dgx-h100 --nodes 64 --compute-cv 0.1 --sim-iterations 1000000
+expect 2 '^dtperf: error: --sim-iterations: variable compute with exponential on 16 x 8 GPUs would simulate' \
+  predict --profile dgx-h100 --nodes 16 --scheme exponential --compute-cv 0.1 --sim-iterations 1000000
 expect 2 'compute-cv' predict --compute-cv -0.1
 
 # --- dtperf fit: nccl-tests logs and raw calibration files to a profile

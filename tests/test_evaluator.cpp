@@ -97,3 +97,105 @@ TEST_CASE("the memory estimate kept between evaluations follows every input it r
   CHECK(totals[4] < totals[3]);
   CHECK(totals[6] == totals[0]);
 }
+
+TEST_CASE("a variable-compute simulation counts its rank-steps before it runs", "[evaluator][variability]") {
+  // ResNet-50 on 16 nodes of 8: 128 ranks, 4 gossip buckets of 25 MiB (5 for DDP, whose
+  // first bucket is 1 MiB). Each rank computes each bucket (one step) and takes part in
+  // each exchange round of it: a ring pairs every rank once per step (1 round), the
+  // exponential graph on 128 ranks once per distance 2^k, k = 0..6 (7 rounds), SGP's push
+  // sends once and receives once (2).
+  const ModelSpec model = *zoo_model("resnet50");
+  const ClusterProfile cluster = [] {
+    ClusterProfile c = io::load_profile("dgx-h100");
+    c.nodes = 16;
+    return c;
+  }();
+  Variability v;
+  v.law = NoiseLaw::normal;
+  v.cv = 0.1;
+  v.iterations = 100;
+  v.warmup_iterations = 20;
+  const NetworkParams net = network_params(cluster, 1.0, {});
+  const GossipScenario s{net, compute_params(cluster, DType::bf16), compute_request(model, {}, cluster.ranks()), {}};
+  for (const auto& [name, rounds] : {std::pair{"ring", 1.0}, std::pair{"exponential", 7.0}}) {
+    INFO(name);
+    const Topology topology = make_topology(name, 128, 8);
+    GossipPredictor merged(model, compile_schedule(topology, true));
+    const GossipResult& settled = merged.predict(s);
+    const SimulationWork w = merged.variable_work(v, settled);
+    CHECK(w.ranks == 128.0);
+    CHECK(w.buckets == 4.0);
+    CHECK(w.rounds_per_bucket == rounds);
+    CHECK(w.measured_iterations == 100.0);  // period 2 or 1: 100 is whole periods
+    // The warm-up: at least 20, at least the settling run, in whole periods.
+    CHECK(w.iterations - w.measured_iterations >= std::max(20, settled.iterations_simulated));
+    CHECK(w.rank_steps() == 128.0 * 4.0 * (1.0 + rounds) * w.iterations);
+    // Any schedule of the topology counts the same: per rank, classes weighted by size.
+    GossipPredictor per_rank(model, compile_schedule(topology, false));
+    CHECK(per_rank.variable_work(v, settled).rank_steps() == w.rank_steps());
+  }
+  GossipPredictor sgp(model, compile_sgp_schedule(128, 8, true), GossipAlgorithm::sgp);
+  CHECK(sgp.variable_work(v, sgp.predict(s)).rounds_per_bucket == 2.0);
+  AllReducePredictor allreduce(model);
+  const AllReduceScenario a{net, s.compute, s.request, {}};
+  allreduce.predict(a);
+  const SimulationWork w = allreduce.variable_work(a, v);
+  CHECK(w.rank_steps() == 128.0 * 5.0 * 100.0);  // no exchange rounds, no simulated warm-up
+}
+
+TEST_CASE("the most iterations within the limit are whole periods beside the warm-up", "[variability]") {
+  // 1,000 ranks x 2 buckets x (1 + 1) steps = 4,000 rank-steps per iteration; a limit of
+  // 1,000,000 holds 250 iterations, of which 37 are warm-up: 213 measured, or 210 in
+  // whole periods of 14 (14 x 15; 14 x 16 = 224 would not fit).
+  SimulationWork w;
+  w.ranks = 1000;
+  w.buckets = 2;
+  w.rounds_per_bucket = 1;
+  w.iterations = 37 + 1400;
+  w.measured_iterations = 1400;
+  w.period = 14;
+  CHECK(w.most_measured_iterations(1e6) == 210.0);
+  w.period = 1;
+  CHECK(w.most_measured_iterations(1e6) == 213.0);
+  CHECK(w.most_measured_iterations(4000.0 * 30) == 0.0);  // the warm-up alone is over
+}
+
+TEST_CASE("variable compute beyond its limits is refused before it runs", "[evaluator][variability][errors]") {
+  const ModelSpec model = *zoo_model("resnet50");
+  ClusterProfile cluster = io::load_profile("dgx-h100");
+  Setup setup = resnet_on(cluster, model);
+  setup.variability.law = NoiseLaw::normal;
+  setup.variability.cv = 0.1;
+  // All-Reduce, every analysis's baseline, is refused outright; a topology is not
+  // applicable (compare and advise go on with the others), naming the option to change.
+  const auto refusal = [&](const ClusterProfile& c, const Scheme& scheme) {
+    Evaluator e(setup);
+    try {
+      const SchemeOutcome o = e.evaluate_on(c, scheme);
+      if (!o.available) return o.unavailable_input + ": " + o.unavailable_reason;
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no refusal");
+  };
+  ClusterProfile huge = cluster;
+  huge.nodes = 16385;  // 131,080 ranks
+  CHECK_THAT(refusal(huge, Scheme::allreduce()), Catch::Matchers::Contains("at most 131072"));
+  CHECK_THAT(refusal(huge, Scheme::gossip("ring")), Catch::Matchers::Contains("at most 131072"));
+  // 1,024 ranks x 4 buckets x 2 steps = 8,192 rank-steps per iteration: 2^31 of them hold
+  // 262,144 iterations with the warm-up.
+  setup.variability.iterations = 300000;
+  ClusterProfile large = cluster;
+  large.nodes = 128;
+  const std::string ring = refusal(large, Scheme::gossip("ring"));
+  CHECK_THAT(ring, Catch::Matchers::StartsWith("sim-iterations: variable compute with ring on 128 x 8 GPUs"));
+  CHECK_THAT(ring, Catch::Matchers::Contains("1024 ranks x 4 buckets x 2 steps per bucket"));
+  CHECK_THAT(ring, Catch::Matchers::Contains("simulate at most 2620"));  // 262,144 - the warm-up
+  // 1,024 ranks x 5 buckets x 1 step: 419,430 iterations fit (2^31 / 5,120).
+  setup.variability.iterations = 500000;
+  CHECK_THAT(refusal(large, Scheme::allreduce()),
+             Catch::Matchers::StartsWith("sim-iterations: variable compute with all-reduce") &&
+                 Catch::Matchers::Contains("at most 419430 iterations"));
+  setup.variability.iterations = 1000;
+  CHECK(refusal(large, Scheme::gossip("ring")) == "no refusal");
+}

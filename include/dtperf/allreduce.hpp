@@ -102,6 +102,11 @@ class AllReducePredictor {
   /// Sizes per-rank buffers on first use for a cluster size; then allocates nothing.
   const VariabilityOutcome& predict(const AllReduceScenario& scenario, const Variability& variability);
 
+  /// The work predict(scenario, variability) will do (variability.hpp), for the scenario
+  /// of the last `predict` call (its buckets): every rank computes every bucket in each
+  /// measured iteration (the warm-up only draws factors).
+  SimulationWork variable_work(const AllReduceScenario& scenario, const Variability& variability) const;
+
   /// The per-tensor backward times and buckets of the last `predict` call.
   std::span<const double> last_backward_s() const { return backward_s_; }
   std::span<const Bucket> last_buckets() const { return {buckets_.data(), bucket_count_}; }

@@ -229,6 +229,12 @@ class GossipPredictor {
   const GossipResult& predict(const GossipScenario& scenario, const Variability& variability,
                               const GossipResult& settled);
 
+  /// The work predict(scenario, variability, settled) will do on this topology's per-rank
+  /// schedule (variability.hpp), read before it runs, from any schedule of the topology:
+  /// the iterations it simulates, warm-up included, and the exchange rounds each rank
+  /// takes part in per bucket (a directed push: two per peer, its send and its receive).
+  SimulationWork variable_work(const Variability& variability, const GossipResult& settled) const;
+
   /// Bytes held by the simulation state and the compiled schedule (buffer capacities).
   std::size_t memory_bytes() const;
 

@@ -51,6 +51,17 @@ inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;    // one messa
 inline constexpr std::int64_t kMaxFileBytes = std::int64_t{256} << 20;  // any input file
 inline constexpr double kMinMagnitude = 1e-300;          // below: refused (subnormal numbers)
 inline constexpr double kMaxFactor = 1e3;                // slow ranks and nodes
+// Variable compute simulates every rank (variability.hpp): at most 2^17 = 131,072 ranks,
+// above the largest clusters trained on so far (about 100,000 GPUs), and at most 2^31
+// rank-steps per simulation (SimulationWork: ranks x buckets x steps per bucket x
+// iterations). Measured on one core of the 2-core development VM, a rank-step took 0.85
+// ns while the state fits in cache (GPT-2 XL on 1,024 GPUs: ring, exponential graph) and
+// 2.5-6 ns at 131,072 ranks (ResNet-50, 1,000 iterations: All-Reduce 2.2, ring 2.7,
+// one-peer-exp 3.2, random matching 4.4, SGP's push 4.0 counting its send and receive):
+// the limit keeps each simulation within about 10 s there (docs/MANUAL.md, "Limits"). At
+// 1,048,576 ranks the same runs took 13-183 s and up to 1.7 GB.
+inline constexpr std::int64_t kMaxVariableRanks = 131'072;
+inline constexpr double kMaxRankSteps = 2'147'483'648.0;
 
 // Physical quantities, wherever they are read. Each range is wide enough for any cluster
 // built or announced, and narrow enough that every product the model forms (bytes / rate,

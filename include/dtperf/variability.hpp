@@ -48,6 +48,25 @@ struct Variability {
   bool any() const { return random() || persistent(); }
 };
 
+/// The work of one variable-compute simulation, in rank-steps: in each simulated
+/// iteration (a gossip warm-up included) each rank computes each bucket, one step, and
+/// takes part in each of the bucket's exchange rounds, one step each (All-Reduce: none;
+/// its collective is one operation for all ranks). The simulations' inner loops do one
+/// rank-step at a time, so their time grows with this (limits::kMaxRankSteps).
+struct SimulationWork {
+  double ranks = 0.0;
+  double buckets = 0.0;
+  double rounds_per_bucket = 0.0;  // exchange rounds per rank and bucket, over the period
+  double iterations = 0.0;         // simulated, warm-up included
+  double measured_iterations = 0.0;  // of those, measured (the rest: warm-up)
+  int period = 1;                    // the measured iterations are whole periods of this
+  double rank_steps_per_iteration() const { return ranks * buckets * (1.0 + rounds_per_bucket); }
+  double rank_steps() const { return rank_steps_per_iteration() * iterations; }
+  /// The most measured iterations, in whole periods, that keep rank_steps() within
+  /// `limit` beside the same warm-up; 0 when none does.
+  double most_measured_iterations(double limit) const;
+};
+
 /// Per-rank persistent factors for `ranks` ranks on nodes of `ranks_per_node` (1 where
 /// none is given; a rank on a slow node that is also named gets both multiplied).
 std::vector<double> persistent_factors(const Variability& v, int ranks, int ranks_per_node);

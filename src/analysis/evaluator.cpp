@@ -145,6 +145,31 @@ void check_outcome(const SchemeOutcome& out, const ClusterProfile& cluster) {
   }
 }
 
+// Variable compute simulates every rank: beyond limits::kMaxVariableRanks it is refused
+// before anything is compiled for them.
+void check_variable_ranks(int ranks, const ClusterProfile& cluster) {
+  if (ranks <= limits::kMaxVariableRanks) return;
+  throw InputError::in_input(
+      "nodes", fmt::format("variable compute simulates every rank, at most {} (docs/MANUAL.md, \"Limits\"); {} x {} "
+                           "GPUs are {}: give fewer nodes, or predict without variable compute",
+                           limits::kMaxVariableRanks, cluster.nodes, cluster.gpus_per_node, ranks));
+}
+
+// Why a variable-compute simulation beyond limits::kMaxRankSteps is not run, with the
+// most iterations that would fit beside the warm-up it needs (All-Reduce only draws in
+// its warm-up; a gossip topology runs at least until it settles).
+std::string simulation_work_refusal(const SimulationWork& w, const Scheme& scheme, const ClusterProfile& cluster) {
+  const double fitting = w.most_measured_iterations(limits::kMaxRankSteps);
+  const std::string advice =
+      fitting >= 1.0 ? fmt::format("simulate at most {:.0f} iterations here, or fewer GPUs", fitting)
+                     : std::string("no iteration fits at this size: give fewer GPUs or larger buckets");
+  return fmt::format("variable compute with {} on {} x {} GPUs would simulate {:.3g} rank-steps ({:.0f} ranks x {:.0f} "
+                  "buckets x {:.3g} step{} per bucket x {:.0f} iterations), beyond the limit of {:.3g} (docs/MANUAL.md, "
+                  "\"Limits\"): {}",
+                  scheme.name(), cluster.nodes, cluster.gpus_per_node, w.rank_steps(), w.ranks, w.buckets,
+                  1.0 + w.rounds_per_bucket, w.rounds_per_bucket == 0.0 ? "" : "s", w.iterations, limits::kMaxRankSteps, advice);
+}
+
 }  // namespace
 
 SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors,
@@ -272,6 +297,13 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
     AllReducePredictor& predictor = *allreduce_;
     out.rank_classes = variable ? ranks : 1;
     if (variable) {
+      check_variable_ranks(ranks, cluster);
+      // Every analysis compares with All-Reduce: beyond the limit it is refused outright.
+      predictor.predict(s);  // its buckets, for the work
+      const SimulationWork work = predictor.variable_work(s, setup_.variability);
+      if (work.rank_steps() > limits::kMaxRankSteps) {
+        throw InputError::in_input("sim-iterations", simulation_work_refusal(work, scheme, cluster));
+      }
       keep_variability(predictor.predict(s, setup_.variability));
     } else {
       out.iteration = predictor.predict(s);
@@ -319,10 +351,26 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
   const GossipAlgorithm algorithm = scheme.kind == Scheme::Kind::dpsgd ? GossipAlgorithm::dpsgd
                                     : scheme.directed_gossip()         ? GossipAlgorithm::sgp
                                                                        : GossipAlgorithm::decent_dp;
+  // With variable compute: the settling run, on rank classes, and the work the per-rank
+  // simulation will do, checked before its schedule is compiled.
+  std::optional<GossipPredictor> merged;
+  const GossipResult* settled = nullptr;
+  if (variable) {
+    check_variable_ranks(schedule_ranks, cluster);
+    merged.emplace(model, schedule(topology, schedule_ranks, schedule_per_node, false), algorithm);
+    settled = &merged->predict(s);
+    // Beyond the limit this topology is not applicable here (compare and advise go on
+    // with the others; predict names the option to change).
+    const SimulationWork work = merged->variable_work(setup_.variability, *settled);
+    if (work.rank_steps() > limits::kMaxRankSteps) {
+      out.available = false;
+      out.unavailable_input = "sim-iterations";
+      out.unavailable_reason = simulation_work_refusal(work, scheme, cluster);
+      return out;
+    }
+  }
   GossipPredictor predictor(model, schedule(topology, schedule_ranks, schedule_per_node, variable), algorithm);
-  std::optional<GossipPredictor> merged;  // with variable compute: the settling run, on rank classes
-  if (variable) merged.emplace(model, schedule(topology, schedule_ranks, schedule_per_node, false), algorithm);
-  const GossipResult& r = variable ? predictor.predict(s, setup_.variability, merged->predict(s)) : predictor.predict(s);
+  const GossipResult& r = variable ? predictor.predict(s, setup_.variability, *settled) : predictor.predict(s);
   out.iteration = r.iteration;
   if (variable) keep_variability(r.variability);
   out.steps.assign(r.steps.begin(), r.steps.end());

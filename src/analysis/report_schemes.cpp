@@ -10,7 +10,7 @@ namespace dtperf {
 PredictReport build_predict_report(Prepared& p, const Scheme& scheme) {
   PredictReport r{p.run, p.evaluator.setup().allreduce, {}};
   r.outcome = checked_model(p.model_source, [&] { return p.evaluator.evaluate(scheme, {}, true); });
-  if (!r.outcome.available) throw InputError::in_input("scheme", r.outcome.unavailable_reason);
+  if (!r.outcome.available) throw InputError::in_input(r.outcome.unavailable_input, r.outcome.unavailable_reason);
   add_bands(p, std::span<SchemeOutcome>(&r.outcome, 1));
   return r;
 }
@@ -35,7 +35,7 @@ WhatifReport build_whatif_report(Prepared& p, const WhatifRequest& request) {
   r.scheme = request.scheme;
   r.codec_ns_per_byte = request.codec_ns_per_byte;
   SchemeOutcome here = e.evaluate(request.scheme);
-  if (!here.available) throw InputError::in_input("scheme", here.unavailable_reason);
+  if (!here.available) throw InputError::in_input(here.unavailable_input, here.unavailable_reason);
   add_bands(p, std::span<SchemeOutcome>(&here, 1));
   r.here = here.iteration;
   r.here_band = here.band;

@@ -213,6 +213,15 @@ struct ExactMean {
 
 }  // namespace
 
+SimulationWork AllReducePredictor::variable_work(const AllReduceScenario& s, const Variability& v) const {
+  SimulationWork w;
+  w.ranks = s.network.ranks();
+  w.buckets = static_cast<double>(bucket_count_);
+  w.iterations = v.iterations;
+  w.measured_iterations = v.iterations;
+  return w;
+}
+
 const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s, const Variability& v) {
   const IterationResult deterministic = predict(s);  // prepares the buckets and costs
   const auto ranks = static_cast<std::size_t>(s.network.ranks());

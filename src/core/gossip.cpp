@@ -205,6 +205,46 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
   return st.result;
 }
 
+namespace {
+
+// A variable-compute simulation's warm-up: at least the deterministic run's settling, in
+// whole periods.
+int variable_warmup_iterations(const Variability& v, int settle_iterations, int period) {
+  return period * whole_periods(std::max({v.warmup_iterations, settle_iterations, 1}), period);
+}
+
+}  // namespace
+
+SimulationWork GossipPredictor::variable_work(const Variability& v, const GossipResult& settled) const {
+  const CompiledSchedule& sc = *state_->schedule;
+  // Exchange rounds of the period, one per member of each group (weighted by the size of
+  // its rank class: any schedule of the topology gives the per-rank count), or two per
+  // peer of each directed push (its send and its receive, each priced on its own).
+  double member_rounds = 0.0;
+  if (sc.directed) {
+    member_rounds = 2.0 * sc.peers * sc.ranks * sc.period;
+  } else {
+    for (const CompiledStep& step : sc.steps) {
+      for (std::uint32_t r = step.first_round; r < step.first_round + step.round_count; ++r) {
+        const CompiledRound& round = sc.rounds[r];
+        for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
+          for (std::uint32_t m = 0; m < sc.groups[g].count; ++m) {
+            member_rounds += sc.class_size[sc.group_classes[sc.groups[g].first + m]];
+          }
+        }
+      }
+    }
+  }
+  SimulationWork w;
+  w.ranks = sc.ranks;
+  w.buckets = settled.iteration.buckets;
+  w.rounds_per_bucket = member_rounds / (static_cast<double>(sc.ranks) * sc.period);
+  w.period = sc.period;
+  w.measured_iterations = sc.period * whole_periods(std::max(v.iterations, 1), sc.period);
+  w.iterations = variable_warmup_iterations(v, settled.iterations_simulated, sc.period) + w.measured_iterations;
+  return w;
+}
+
 const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Variability& v) {
   if (state_->schedule->classes != state_->schedule->ranks) {
     throw std::logic_error("variable compute needs a schedule compiled per rank");
@@ -234,7 +274,7 @@ const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Vari
 
   const int period = sc.period;
   int iteration = 0;
-  const int warmup = period * whole_periods(std::max({v.warmup_iterations, settle_iterations, 1}), period);
+  const int warmup = variable_warmup_iterations(v, settle_iterations, period);
   for (; iteration < warmup; ++iteration) {
     noise.next(st.factor);
     st.iterate(s, iteration, false);

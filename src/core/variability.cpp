@@ -163,6 +163,11 @@ void NoiseStream::next(std::span<double> factors) {
   for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = persistent[r] * draw();
 }
 
+double SimulationWork::most_measured_iterations(double limit) const {
+  const double room = std::floor(limit / rank_steps_per_iteration()) - (iterations - measured_iterations);
+  return std::max(0.0, period * std::floor(room / period));
+}
+
 std::pair<double, double> normal_maximum_moments(int n) {
   // E[M^k] = integral of x^k n phi(x) Phi(x)^(n-1) dx, Simpson's rule on [-12, 12].
   const int steps = 24000;

@@ -89,6 +89,7 @@ struct SchemeOutcome {
   Scheme scheme;
   bool available = true;
   std::string unavailable_reason;  // when the topology does not fit the cluster
+  std::string unavailable_input = "scheme";  // the input to change (error.hpp's naming)
   IterationResult iteration;
   MemoryBreakdown memory;          // per GPU, against the GPU's memory (memory.hpp)
   std::vector<StepTraffic> steps;  // gossip: per step of the period
