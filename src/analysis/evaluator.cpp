@@ -61,6 +61,13 @@ std::shared_ptr<const CompiledSchedule> Evaluator::schedule(const std::string& t
   return slot;
 }
 
+GossipPredictor& Evaluator::merged_predictor(const std::shared_ptr<const CompiledSchedule>& schedule,
+                                             GossipAlgorithm algorithm) {
+  auto& slot = merged_predictors_[{schedule.get(), algorithm}];
+  if (!slot) slot = std::make_unique<GossipPredictor>(*setup_.model, schedule, algorithm);
+  return *slot;
+}
+
 const MixingQuality& Evaluator::mixing(const std::string& topology, int ranks, int ranks_per_node) {
   const auto key = std::make_tuple(topology, ranks, ranks_per_node);
   const auto it = mixing_.find(key);
@@ -353,15 +360,14 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
                                                                        : GossipAlgorithm::decent_dp;
   // With variable compute: the settling run, on rank classes, and the work the per-rank
   // simulation will do, checked before its schedule is compiled.
-  std::optional<GossipPredictor> merged;
   const GossipResult* settled = nullptr;
   if (variable) {
     check_variable_ranks(schedule_ranks, cluster);
-    merged.emplace(model, schedule(topology, schedule_ranks, schedule_per_node, false), algorithm);
-    settled = &merged->predict(s);
+    GossipPredictor& merged = merged_predictor(schedule(topology, schedule_ranks, schedule_per_node, false), algorithm);
+    settled = &merged.predict(s);
     // Beyond the limit this topology is not applicable here (compare and advise go on
     // with the others; predict names the option to change).
-    const SimulationWork work = merged->variable_work(setup_.variability, *settled);
+    const SimulationWork work = merged.variable_work(setup_.variability, *settled);
     if (work.rank_steps() > limits::kMaxRankSteps) {
       out.available = false;
       out.unavailable_input = "sim-iterations";
@@ -369,8 +375,11 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
       return out;
     }
   }
-  GossipPredictor predictor(model, schedule(topology, schedule_ranks, schedule_per_node, variable), algorithm);
-  const GossipResult& r = variable ? predictor.predict(s, setup_.variability, *settled) : predictor.predict(s);
+  std::optional<GossipPredictor> per_rank;
+  if (variable) per_rank.emplace(model, schedule(topology, schedule_ranks, schedule_per_node, true), algorithm);
+  const GossipResult& r =
+      variable ? per_rank->predict(s, setup_.variability, *settled)
+               : merged_predictor(schedule(topology, schedule_ranks, schedule_per_node, false), algorithm).predict(s);
   out.iteration = r.iteration;
   if (variable) keep_variability(r.variability);
   out.steps.assign(r.steps.begin(), r.steps.end());

@@ -172,6 +172,13 @@ class Evaluator {
   };
   std::optional<std::pair<MemoryKey, MemoryBreakdown>> memory_;
   std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<const CompiledSchedule>> schedules_;
+  // A predictor per schedule merged into rank classes and algorithm, its buffers and
+  // compute times reused evaluation after evaluation (a fit or a search predicts the same
+  // configuration hundreds of times with other parameters). Per-rank schedules get a
+  // predictor per evaluation: their state grows with the ranks, their simulation dwarfs
+  // its allocation.
+  GossipPredictor& merged_predictor(const std::shared_ptr<const CompiledSchedule>& schedule, GossipAlgorithm algorithm);
+  std::map<std::pair<const CompiledSchedule*, GossipAlgorithm>, std::unique_ptr<GossipPredictor>> merged_predictors_;
   std::map<std::tuple<std::string, int, int>, MixingQuality> mixing_;
 };
 
