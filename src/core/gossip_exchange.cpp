@@ -169,6 +169,21 @@ void GossipPredictor::State::exchange_groups_as(const CompiledStep& st, std::siz
   double* stream_shares[2] = {intra_share.data(), inter_share.data()};
   for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
     const CompiledRound& round = sc.rounds[r];
+    if (!kStretched && uniform_rounds[r]) {
+      // Pairs on one stream at one price: the loop below without the per-group reads of
+      // count, stream and price (the same operations on the same values).
+      const PlainGroup& shape = plain_groups[round.first_group];
+      double* __restrict stream = streams[shape.level];
+      const double cost = cost_s[shape.placement * buckets + b];
+      const auto* const pairs_end = pair_classes.data() + round.first_group + round.group_count;
+      for (const auto* p = pair_classes.data() + round.first_group; p != pairs_end; ++p) {
+        const std::uint32_t x = p->first;
+        const std::uint32_t y = p->second;
+        const double end = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y])) + cost;
+        progress[x] = stream[x] = progress[y] = stream[y] = end;
+      }
+      continue;
+    }
     const PlainGroup* const last = plain_groups.data() + round.first_group + round.group_count;
     for (const PlainGroup* g = plain_groups.data() + round.first_group; g != last; ++g) {
       double* stream = streams[g->level];
