@@ -155,6 +155,34 @@ void bench_scale(const std::string& self, const std::string& dtperf) {
            {"predict", "--profile", "dgx-h100", "--model", "resnet50", "--nodes", "1280", "--compute-cv", "0.1",
             "--sim-iterations", "1000"},
            1.0);
+  // The limits of variable compute (limits.hpp): each scheme at the most iterations its
+  // refusal of 1,000,000 offers, on 131,072 GPUs; beyond 131,072 refused up front.
+  std::printf("variable compute at its limit (2^31 rank-steps): 131,072 GPUs (16,384 x dgx-h100), resnet50, CV 10 %%,\n"
+              "the most --sim-iterations the refusal of 1,000,000 names:\n");
+  std::vector<std::string> schemes{"all-reduce"};
+  for (const TopologyInfo& t : topologies()) schemes.emplace_back(t.name);
+  for (const std::string& scheme : schemes) {
+    std::vector<std::string> args{"predict", "--profile", "dgx-h100", "--model", "resnet50", "--nodes", "16384",
+                                  "--scheme", scheme, "--compute-cv", "0.1", "--sim-iterations", "1000000"};
+    const std::string refusal = run_fresh([&] {
+                                  std::vector<std::string> argv{dtperf};
+                                  argv.insert(argv.end(), args.begin(), args.end());
+                                  return argv;
+                                }()).output;
+    const std::size_t at = refusal.find("at most ");
+    if (at == std::string::npos) {
+      std::printf("  %-58s no limit named: %s\n", scheme.c_str(), first_line(refusal).c_str());
+      continue;
+    }
+    const std::string most = refusal.substr(at + 8, refusal.find(' ', at + 8) - at - 8);
+    args.back() = most;
+    cli_case(dtperf, scheme + ", " + most + " iterations", args, 10.0);
+  }
+  std::printf("  beyond 131,072 GPUs, refused before anything runs:\n");
+  const Fresh beyond = run_fresh({dtperf, "predict", "--profile", "dgx-h100", "--nodes", "131072", "--scheme", "ring",
+                                "--compute-cv", "0.1"});
+  std::printf("  %-58s %8.3f s  exit %d  %s\n", "ring on 1,048,576 GPUs", beyond.seconds, beyond.exit_code,
+              fmt_goal(beyond.exit_code == 2 && beyond.seconds < 1.0, 1, "s").c_str());
 }
 
 }  // namespace dtperf::bench
