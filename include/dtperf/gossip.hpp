@@ -224,8 +224,7 @@ class GossipPredictor {
   /// The same, given `settled`: the deterministic result of this scenario on this
   /// topology (from any schedule of it: rank classes give bit for bit what every rank
   /// gives, stats.hpp), whose iteration time and settling the warm-up reads. A schedule
-  /// merged into classes settles in a fraction of the per-rank one's time: at a million
-  /// ranks the per-rank settling run of a ring was a third of the whole simulation.
+  /// merged into classes settles at the cost of its few classes instead of every rank.
   const GossipResult& predict(const GossipScenario& scenario, const Variability& variability,
                               const GossipResult& settled);
 

@@ -170,11 +170,11 @@ std::string simulation_work_refusal(const SimulationWork& w, const Scheme& schem
   const std::string advice =
       fitting >= 1.0 ? fmt::format("simulate at most {:.0f} iterations here, or fewer GPUs", fitting)
                      : std::string("no iteration fits at this size: give fewer GPUs or larger buckets");
-  return fmt::format("variable compute with {} on {} x {} GPUs would simulate {:.3g} rank-steps ({:.0f} ranks x {:.0f} "
-                  "buckets x {:.3g} step{} per bucket x {:.0f} iterations), beyond the limit of {:.3g} (docs/MANUAL.md, "
-                  "\"Limits\"): {}",
-                  scheme.name(), cluster.nodes, cluster.gpus_per_node, w.rank_steps(), w.ranks, w.buckets,
-                  1.0 + w.rounds_per_bucket, w.rounds_per_bucket == 0.0 ? "" : "s", w.iterations, limits::kMaxRankSteps, advice);
+  return fmt::format(
+      "variable compute with {} on {} x {} GPUs would simulate {:.3g} rank-steps ({:.0f} ranks x {:.0f} buckets x "
+      "{:.3g} step{} per bucket x {:.0f} iterations), beyond the limit of {:.3g} (docs/MANUAL.md, \"Limits\"): {}",
+      scheme.name(), cluster.nodes, cluster.gpus_per_node, w.rank_steps(), w.ranks, w.buckets, 1.0 + w.rounds_per_bucket,
+      w.rounds_per_bucket == 0.0 ? "" : "s", w.iterations, limits::kMaxRankSteps, advice);
 }
 
 }  // namespace

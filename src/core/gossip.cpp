@@ -154,7 +154,7 @@ std::size_t GossipPredictor::memory_bytes() const {
                         &st.window_start_s, &st.accumulation_sum_s, &st.forward_sum_s, &st.backward_sum_s, &st.wait_sum_s, &st.factor,
                         &st.previous_clock_s, &st.idle_per_rank_s, &st.compute_end_s, &st.backward_iteration_s,
                         &st.wait_iteration_s, &st.step_duration_s, &st.step_mean_s, &st.bucket_gather_s, &st.remaining_after_s,
-                        &st.local_free_s, &st.latency_cell_s}) {
+                        &st.local_free_s, &st.latency_cell_s, &st.directed_done_s}) {
     total += bytes_of(*v);
   }
   total += bytes_of(st.done_flight) + bytes_of(st.links) + bytes_of(st.flights) + bytes_of(st.touched_flights);
@@ -165,7 +165,7 @@ std::size_t GossipPredictor::memory_bytes() const {
            bytes_of(sc.send_to) + bytes_of(sc.receive_from) + bytes_of(sc.send_placement) +
            bytes_of(sc.receive_placement);
   total += bytes_of(st.step_sorted) + bytes_of(st.local_units) + bytes_of(st.plain_groups) +
-           bytes_of(st.directed_peers);
+           bytes_of(st.pair_classes) + bytes_of(st.uniform_rounds) + bytes_of(st.directed_peers);
   return total + 32001 * sizeof(double);  // the duration histogram
 }
 
