@@ -77,12 +77,17 @@ std::string fmt_goal(bool met, double goal, const char* unit) {
   return text;
 }
 
+// dtperf with `args`, in a fresh process.
+Fresh run_dtperf(const std::string& dtperf, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{dtperf};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_fresh(argv);
+}
+
 // One command-line case against a time goal (and a memory goal, when given).
 void cli_case(const std::string& dtperf, const std::string& what, const std::vector<std::string>& args,
               double goal_s, double goal_mib = 0.0) {
-  std::vector<std::string> argv{dtperf};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const Fresh f = run_fresh(argv);
+  const Fresh f = run_dtperf(dtperf, args);
   if (f.exit_code != 0) {
     std::printf("  %-58s refused: %s\n", what.c_str(), first_line(f.output).c_str());
     return;
@@ -164,11 +169,7 @@ void bench_scale(const std::string& self, const std::string& dtperf) {
   for (const std::string& scheme : schemes) {
     std::vector<std::string> args{"predict", "--profile", "dgx-h100", "--model", "resnet50", "--nodes", "16384",
                                   "--scheme", scheme, "--compute-cv", "0.1", "--sim-iterations", "1000000"};
-    const std::string refusal = run_fresh([&] {
-                                  std::vector<std::string> argv{dtperf};
-                                  argv.insert(argv.end(), args.begin(), args.end());
-                                  return argv;
-                                }()).output;
+    const std::string refusal = run_dtperf(dtperf, args).output;
     const std::size_t at = refusal.find("at most ");
     if (at == std::string::npos) {
       std::printf("  %-58s no limit named: %s\n", scheme.c_str(), first_line(refusal).c_str());

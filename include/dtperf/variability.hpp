@@ -83,6 +83,7 @@ class NoiseStream {
   std::uint64_t bits();
   double uniform();  // in (0, 1)
   double standard_normal();
+  double factor_of_normal(double x) const;  // normal or lognormal law: the factor of a standard normal draw
 
   const Variability& v_;
   std::vector<double> persistent_;

@@ -165,7 +165,7 @@ std::size_t GossipPredictor::memory_bytes() const {
            bytes_of(sc.send_to) + bytes_of(sc.receive_from) + bytes_of(sc.send_placement) +
            bytes_of(sc.receive_placement);
   total += bytes_of(st.step_sorted) + bytes_of(st.local_units) + bytes_of(st.plain_groups) +
-           bytes_of(st.pair_classes) + bytes_of(st.uniform_rounds) + bytes_of(st.directed_peers);
+           bytes_of(st.uniform_rounds) + bytes_of(st.directed_peers);
   return total + 32001 * sizeof(double);  // the duration histogram
 }
 
@@ -217,23 +217,12 @@ int variable_warmup_iterations(const Variability& v, int settle_iterations, int 
 
 SimulationWork GossipPredictor::variable_work(const Variability& v, const GossipResult& settled) const {
   const CompiledSchedule& sc = *state_->schedule;
-  // Exchange rounds of the period, one per member of each group (weighted by the size of
-  // its rank class: any schedule of the topology gives the per-rank count), or two per
+  // Exchange rounds of the period, one per member of each rank group (the traffic
+  // counts, as fill_result reads them: real groups, whatever the classes), or two per
   // peer of each directed push (its send and its receive, each priced on its own).
   double member_rounds = 0.0;
-  if (sc.directed) {
-    member_rounds = 2.0 * sc.peers * sc.ranks * sc.period;
-  } else {
-    for (const CompiledStep& step : sc.steps) {
-      for (std::uint32_t r = step.first_round; r < step.first_round + step.round_count; ++r) {
-        const CompiledRound& round = sc.rounds[r];
-        for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
-          for (std::uint32_t m = 0; m < sc.groups[g].count; ++m) {
-            member_rounds += sc.class_size[sc.group_classes[sc.groups[g].first + m]];
-          }
-        }
-      }
-    }
+  for (const PlacementCount& count : sc.counts) {
+    member_rounds += sc.directed ? 2.0 * count.groups : count.groups * sc.placements[count.placement].size;
   }
   SimulationWork w;
   w.ranks = sc.ranks;
@@ -246,9 +235,6 @@ SimulationWork GossipPredictor::variable_work(const Variability& v, const Gossip
 }
 
 const GossipResult& GossipPredictor::predict(const GossipScenario& s, const Variability& v) {
-  if (state_->schedule->classes != state_->schedule->ranks) {
-    throw std::logic_error("variable compute needs a schedule compiled per rank");
-  }
   // predict(s) returns this predictor's own result: the overload reads what it needs of
   // it before the run overwrites it.
   return predict(s, v, predict(s));

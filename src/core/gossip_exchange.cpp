@@ -175,10 +175,10 @@ void GossipPredictor::State::exchange_groups_as(const CompiledStep& st, std::siz
       const PlainGroup& shape = plain_groups[round.first_group];
       double* __restrict stream = streams[shape.level];
       const double cost = cost_s[shape.placement * buckets + b];
-      const auto* const pairs_end = pair_classes.data() + round.first_group + round.group_count;
-      for (const auto* p = pair_classes.data() + round.first_group; p != pairs_end; ++p) {
-        const std::uint32_t x = p->first;
-        const std::uint32_t y = p->second;
+      const PlainGroup* const pairs_end = plain_groups.data() + round.first_group + round.group_count;
+      for (const PlainGroup* p = plain_groups.data() + round.first_group; p != pairs_end; ++p) {
+        const std::uint32_t x = p->x;
+        const std::uint32_t y = p->y;
         const double end = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y])) + cost;
         progress[x] = stream[x] = progress[y] = stream[y] = end;
       }

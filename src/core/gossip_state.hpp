@@ -186,20 +186,15 @@ struct GossipPredictor::State {
       p.level = g.crosses_nodes != 0 ? 1 : 0;
       plain_groups.push_back(p);
     }
-    // Rounds of pairs on one stream and one placement (every round of most topologies):
-    // their pairs' classes alone, for exchange_groups_as's tight loop.
+    // Rounds of pairs on one stream and one placement (every round of most topologies),
+    // for exchange_groups_as's tight loop.
     uniform_rounds.resize(schedule->rounds.size());
-    pair_classes.resize(plain_groups.size());
     for (std::size_t r = 0; r < schedule->rounds.size(); ++r) {
       const CompiledRound& round = schedule->rounds[r];
       const PlainGroup* first = plain_groups.data() + round.first_group;
-      bool uniform = round.group_count > 0;
-      for (std::uint32_t g = 0; g < round.group_count; ++g) {
-        const PlainGroup& x = first[g];
-        uniform = uniform && x.count == 2 && x.level == first->level && x.placement == first->placement;
-        pair_classes[round.first_group + g] = {x.x, x.y};
-      }
-      uniform_rounds[r] = uniform;
+      uniform_rounds[r] = round.group_count > 0 && std::all_of(first, first + round.group_count, [&](const PlainGroup& g) {
+                            return g.count == 2 && g.level == first->level && g.placement == first->placement;
+                          });
     }
     received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
     directed_peers.resize(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)));
@@ -249,7 +244,6 @@ struct GossipPredictor::State {
     std::uint32_t count = 0;
   };
   std::vector<PlainGroup> plain_groups;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> pair_classes;  // per group: a pair's classes
   std::vector<char> uniform_rounds;  // per round: all pairs, one stream and one placement
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;

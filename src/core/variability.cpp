@@ -117,7 +117,12 @@ std::uint64_t NoiseStream::bits() {
   return r;
 }
 
-double NoiseStream::uniform() { return (static_cast<double>(bits() >> 11) + 0.5) * 0x1.0p-53; }
+double NoiseStream::uniform() {
+  Xoshiro256 g = load(state_);
+  const double u = g.uniform();
+  store(g, state_);
+  return u;
+}
 
 double NoiseStream::standard_normal() {
   Xoshiro256 g = load(state_);
@@ -128,11 +133,15 @@ double NoiseStream::standard_normal() {
 
 double test_standard_normal(NoiseStream& stream) { return stream.standard_normal(); }
 
+double NoiseStream::factor_of_normal(double x) const {
+  return v_.law == NoiseLaw::normal ? std::max(kNormalFloor, 1.0 + v_.cv * x) : std::exp(log_mu_ + log_sigma_ * x);
+}
+
 double NoiseStream::draw() {
   switch (v_.law) {
     case NoiseLaw::none: return 1.0;
-    case NoiseLaw::normal: return v_.cv == 0.0 ? 1.0 : std::max(kNormalFloor, 1.0 + v_.cv * standard_normal());
-    case NoiseLaw::lognormal: return v_.cv == 0.0 ? 1.0 : std::exp(log_mu_ + log_sigma_ * standard_normal());
+    case NoiseLaw::normal:
+    case NoiseLaw::lognormal: return v_.cv == 0.0 ? 1.0 : factor_of_normal(standard_normal());
     case NoiseLaw::empirical: {
       const auto n = v_.empirical_factors.size();
       const auto i = std::min(n - 1, static_cast<std::size_t>(uniform() * static_cast<double>(n)));
@@ -144,19 +153,12 @@ double NoiseStream::draw() {
 
 void NoiseStream::next(std::span<double> factors) {
   const double* persistent = persistent_.data();
-  const bool normal = v_.law == NoiseLaw::normal && v_.cv != 0.0;
-  if (normal || (v_.law == NoiseLaw::lognormal && v_.cv != 0.0)) {
-    // draw()'s arithmetic with the generator's state in registers for the whole row and
-    // the law read once: the same draws in the same order, so the same factors.
+  if ((v_.law == NoiseLaw::normal || v_.law == NoiseLaw::lognormal) && v_.cv != 0.0) {
+    // draw()'s arithmetic with the generator's state in registers for the whole row: the
+    // same draws in the same order, so the same factors.
     Xoshiro256 g = load(state_);
     const Ziggurat& z = ziggurat();
-    const double cv = v_.cv;
-    const double log_mu = log_mu_;
-    const double log_sigma = log_sigma_;
-    for (std::size_t r = 0; r < factors.size(); ++r) {
-      const double x = standard_normal_of(g, z);
-      factors[r] = persistent[r] * (normal ? std::max(kNormalFloor, 1.0 + cv * x) : std::exp(log_mu + log_sigma * x));
-    }
+    for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = persistent[r] * factor_of_normal(standard_normal_of(g, z));
     store(g, state_);
     return;
   }
