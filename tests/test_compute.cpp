@@ -94,6 +94,38 @@ TEST_CASE("the flops source times each tensor on the roofline", "[compute][flops
   CHECK(b.times.source == ComputeSource::flops);
 }
 
+TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in fp32, and pays per cast",
+          "[compute][flops]") {
+  ModelSpec m = two_tensor_model();
+  // The norm's 10 MB at fp32 size: 4 MB of it stays fp32 under autocast, and 0.5 M
+  // elements are converted between fp32 and 16 bits.
+  m.tensors[1].forward_fp32_memory_bytes_per_sample = 4e6;
+  m.tensors[1].forward_cast_elements_per_sample = 0.5e6;
+  Buffers b(m);
+  ComputeRequest request;
+  request.source = ComputeSource::flops;
+  request.batch_per_gpu = 1;
+  ComputeParams p = simple_params();
+  p.activation_bytes_per_element = 2.0;
+  compute_times(m, p, request, b.times);
+  // Forward: the 6 MB that follows the dtype at 2 bytes (3 MB), the 4 MB in fp32, and the
+  // casts at 4 + 2 bytes (3 MB): 10 MB at 100 GB/s = 100 us, as at fp32 here.
+  CHECK_THAT(b.times.forward_s, WithinRel(4e-3 + 100e-6, 1e-9));
+  // Backward: twice the activations (2 x 7 MB) and each cast's gradient once (3 MB):
+  // 17 MB at 100 GB/s = 170 us, where fp32 moves 20 MB (200 us).
+  CHECK_THAT(b.backward[1], WithinRel(170e-6, 1e-9));
+  // Without the fp32 part and the casts, 16 bits halve the traffic: 5 MB and 10 MB.
+  m.tensors[1].forward_fp32_memory_bytes_per_sample = 0.0;
+  m.tensors[1].forward_cast_elements_per_sample = 0.0;
+  compute_times(m, p, request, b.times);
+  CHECK_THAT(b.backward[1], WithinRel(100e-6, 1e-9));
+  CHECK_THAT(b.times.forward_s, WithinRel(4e-3 + 50e-6, 1e-9));
+  // fp32 and tf32 keep 4 bytes per element; fp16, bf16 and fp8 train in 2.
+  CHECK(activation_bytes_per_element(DType::tf32) == 4.0);
+  CHECK(activation_bytes_per_element(DType::fp8) == 2.0);
+  CHECK(compute_params(io::load_profile("dgx-a100"), DType::bf16).activation_bytes_per_element == 2.0);
+}
+
 TEST_CASE("measured layer times follow the batch law", "[compute][measured]") {
   ModelSpec m = two_tensor_model();
   m.tensors[0].measured_backward_s = 1e-3;

@@ -123,6 +123,40 @@ TEST_CASE("Every zoo tensor has parameters and non-negative work", "[zoo]") {
   }
 }
 
+TEST_CASE("Under autocast a CNN casts only its image and a transformer keeps norms and stream in fp32",
+          "[zoo][autocast]") {
+  for (const auto& entry : dtperf::model_zoo()) {
+    for (const auto& tensor : entry.build().tensors) {
+      INFO(entry.name << " " << tensor.name);
+      CHECK(tensor.forward_fp32_memory_bytes_per_sample >= 0.0);
+      CHECK(tensor.forward_fp32_memory_bytes_per_sample <= tensor.forward_memory_bytes_per_sample);
+      CHECK(tensor.forward_cast_elements_per_sample >= 0.0);
+    }
+  }
+  // ResNet-50: everything from the first convolution to the logits reads 16-bit inputs. The
+  // casts: the 3 x 224 x 224 image into conv1, the 1,000 logits into the loss, which reads
+  // and writes them in fp32 (2 x 1,000 x 4 bytes).
+  double fp32 = 0.0;
+  double casts = 0.0;
+  for (const auto& tensor : zoo("resnet50").tensors) {
+    fp32 += tensor.forward_fp32_memory_bytes_per_sample;
+    casts += tensor.forward_cast_elements_per_sample;
+  }
+  CHECK(fp32 == 2.0 * 1000 * 4);
+  CHECK(casts == 3.0 * 224 * 224 + 1000);
+  // GPT-2 small, per 1,024-token sequence of d = 768: a layer norm is fp32 through (read and
+  // write at 4 bytes); c_attn casts ln_1's output (768 x 1,024 elements) for its product.
+  const ModelSpec gpt2 = zoo("gpt2-small");
+  for (const auto& tensor : gpt2.tensors) {
+    INFO(tensor.name);
+    if (tensor.name == "h.0.ln_1.weight") {
+      CHECK(tensor.forward_fp32_memory_bytes_per_sample == 2.0 * 768 * 1024 * 4);
+      CHECK(tensor.forward_fp32_memory_bytes_per_sample == tensor.forward_memory_bytes_per_sample);
+    }
+    if (tensor.name == "h.0.attn.c_attn.weight") CHECK(tensor.forward_cast_elements_per_sample == 768.0 * 1024);
+  }
+}
+
 TEST_CASE("Tensor names are unique within each zoo model", "[zoo]") {
   for (const auto& entry : dtperf::model_zoo()) {
     INFO(entry.name);

@@ -54,6 +54,9 @@ struct ComputeParams {
   double half_efficiency_flops = 1e9;     // FLOPs of a GEMM that reaches half of that
   EfficiencyCurve efficiency_curve;       // calibrated, overrides
   double memory_bytes_per_s = 1e12;       // achieved memory bandwidth
+  // Bytes of one activation element in the compute dtype: 4 for fp32 and tf32 (tf32 is
+  // an fp32 format in memory), 2 under 16-bit autocast (activation_bytes_per_element).
+  double activation_bytes_per_element = 4.0;
   double kernel_overhead_s = 5e-6;        // dispatch floor per tensor and pass
   // Contention while compute and communication overlap (see contention below):
   double interference_factor = 1.0;       // compute runs x this while communication runs

@@ -42,9 +42,19 @@ struct TensorSpec {
   // attention products): it runs at the size-dependent GEMM efficiency, the rest
   // (norms, activations, bias adds) at the vector rate. Backward keeps the same split.
   double forward_gemm_flops_per_sample = 0.0;
-  // Activation traffic per sample (bytes read + written) of that operator in forward;
-  // backward is taken as twice this. The memory side of the roofline.
+  // Activation traffic per sample (bytes read + written) of that operator in forward,
+  // counted at 4 bytes per element (fp32); backward is taken as twice this. The memory
+  // side of the roofline. Under 16-bit compute (PyTorch's autocast) elements are 2 bytes,
+  // except the part autocast keeps in fp32 (its fp32 list: layer norm, softmax,
+  // cross-entropy; and what an fp32 operand makes fp32 by type promotion), which is
+  // `forward_fp32_memory_bytes_per_sample` of this total; and each element autocast
+  // converts between fp32 and 16 bits is read at 4 bytes and written at 2 (or the
+  // reverse), once in forward and once for its gradient in backward
+  // (`forward_cast_elements_per_sample`). Both are 0 for a layer file's tensors: all of
+  // its traffic follows the compute dtype.
   double forward_memory_bytes_per_sample = 0.0;
+  double forward_fp32_memory_bytes_per_sample = 0.0;
+  double forward_cast_elements_per_sample = 0.0;
   // What autograd keeps from this operator's forward for backward, per sample (memory.hpp):
   // activations at 4 bytes per element (halved when compute is 16-bit), and masks and
   // indices whose size does not follow the compute dtype. 0 and 0: not known.

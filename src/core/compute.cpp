@@ -66,6 +66,23 @@ double scale_to_batch(double measured_s, double floor_s, double batch_ratio) {
   return std::max(std::min(floor_s, measured_s), measured_s * batch_ratio);
 }
 
+// Activation traffic of one tensor's operator per sample, forward and backward, at the
+// compute dtype's element size (TensorSpec: counted at 4 bytes, the part autocast keeps in
+// fp32 stays at 4, each cast element read at one size and written at the other, once per
+// pass). Backward moves twice forward's activations and each cast's gradient once.
+struct Traffic {
+  double forward_bytes = 0.0;
+  double backward_bytes = 0.0;
+};
+
+Traffic traffic_per_sample(const TensorSpec& t, double element_bytes) {
+  if (element_bytes == 4.0) return {t.forward_memory_bytes_per_sample, 2.0 * t.forward_memory_bytes_per_sample};
+  const double fp32 = t.forward_fp32_memory_bytes_per_sample;
+  const double activations = (t.forward_memory_bytes_per_sample - fp32) * (element_bytes / 4.0) + fp32;
+  const double casts = t.forward_cast_elements_per_sample * (4.0 + element_bytes);
+  return {activations + casts, 2.0 * activations + casts};
+}
+
 void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, ComputeTimes& out) {
   double forward = 0.0;
   double backward = 0.0;
@@ -73,11 +90,11 @@ void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, C
     const TensorSpec& t = model.tensors[i];
     const double gemm_share =
         t.forward_flops_per_sample > 0.0 ? t.forward_gemm_flops_per_sample / t.forward_flops_per_sample : 0.0;
+    const Traffic traffic = traffic_per_sample(t, p.activation_bytes_per_element);
     forward += roofline_s(p, t.forward_flops_per_sample * batch, t.forward_gemm_flops_per_sample * batch,
-                          t.forward_memory_bytes_per_sample * batch, 1.0);
+                          traffic.forward_bytes * batch, 1.0);
     const double backward_flops = t.backward_flops_per_sample * batch;
-    const double b = roofline_s(p, backward_flops, gemm_share * backward_flops,
-                                2.0 * t.forward_memory_bytes_per_sample * batch, 2.0);
+    const double b = roofline_s(p, backward_flops, gemm_share * backward_flops, traffic.backward_bytes * batch, 2.0);
     out.backward_s[i] = b;
     backward += b;
   }

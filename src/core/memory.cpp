@@ -47,7 +47,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& clu
                                  : request.optimizer == Optimizer::sgd_momentum ? 4.0
                                                                                 : 0.0;
   m.optimizer_bytes = params * state_per_param;
-  const double element_scale = half ? 0.5 : 1.0;
+  const double element_scale = activation_bytes_per_element(dtype) / 4.0;
   double per_sample = saved_bytes_per_sample(model, element_scale, request.recompute_activations);
   if (per_sample <= 0.0 && model.measured_saved_bytes_per_sample) {
     // A measured total at the collector's dtype; recomputation keeps about 1/sqrt(n) of it.

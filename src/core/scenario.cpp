@@ -80,6 +80,7 @@ ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
     if (curve.dtype == dtype) c.efficiency_curve = curve.flops_and_efficiency;
   }
   c.memory_bytes_per_s = p.gpu.memory_bytes_per_s * p.compute.memory_efficiency;
+  c.activation_bytes_per_element = activation_bytes_per_element(dtype);
   if (p.calibration.copy_bytes_per_s) c.memory_bytes_per_s = *p.calibration.copy_bytes_per_s;
   c.kernel_overhead_s = p.compute.kernel_overhead_s;
   c.interference_factor = p.compute.interference_factor;

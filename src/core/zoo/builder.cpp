@@ -13,8 +13,9 @@ constexpr double kNormStatistics = 2.0;  // mean and inverse deviation per row, 
 }  // namespace
 
 Work operator+(Work a, Work b) {
-  return {a.flops + b.flops, a.bytes + b.bytes, a.gemm_flops + b.gemm_flops, a.saved + b.saved,
-          a.saved_fixed + b.saved_fixed};
+  return {a.flops + b.flops,         a.bytes + b.bytes,           a.gemm_flops + b.gemm_flops,
+          a.saved + b.saved,         a.saved_fixed + b.saved_fixed, a.fp32_bytes + b.fp32_bytes,
+          a.cast_elements + b.cast_elements};
 }
 
 Work keeps(double elements) { return {0.0, 0.0, 0.0, elements * kActivationBytes, 0.0}; }
@@ -25,6 +26,23 @@ Work gemm(double flops, double bytes) { return {flops, bytes, flops}; }
 
 Work elementwise(double elements, double flops_per_element, double accesses) {
   return {elements * flops_per_element, elements * accesses * kActivationBytes};
+}
+
+Work in_fp32(Work work) {
+  work.fp32_bytes = work.bytes;
+  return work;
+}
+
+Work casts(double elements) {
+  Work work;
+  work.cast_elements = elements;
+  return work;
+}
+
+Work residual_stream_add(double elements) {
+  Work work = elementwise(elements, 1.0, 3.0);
+  work.fp32_bytes = 2.0 * elements * kActivationBytes;
+  return work;
 }
 
 ModelBuilder::ModelBuilder(std::string sample_unit, double default_batch_per_gpu,
@@ -47,6 +65,8 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
   tensor.forward_flops_per_sample = forward.flops;
   tensor.backward_flops_per_sample = backward_flops;
   tensor.forward_memory_bytes_per_sample = forward.bytes;
+  tensor.forward_fp32_memory_bytes_per_sample = forward.fp32_bytes;
+  tensor.forward_cast_elements_per_sample = forward.cast_elements;
   tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
   tensor.saved_activation_bytes_per_sample = forward.saved;
   tensor.saved_fixed_bytes_per_sample = forward.saved_fixed;
@@ -63,6 +83,8 @@ void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops
   tensor.forward_flops_per_sample += forward.flops;
   tensor.backward_flops_per_sample += backward_flops;
   tensor.forward_memory_bytes_per_sample += forward.bytes;
+  tensor.forward_fp32_memory_bytes_per_sample += forward.fp32_bytes;
+  tensor.forward_cast_elements_per_sample += forward.cast_elements;
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
   tensor.saved_activation_bytes_per_sample += forward.saved;
   tensor.saved_fixed_bytes_per_sample += forward.saved_fixed;
@@ -103,7 +125,7 @@ std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
   const double elements = static_cast<double>(features) * tokens;
   const std::size_t weight = builder.add(
       prefix + ".weight", features,
-      elementwise(elements, kNormFlopsPerElement, 2.0) + keeps(elements + kNormStatistics * tokens));
+      in_fp32(elementwise(elements, kNormFlopsPerElement, 2.0)) + keeps(elements + kNormStatistics * tokens));
   builder.add(prefix + ".bias", features, {});
   return weight;
 }
@@ -111,16 +133,18 @@ std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
 std::size_t rms_norm(ModelBuilder& builder, const std::string& weight_name,
                      std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;
-  // Hugging Face's eager RMS norm keeps its input, the inverse RMS and the normalised tensor.
+  // Hugging Face's eager RMS norm keeps its input, the inverse RMS and the normalised tensor;
+  // it computes in fp32 whatever its input (an explicit cast, as autocast's fp32 list).
   return builder.add(weight_name, features,
-                     elementwise(elements, kRmsNormFlopsPerElement, 2.0) + keeps(2.0 * elements + tokens));
+                     in_fp32(elementwise(elements, kRmsNormFlopsPerElement, 2.0)) + keeps(2.0 * elements + tokens));
 }
 
 std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,
                       std::int64_t rows, std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;
+  // The rows are fp32 weights, looked up and written as they are (no autocast list has it).
   return builder.add(weight_name, rows * features,
-                     {0.0, 2.0 * elements * kActivationBytes, 0.0, 0.0, kIndexBytes * tokens}, elements);
+                     in_fp32({0.0, 2.0 * elements * kActivationBytes, 0.0, 0.0, kIndexBytes * tokens}), elements);
 }
 
 Work attention_products(std::int64_t model_dim, std::int64_t heads, double query_tokens,
@@ -138,8 +162,15 @@ Work attention_products(std::int64_t model_dim, std::int64_t heads, double query
   const double stored = static_cast<double>(heads) * stored_keys_per_query;
   const double kept = 3.0 * d + (probs_dropout ? 2.0 : 1.0) * stored;
   const double mask = probs_dropout ? stored * kMaskBytes : 0.0;
-  return {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops,
-          query_tokens * kept * kActivationBytes, query_tokens * mask};
+  // Under autocast the products run in 16 bits and the softmax in fp32: the scores are cast
+  // up for it and its output cast down for AV, and its own read and write stay fp32.
+  return {query_tokens * (gemm_flops + softmax_flops),
+          query_tokens * bytes,
+          query_tokens * gemm_flops,
+          query_tokens * kept * kActivationBytes,
+          query_tokens * mask,
+          query_tokens * 2.0 * scores * kActivationBytes,
+          query_tokens * 2.0 * scores};
 }
 
 FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads,
@@ -162,13 +193,15 @@ FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_
 
 Work softmax_cross_entropy(std::int64_t classes, double tokens) {
   const double elements = static_cast<double>(classes) * tokens;
-  return elementwise(elements, kSoftmaxFlopsPerElement, 2.0) + keeps(elements);  // log-softmax output
+  return in_fp32(elementwise(elements, kSoftmaxFlopsPerElement, 2.0)) + casts(elements) +
+         keeps(elements);  // log-softmax output
 }
 
 Work tied_output_projection(std::int64_t model_dim, std::int64_t vocab, double tokens) {
   const double d = static_cast<double>(model_dim);
   const double v = static_cast<double>(vocab);
-  return gemm(2.0 * d * v * tokens, (d + v) * tokens * kActivationBytes) + keeps(d * tokens) +
+  // Its input is the final layer norm's fp32 output, cast for the product.
+  return gemm(2.0 * d * v * tokens, (d + v) * tokens * kActivationBytes) + casts(d * tokens) + keeps(d * tokens) +
          softmax_cross_entropy(vocab, tokens);
 }
 

@@ -65,7 +65,9 @@ FeatureMap bottleneck(ModelBuilder& builder, const std::string& prefix, FeatureM
 ModelSpec resnet(const std::array<int, 4>& blocks_per_stage) {
   ModelBuilder builder = image_model_builder();
   const FeatureMap image{3, kImageSide, kImageSide};
-  FeatureMap x = conv2d(builder, "conv1", image, 64, 7, 2, 3, false).map;
+  const ConvOutput conv1 = conv2d(builder, "conv1", image, 64, 7, 2, 3, false);
+  builder.attach(conv1.weight_index, casts(image.elements()));  // the fp32 image, under autocast
+  FeatureMap x = conv1.map;
   const std::size_t bn1 = batch_norm2d(builder, "bn1", x);
   const FeatureMap pooled = pool2d_output(x, 3, 2, 1);
   builder.attach(bn1, relu(x) + pool2d(x, pooled, 3) + max_pool_indices(pooled));
@@ -112,6 +114,7 @@ FeatureMap vgg_features(ModelBuilder& builder, bool batch_norm) {
       continue;
     }
     const ConvOutput conv = conv2d(builder, prefix, x, channels, 3, 1, 1, true);
+    if (module == 0) builder.attach(conv.weight_index, casts(x.elements()));  // the fp32 image, under autocast
     x = conv.map;
     last = conv.weight_index;
     if (batch_norm) last = batch_norm2d(builder, "features." + std::to_string(module + 1), x);

@@ -36,7 +36,7 @@ namespace dtperf::zoo {
 namespace {
 
 Work residual_add(std::int64_t features, double tokens) {
-  return elementwise(static_cast<double>(features) * tokens, 1.0, 3.0);
+  return residual_stream_add(static_cast<double>(features) * tokens);
 }
 
 // Causal self-attention over `tokens` tokens and the residual add after it, attached
@@ -63,12 +63,12 @@ void gpt_block(ModelBuilder& builder, const std::string& prefix, const GptShape&
   const double elements = static_cast<double>(d) * tokens;
   const double hidden = static_cast<double>(s.ffn_dim) * tokens;
   layer_norm(builder, prefix + ".ln_1", d, tokens);
-  linear(builder, prefix + ".attn.c_attn", d, 3 * d, tokens);
+  builder.attach(linear(builder, prefix + ".attn.c_attn", d, 3 * d, tokens), casts(elements));
   attach_attention(builder, linear(builder, prefix + ".attn.c_proj", d, d, tokens), d, d, s.heads, tokens,
                    s.attention, s.dropout);
   layer_norm(builder, prefix + ".ln_2", d, tokens);
   builder.attach(linear(builder, prefix + ".mlp.c_fc", d, s.ffn_dim, tokens),
-                 elementwise(hidden, kGeluFlopsPerElement, 2.0) + keeps(hidden));
+                 casts(elements) + elementwise(hidden, kGeluFlopsPerElement, 2.0) + keeps(hidden));
   const std::size_t out = linear(builder, prefix + ".mlp.c_proj", s.ffn_dim, d, tokens);
   builder.attach(out, s.dropout ? residual_add(d, tokens) + dropout_mask(elements) : residual_add(d, tokens));
 }
@@ -78,9 +78,10 @@ ModelSpec gpt_tensors(const GptShape& s) {
   const double tokens = static_cast<double>(s.context);
   const double elements = static_cast<double>(s.model_dim) * tokens;
   embedding(builder, "wte.weight", s.vocab, s.model_dim, tokens);
+  // wte + wpe: both fp32 tables, the sum the fp32 stream the blocks add onto.
+  const Work positions = in_fp32(elementwise(elements, 1.0, 3.0));
   builder.attach(embedding(builder, "wpe.weight", s.context, s.model_dim, tokens),
-                 s.dropout ? residual_add(s.model_dim, tokens) + dropout_mask(elements)
-                           : residual_add(s.model_dim, tokens));
+                 s.dropout ? positions + dropout_mask(elements) : positions);
   for (int i = 0; i < s.layers; ++i) gpt_block(builder, "h." + std::to_string(i), s);
   builder.attach(layer_norm(builder, "ln_f", s.model_dim, tokens),
                  tied_output_projection(s.model_dim, s.vocab, tokens));
@@ -97,21 +98,28 @@ GptShape gpt2_shape(std::int64_t d, std::int64_t heads, int layers, double batch
 void llama_attention(ModelBuilder& builder, const std::string& prefix, const LlamaShape& s, double tokens) {
   const std::int64_t d = s.model_dim;
   const std::int64_t kv_dim = d / s.heads * s.kv_heads;
-  const double input_bytes = static_cast<double>(d) * tokens * kActivationBytes;
-  linear(builder, prefix + ".q_proj", d, d, tokens, false);
+  const double input = static_cast<double>(d) * tokens;
+  const double input_bytes = input * kActivationBytes;
+  // Each projection casts the RMS norm's fp32 output for itself.
+  builder.attach(linear(builder, prefix + ".q_proj", d, d, tokens, false), casts(input));
   const std::size_t k_proj = linear(builder, prefix + ".k_proj", d, kv_dim, tokens, false);
   builder.shares_input(k_proj, input_bytes);
-  builder.attach(k_proj, elementwise(static_cast<double>(d + kv_dim) * tokens, kRotaryFlopsPerElement, 2.0));
-  builder.shares_input(linear(builder, prefix + ".v_proj", d, kv_dim, tokens, false), input_bytes);
+  builder.attach(k_proj, casts(input) +
+                             elementwise(static_cast<double>(d + kv_dim) * tokens, kRotaryFlopsPerElement, 2.0));
+  const std::size_t v_proj = linear(builder, prefix + ".v_proj", d, kv_dim, tokens, false);
+  builder.shares_input(v_proj, input_bytes);
+  builder.attach(v_proj, casts(input));
   attach_attention(builder, linear(builder, prefix + ".o_proj", d, d, tokens, false), d, kv_dim, s.heads, tokens,
                    s.attention, false);
 }
 
 void llama_mlp(ModelBuilder& builder, const std::string& prefix, const LlamaShape& s, double tokens) {
   const double hidden = static_cast<double>(s.ffn_dim) * tokens;
-  linear(builder, prefix + ".gate_proj", s.model_dim, s.ffn_dim, tokens, false);
+  const double input = static_cast<double>(s.model_dim) * tokens;
+  builder.attach(linear(builder, prefix + ".gate_proj", s.model_dim, s.ffn_dim, tokens, false), casts(input));
   const std::size_t up = linear(builder, prefix + ".up_proj", s.model_dim, s.ffn_dim, tokens, false);
-  builder.shares_input(up, static_cast<double>(s.model_dim) * tokens * kActivationBytes);
+  builder.shares_input(up, input * kActivationBytes);
+  builder.attach(up, casts(input));
   // silu(gate) * up reads both projections and writes one tensor; it keeps the gate,
   // silu(gate) and up.
   builder.attach(up, elementwise(hidden, kSwigluFlopsPerElement, 3.0) + keeps(3.0 * hidden));
@@ -132,7 +140,7 @@ ModelSpec llama_tensors(const LlamaShape& s) {
   }
   rms_norm(builder, "model.norm.weight", s.model_dim, tokens);
   builder.attach(linear(builder, "lm_head", s.model_dim, s.vocab, tokens, false),
-                 softmax_cross_entropy(s.vocab, tokens));
+                 casts(static_cast<double>(s.model_dim) * tokens) + softmax_cross_entropy(s.vocab, tokens));
   return std::move(builder).finish();
 }
 

@@ -28,7 +28,12 @@ namespace dtperf::zoo {
 namespace {
 
 Work residual_add(std::int64_t features, double tokens) {
-  return elementwise(static_cast<double>(features) * tokens, 1.0, 3.0);
+  return residual_stream_add(static_cast<double>(features) * tokens);
+}
+
+// Adds of fp32 embeddings (token, position, segment): every access fp32.
+Work embedding_add(std::int64_t features, double tokens) {
+  return in_fp32(elementwise(static_cast<double>(features) * tokens, 1.0, 3.0));
 }
 
 // GELU keeps its input; ReLU keeps its output, which the next linear keeps as its input
@@ -43,13 +48,19 @@ Work residual_dropout(std::int64_t features, double tokens) {
   return dropout_mask(static_cast<double>(features) * tokens);
 }
 
-// Query, key and value projections of one input: the input kept once.
+// Query, key and value projections of one input: the input kept once, and cast by each
+// (it is a layer norm's or the embeddings' fp32 output).
 void qkv_projections(ModelBuilder& builder, const std::string& q, const std::string& k, const std::string& v,
                      std::int64_t features, double tokens) {
-  const double input_bytes = static_cast<double>(features) * tokens * kActivationBytes;
-  linear(builder, q, features, features, tokens);
-  builder.shares_input(linear(builder, k, features, features, tokens), input_bytes);
-  builder.shares_input(linear(builder, v, features, features, tokens), input_bytes);
+  const double input = static_cast<double>(features) * tokens;
+  const double input_bytes = input * kActivationBytes;
+  builder.attach(linear(builder, q, features, features, tokens), casts(input));
+  const std::size_t key = linear(builder, k, features, features, tokens);
+  builder.shares_input(key, input_bytes);
+  builder.attach(key, casts(input));
+  const std::size_t value = linear(builder, v, features, features, tokens);
+  builder.shares_input(value, input_bytes);
+  builder.attach(value, casts(input));
 }
 
 // ---- Transformer for WMT14 En-De (fairseq) ----------------------------------------
@@ -83,7 +94,7 @@ void fairseq_attention(ModelBuilder& builder, const std::string& prefix, const W
 // fc1, ReLU, fc2, residual add, final_layer_norm (post-norm).
 std::size_t fairseq_ffn(ModelBuilder& builder, const std::string& prefix, const WmtConfig& c) {
   builder.attach(linear(builder, prefix + ".fc1", c.model_dim, c.ffn_dim, 1.0),
-                 activation(c.ffn_dim, 1.0, kReluFlopsPerElement));
+                 casts(static_cast<double>(c.model_dim)) + activation(c.ffn_dim, 1.0, kReluFlopsPerElement));
   builder.attach(linear(builder, prefix + ".fc2", c.ffn_dim, c.model_dim, 1.0),
                  residual_add(c.model_dim, 1.0) + residual_dropout(c.model_dim, 1.0));
   return layer_norm(builder, prefix + ".final_layer_norm", c.model_dim, 1.0);
@@ -114,7 +125,7 @@ ModelSpec wmt_transformer(const WmtConfig& c) {
   const std::size_t table =
       embedding(builder, "encoder.embed_tokens.weight", kWmtVocab, c.model_dim, 2.0);
   // sqrt(d) scaling and the sinusoidal position add, encoder and decoder.
-  builder.attach(table, elementwise(2.0 * static_cast<double>(c.model_dim), 2.0, 3.0) +
+  builder.attach(table, in_fp32(elementwise(2.0 * static_cast<double>(c.model_dim), 2.0, 3.0)) +
                            residual_dropout(c.model_dim, 2.0));
   for (int i = 0; i < c.layers; ++i)
     fairseq_encoder_layer(builder, "encoder.layers." + std::to_string(i), c);
@@ -149,10 +160,10 @@ void bert_embeddings(ModelBuilder& builder, const BertConfig& c) {
   embedding(builder, "embeddings.word_embeddings.weight", kBertVocab, c.hidden, tokens);
   builder.attach(embedding(builder, "embeddings.position_embeddings.weight", kBertPositions,
                            c.hidden, tokens),
-                 residual_add(c.hidden, tokens));
+                 embedding_add(c.hidden, tokens));
   builder.attach(embedding(builder, "embeddings.token_type_embeddings.weight",
                            kBertTokenTypes, c.hidden, tokens),
-                 residual_add(c.hidden, tokens));
+                 embedding_add(c.hidden, tokens));
   builder.attach(layer_norm(builder, "embeddings.LayerNorm", c.hidden, tokens), residual_dropout(c.hidden, tokens));
 }
 
@@ -165,7 +176,7 @@ void bert_layer(ModelBuilder& builder, const std::string& prefix, const BertConf
                      residual_add(c.hidden, tokens) + residual_dropout(c.hidden, tokens));
   layer_norm(builder, prefix + ".attention.output.LayerNorm", c.hidden, tokens);
   builder.attach(linear(builder, prefix + ".intermediate.dense", c.hidden, c.intermediate, tokens),
-                 activation(c.intermediate, tokens, kGeluFlopsPerElement));
+                 casts(static_cast<double>(c.hidden) * tokens) + activation(c.intermediate, tokens, kGeluFlopsPerElement));
   builder.attach(linear(builder, prefix + ".output.dense", c.intermediate, c.hidden, tokens),
                  residual_add(c.hidden, tokens) + residual_dropout(c.hidden, tokens));
   layer_norm(builder, prefix + ".output.LayerNorm", c.hidden, tokens);
@@ -178,7 +189,7 @@ ModelSpec bert(const BertConfig& c) {
     bert_layer(builder, "encoder.layer." + std::to_string(i), c);
   // The pooler reads the first token only: dense + tanh.
   builder.attach(linear(builder, "pooler.dense", c.hidden, c.hidden, 1.0),
-                 activation(c.hidden, 1.0, kTanhFlopsPerElement));
+                 casts(static_cast<double>(c.hidden)) + activation(c.hidden, 1.0, kTanhFlopsPerElement));
   return std::move(builder).finish();
 }
 
@@ -197,15 +208,16 @@ constexpr double kVitBatchPerGpu = 64.0;
 
 void vit_layer(ModelBuilder& builder, const std::string& prefix, double tokens) {
   layer_norm(builder, prefix + ".ln_1", kVitHidden, tokens);
-  linear(builder, prefix + ".self_attention.in_proj_weight",
-         prefix + ".self_attention.in_proj_bias", kVitHidden, 3 * kVitHidden, tokens);
+  builder.attach(linear(builder, prefix + ".self_attention.in_proj_weight",
+                        prefix + ".self_attention.in_proj_bias", kVitHidden, 3 * kVitHidden, tokens),
+                 casts(static_cast<double>(kVitHidden) * tokens));
   builder.attach(linear(builder, prefix + ".self_attention.out_proj", kVitHidden, kVitHidden,
                         tokens),
                  attention_products(kVitHidden, kVitHeads, tokens, tokens, tokens, false) +
                      residual_add(kVitHidden, tokens));
   layer_norm(builder, prefix + ".ln_2", kVitHidden, tokens);
   builder.attach(linear(builder, prefix + ".mlp.0", kVitHidden, kVitMlp, tokens),
-                 activation(kVitMlp, tokens, kGeluFlopsPerElement));
+                 casts(static_cast<double>(kVitHidden) * tokens) + activation(kVitMlp, tokens, kGeluFlopsPerElement));
   builder.attach(linear(builder, prefix + ".mlp.3", kVitMlp, kVitHidden, tokens),
                  residual_add(kVitHidden, tokens));
 }
@@ -213,19 +225,23 @@ void vit_layer(ModelBuilder& builder, const std::string& prefix, double tokens) 
 ModelSpec vit_b16() {
   ModelBuilder builder("image", kVitBatchPerGpu, Optimizer::adam);
   const FeatureMap image{3, kVitImageSide, kVitImageSide};
-  const FeatureMap patches =
-      conv2d(builder, "conv_proj", image, kVitHidden, kVitPatch, kVitPatch, 0, true).map;
+  const ConvOutput projection = conv2d(builder, "conv_proj", image, kVitHidden, kVitPatch, kVitPatch, 0, true);
+  builder.attach(projection.weight_index, casts(image.elements()));  // the fp32 image, under autocast
+  const FeatureMap patches = projection.map;
   const double tokens = static_cast<double>(patches.height * patches.width) + 1.0;
   const double sequence_elements = tokens * static_cast<double>(kVitHidden);
-  // Concatenating the class token copies the sequence.
-  builder.add("class_token", kVitHidden, elementwise(sequence_elements, 0.0, 2.0));
+  // Concatenating the class token copies the sequence, written in fp32 (the widest of the
+  // 16-bit patches and the fp32 token); the position add is fp32 throughout.
+  Work concatenate = elementwise(sequence_elements, 0.0, 2.0);
+  concatenate.fp32_bytes = sequence_elements * kActivationBytes;
+  builder.add("class_token", kVitHidden, concatenate);
   builder.add("encoder.pos_embedding", static_cast<std::int64_t>(sequence_elements),
-              residual_add(kVitHidden, tokens));
+              embedding_add(kVitHidden, tokens));
   for (int i = 0; i < kVitLayers; ++i)
     vit_layer(builder, "encoder.layers.encoder_layer_" + std::to_string(i), tokens);
   layer_norm(builder, "encoder.ln", kVitHidden, tokens);
   builder.attach(linear(builder, "heads.head", kVitHidden, kVitClasses, 1.0),
-                 softmax_cross_entropy(kVitClasses, 1.0));
+                 casts(static_cast<double>(kVitHidden)) + softmax_cross_entropy(kVitClasses, 1.0));
   return std::move(builder).finish();
 }
 
