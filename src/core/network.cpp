@@ -260,13 +260,19 @@ CollectiveCost formula_cost(const NetworkParams& net, const GroupShape& g, Colle
 // sizes slower than any one line). Used only at its own shape, a table from 8 nodes made
 // 8 nodes slower than 7 or 9. So the table's ratio to the formula at its own shape, size
 // by size, corrects the formula at every node count with the same ranks per node:
-//   t(m nodes, S) = formula(m, S) x table(S) / formula(m0, S).
-// At the measured shape t is the table; at other node counts it moves as the formula
-// does, so the measured shape is no step in the curve. Sizes outside the table take the
-// ratio at its nearest end. The ratio does not carry to other ranks per node (nor from
-// several nodes to one): on the same two DGX H100 nodes, 8 GPUs each took 3-14x as long
-// as 1 GPU each from 1 to 16 MiB, and carried over, that log's ratio made the 1-GPU runs
-// 3.8x too slow (geometric mean from 1 MiB), where the formula alone is 18 % off.
+//   t(m nodes, S) = formula_A(m, S) x table(S) / formula_A(m0, S),
+// with one all-reduce algorithm A in both: the one the tuner picks at the measured shape
+// (or the one asked for). The table measured what that algorithm did at m0, so its ratio
+// corrects that algorithm's formula; carried onto another algorithm's formula (the tuner's
+// pick at m), a ring's measured 16 MiB on 2 nodes became a tree's at 4 and the predicted
+// time fell as nodes were added (Azure A100 nccl-tests: 16 and 32 MiB on 32 ranks 16-22 %
+// short from the 16-rank table, 11 and 9 % with one algorithm). At the measured shape t is
+// the table; at other node counts it moves as the formula does, so the measured shape is no
+// step in the curve. Sizes outside the table take the ratio at its nearest end. The ratio
+// does not carry to other ranks per node (nor from several nodes to one): on the same two
+// DGX H100 nodes, 8 GPUs each took 3-14x as long as 1 GPU each from 1 to 16 MiB, and
+// carried over, that log's ratio made the 1-GPU runs 3.8x too slow (geometric mean from
+// 1 MiB), where the formula alone is 18 % off.
 
 /// The table of `collective` that speaks for `g`: same ranks per node, on one node when
 /// `g` is, else the nearest node count (by |ln| of the ratio; the first on a tie).
@@ -288,18 +294,21 @@ const CollectiveTable* nearest_table(const NetworkParams& net, const GroupShape&
   return best;
 }
 
-/// table(S) / formula(table's shape, S) for `wire_bytes` on `g` (see above); 1 without a table.
-double measured_ratio(const NetworkParams& net, const GroupShape& g, Collective collective, double wire_bytes) {
+/// The formula's cost on `g`, corrected by the nearest measured table (see above).
+CollectiveCost corrected_cost(const NetworkParams& net, const GroupShape& g, Collective collective, double bytes,
+                              Algorithm algorithm) {
   const CollectiveTable* table = nearest_table(net, g, collective);
-  if (table == nullptr) return 1.0;
+  if (table == nullptr) return formula_cost(net, g, collective, bytes, algorithm);
   const auto& points = table->bytes_and_time_s;
-  const double bytes = std::clamp(wire_bytes, points.front().first, points.back().first);
+  const double measured_bytes = std::clamp(bytes / net.compression_ratio, points.front().first, points.back().first);
   NetworkParams plain = net;  // the table was measured uncompressed, on otherwise idle nodes
   plain.compression_ratio = 1.0;
   plain.tables = {};
   const GroupShape shape{table->nodes, g.ranks_per_node, 0};
-  const double modelled = formula_cost(plain, shape, collective, bytes, Algorithm::automatic).time_s;
-  return modelled > 0.0 ? table_time_s(*table, bytes) / modelled : 1.0;
+  const CollectiveCost at_table = formula_cost(plain, shape, collective, measured_bytes, algorithm);
+  CollectiveCost cost = formula_cost(net, g, collective, bytes, at_table.algorithm);
+  if (at_table.time_s > 0.0) cost.time_s *= table_time_s(*table, measured_bytes) / at_table.time_s;
+  return cost;
 }
 
 }  // namespace
@@ -307,8 +316,7 @@ double measured_ratio(const NetworkParams& net, const GroupShape& g, Collective 
 CollectiveCost collective_cost(const NetworkParams& net, const GroupShape& g, Collective collective, double bytes,
                                Algorithm algorithm) {
   if (g.ranks() <= 1 || bytes <= 0.0) return CollectiveCost{0.0, Algorithm::ring, 0.0, 0.0};
-  CollectiveCost cost = formula_cost(net, g, collective, bytes, algorithm);
-  cost.time_s *= measured_ratio(net, g, collective, bytes / net.compression_ratio);
+  CollectiveCost cost = corrected_cost(net, g, collective, bytes, algorithm);
   cost.time_s += net.launch_s;
   cost.launch_s = net.launch_s;
   return cost;
