@@ -342,6 +342,8 @@ TEST_CASE("The zoo's GPT-2 and Llama-2-7B are the sized builders at their publis
       CHECK(a.tensors[i].forward_flops_per_sample == b.tensors[i].forward_flops_per_sample);
       CHECK(a.tensors[i].backward_flops_per_sample == b.tensors[i].backward_flops_per_sample);
       CHECK(a.tensors[i].forward_memory_bytes_per_sample == b.tensors[i].forward_memory_bytes_per_sample);
+      CHECK(a.tensors[i].forward_fp32_memory_bytes_per_sample == b.tensors[i].forward_fp32_memory_bytes_per_sample);
+      CHECK(a.tensors[i].forward_cast_elements_per_sample == b.tensors[i].forward_cast_elements_per_sample);
       CHECK(a.tensors[i].saved_activation_bytes_per_sample == b.tensors[i].saved_activation_bytes_per_sample);
       CHECK(a.tensors[i].saved_fixed_bytes_per_sample == b.tensors[i].saved_fixed_bytes_per_sample);
     }
