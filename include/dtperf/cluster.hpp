@@ -18,13 +18,6 @@ namespace dtperf {
 // matrix product runs at the fp8 peak, attention's included, which Transformer Engine keeps
 // in bf16 by default: optimistic where attention is a large share.
 enum class DType : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
-
-/// Bytes of one activation element when training computes in `dtype`: 4 for fp32 and tf32
-/// (tf32 is an fp32 format in memory: only the matrix units round), 2 for fp16, bf16 and
-/// fp8 (16-bit outside the matrix products, above).
-constexpr double activation_bytes_per_element(DType dtype) {
-  return dtype == DType::fp32 || dtype == DType::tf32 ? 4.0 : 2.0;
-}
 template <>
 struct EnumNames<DType> {
   static constexpr Named<DType> table[] = {
@@ -35,6 +28,13 @@ struct EnumNames<DType> {
       {DType::fp8, "fp8"},
   };
 };
+
+/// Bytes of one activation element when training computes in `dtype`: 4 for fp32 and tf32
+/// (tf32 is an fp32 format in memory: only the matrix units round), 2 for fp16, bf16 and
+/// fp8 (16-bit outside the matrix products, above).
+constexpr double activation_bytes_per_element(DType dtype) {
+  return dtype == DType::fp32 || dtype == DType::tf32 ? 4.0 : 2.0;
+}
 
 /// Measured time per message size for one collective on one group shape, e.g.
 /// all-reduce on 16 ranks over 2 nodes; interpolated log-log between points.

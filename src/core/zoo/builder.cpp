@@ -13,8 +13,12 @@ constexpr double kNormStatistics = 2.0;  // mean and inverse deviation per row, 
 }  // namespace
 
 Work operator+(Work a, Work b) {
-  return {a.flops + b.flops,         a.bytes + b.bytes,           a.gemm_flops + b.gemm_flops,
-          a.saved + b.saved,         a.saved_fixed + b.saved_fixed, a.fp32_bytes + b.fp32_bytes,
+  return {a.flops + b.flops,
+          a.bytes + b.bytes,
+          a.gemm_flops + b.gemm_flops,
+          a.saved + b.saved,
+          a.saved_fixed + b.saved_fixed,
+          a.fp32_bytes + b.fp32_bytes,
           a.cast_elements + b.cast_elements};
 }
 

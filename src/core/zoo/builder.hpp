@@ -39,8 +39,8 @@
 //    (each projection casts its own copy: autocast caches only weight casts), the scores
 //    on their way into and out of an eager softmax, logits into the loss, and an image
 //    into the first convolution. Weight casts (6 bytes per parameter and pass, once per
-//    step, not per sample) are not counted: 0.3 ms of GPT-2 small's 60 ms step on an
-//    H200 at batch 8.
+//    step, not per sample) are not counted: for GPT-2 small, 124 M parameters x 6 bytes x
+//    2 passes = 1.5 GB, about 0.3 ms of its 60 ms step on an H200 at batch 8.
 #include <cstddef>
 #include <cstdint>
 #include <string>
