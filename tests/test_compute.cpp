@@ -126,6 +126,43 @@ TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in
   CHECK(compute_params(io::load_profile("dgx-a100"), DType::bf16).activation_bytes_per_element == 2.0);
 }
 
+TEST_CASE("fused attention's products run at the profile's fused-attention efficiency", "[compute][flops]") {
+  ModelSpec m;
+  m.name = "attention";
+  m.param_bytes = 4;
+  TensorSpec t;
+  t.name = "proj.weight";
+  t.params = 1000;
+  // 2 GFLOP of matrix products: a 1-GFLOP projection and 1 GFLOP inside a fused attention
+  // kernel, whose backward does 2.5 GFLOP of products.
+  t.forward_flops_per_sample = 2e9;
+  t.forward_gemm_flops_per_sample = 2e9;
+  t.forward_attention_flops_per_sample = 1e9;
+  t.backward_flops_per_sample = 4.5e9;
+  t.backward_attention_flops_per_sample = 2.5e9;
+  m.tensors = {t};
+  Buffers b(m);
+  ComputeRequest request;
+  request.source = ComputeSource::flops;
+  request.batch_per_gpu = 1;
+  ComputeParams p = simple_params();
+  // Without a fused-attention efficiency, one 2-GFLOP GEMM at eff 0.5 x 2 / 3: 6 ms.
+  compute_times(m, p, request, b.times);
+  CHECK_THAT(b.times.forward_s, WithinRel(6e-3, 1e-9));
+  // At 0.25 of the 1 TFLOP/s peak the attention takes 4 ms and the projection, a 1-GFLOP
+  // GEMM at eff 0.25, 4 ms more.
+  p.fused_attention_efficiency = 0.25;
+  compute_times(m, p, request, b.times);
+  CHECK_THAT(b.times.forward_s, WithinRel(8e-3, 1e-9));
+  // Backward: 2.5 GFLOP of attention at 0.25 (10 ms) and the 2 GFLOP left in two 1-GFLOP
+  // GEMMs at eff 0.25 (8 ms).
+  CHECK_THAT(b.backward[0], WithinRel(18e-3, 1e-9));
+  // Hopper's datasheet profile sets it (FlashAttention-2 at 35 % of an H100); Ampere's leaves
+  // the GEMM curve, which FlashAttention-2 matches there.
+  CHECK(compute_params(io::load_profile("dgx-h100"), DType::bf16).fused_attention_efficiency == 0.35);
+  CHECK(compute_params(io::load_profile("dgx-a100"), DType::bf16).fused_attention_efficiency == 0.0);
+}
+
 TEST_CASE("measured layer times follow the batch law", "[compute][measured]") {
   ModelSpec m = two_tensor_model();
   m.tensors[0].measured_backward_s = 1e-3;

@@ -59,6 +59,7 @@ TEST_CASE("a profile survives a round trip through JSON", "[profiles]") {
     CHECK(back.inter.nic_gbps == p.inter.nic_gbps);
     CHECK(back.intra.bandwidth_bytes_per_s == Approx(p.intra.bandwidth_bytes_per_s));
     CHECK(back.compute.half_efficiency_flops == Approx(p.compute.half_efficiency_flops));
+    CHECK(back.compute.fused_attention_efficiency == p.compute.fused_attention_efficiency);
     CHECK(profile_to_json(back) == profile_to_json(p));
   }
 }
@@ -68,6 +69,7 @@ TEST_CASE("a minimal profile gets the documented defaults", "[profiles]") {
   CHECK(p.intra.efficiency == 1.0);
   CHECK(p.compute.dtype == DType::fp32);
   CHECK(p.compute.gemm_efficiency == 0.7);
+  CHECK_FALSE(p.compute.fused_attention_efficiency.has_value());  // as the GEMMs of its size
   CHECK(p.compute.interference_factor == 1.0);
   CHECK(p.inter.host_exchange_share == 1.0);  // processor sharing
 }

@@ -397,6 +397,11 @@ TEST_CASE("Fused attention keeps no score matrix and recomputes the scores in ba
   // the probabilities h n^2; fused Q, K, V and O 4 d n and h n.
   CHECK(proj(eager).saved_activation_bytes_per_sample == Approx(4.0 * (d * n + 3.0 * d * n + h * n * n)));
   CHECK(proj(fused).saved_activation_bytes_per_sample == Approx(4.0 * (d * n + 4.0 * d * n + h * n)));
+  // The products run inside the fused kernel (a profile may price them at its own
+  // efficiency): forward products, backward 2.5 x; eager attention has none.
+  CHECK(proj(fused).forward_attention_flops_per_sample == Approx(products));
+  CHECK(proj(fused).backward_attention_flops_per_sample == Approx(2.5 * products));
+  CHECK(proj(eager).forward_attention_flops_per_sample == 0.0);
   CHECK(fused.name ==
         "gpt:layers=1,d=1024,heads=16,ffn=4096,seq=2048,vocab=50257,batch=1,attention=fused,dropout=no");
 }

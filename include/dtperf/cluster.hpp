@@ -137,6 +137,9 @@ struct ClusterProfile {
     double gemm_efficiency = 0.7;        // large-GEMM fraction of peak
     double half_efficiency_flops = 1e9;  // GEMM FLOPs at which efficiency is half of it
     double memory_efficiency = 0.8;      // achieved / datasheet memory bandwidth
+    // Fraction of the dtype's peak that fused attention kernels (FlashAttention) reach; absent:
+    // they run as the GEMMs of their size do.
+    std::optional<double> fused_attention_efficiency;
     double kernel_overhead_s = 5e-6;     // fixed cost per layer and pass
     double interference_factor = 1.0;    // compute slow-down beside communication (1 + kappa)
     double comm_interference_factor = 1.0;  // communication slow-down beside compute

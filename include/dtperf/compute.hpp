@@ -54,6 +54,9 @@ struct ComputeParams {
   double half_efficiency_flops = 1e9;     // FLOPs of a GEMM that reaches half of that
   EfficiencyCurve efficiency_curve;       // calibrated, overrides
   double memory_bytes_per_s = 1e12;       // achieved memory bandwidth
+  // Fraction of peak_flops_per_s that fused attention kernels reach (0: the GEMM efficiency
+  // of their size, as any matrix product).
+  double fused_attention_efficiency = 0.0;
   // Bytes of one activation element in the compute dtype: 4 for fp32 and tf32 (tf32 is
   // an fp32 format in memory), 2 under 16-bit autocast (activation_bytes_per_element).
   double activation_bytes_per_element = 4.0;

@@ -42,6 +42,11 @@ struct TensorSpec {
   // attention products): it runs at the size-dependent GEMM efficiency, the rest
   // (norms, activations, bias adds) at the vector rate. Backward keeps the same split.
   double forward_gemm_flops_per_sample = 0.0;
+  // The part of those matrix products (forward, and backward's own count) done inside a
+  // fused attention kernel (FlashAttention): with a fused-attention efficiency in the
+  // profile they run at it instead of at the GEMM efficiency.
+  double forward_attention_flops_per_sample = 0.0;
+  double backward_attention_flops_per_sample = 0.0;
   // Activation traffic per sample (bytes read + written) of that operator in forward,
   // counted at 4 bytes per element (fp32); backward is taken as twice this. The memory
   // side of the roofline. Under 16-bit compute (PyTorch's autocast) elements are 2 bytes,

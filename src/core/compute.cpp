@@ -50,10 +50,16 @@ namespace {
 // traffic and the host's dispatch time (launches queue ahead of long kernels and hide,
 // short kernels wait for them). Matrix products run at the efficiency their size
 // reaches (`gemms`: how many equal GEMMs they split into; backward has data and weight
-// gradients), elementwise FLOPs at the vector rate.
-double roofline_s(const ComputeParams& p, double flops, double gemm_flops, double memory_bytes,
-                  double gemms) {
+// gradients), elementwise FLOPs at the vector rate; the products inside a fused attention
+// kernel (`attention_flops` of `gemm_flops`) at the profile's fused-attention efficiency,
+// where it gives one.
+double roofline_s(const ComputeParams& p, double flops, double gemm_flops, double attention_flops,
+                  double memory_bytes, double gemms) {
   double arithmetic = (flops - gemm_flops) / p.vector_flops_per_s;
+  if (p.fused_attention_efficiency > 0.0 && attention_flops > 0.0) {
+    arithmetic += attention_flops / (p.peak_flops_per_s * p.fused_attention_efficiency);
+    gemm_flops = std::max(0.0, gemm_flops - attention_flops);
+  }
   if (gemm_flops > 0.0) {
     arithmetic += gemm_flops / (p.peak_flops_per_s * gemm_efficiency_at(p, gemm_flops / gemms));
   }
@@ -92,9 +98,10 @@ void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, C
         t.forward_flops_per_sample > 0.0 ? t.forward_gemm_flops_per_sample / t.forward_flops_per_sample : 0.0;
     const Traffic traffic = traffic_per_sample(t, p.activation_bytes_per_element);
     forward += roofline_s(p, t.forward_flops_per_sample * batch, t.forward_gemm_flops_per_sample * batch,
-                          traffic.forward_bytes * batch, 1.0);
+                          t.forward_attention_flops_per_sample * batch, traffic.forward_bytes * batch, 1.0);
     const double backward_flops = t.backward_flops_per_sample * batch;
-    const double b = roofline_s(p, backward_flops, gemm_share * backward_flops, traffic.backward_bytes * batch, 2.0);
+    const double b = roofline_s(p, backward_flops, gemm_share * backward_flops,
+                                t.backward_attention_flops_per_sample * batch, traffic.backward_bytes * batch, 2.0);
     out.backward_s[i] = b;
     backward += b;
   }

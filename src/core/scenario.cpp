@@ -81,6 +81,7 @@ ComputeParams compute_params(const ClusterProfile& p, DType dtype) {
   }
   c.memory_bytes_per_s = p.gpu.memory_bytes_per_s * p.compute.memory_efficiency;
   c.activation_bytes_per_element = activation_bytes_per_element(dtype);
+  c.fused_attention_efficiency = p.compute.fused_attention_efficiency.value_or(0.0);
   if (p.calibration.copy_bytes_per_s) c.memory_bytes_per_s = *p.calibration.copy_bytes_per_s;
   c.kernel_overhead_s = p.compute.kernel_overhead_s;
   c.interference_factor = p.compute.interference_factor;

@@ -105,6 +105,9 @@ void read_compute(ObjectReader r, ClusterProfile::Compute& c) {
       r.optional_number("half_efficiency_gflop", limits::kWorkGflop).value_or(c.half_efficiency_flops / 1e9) * 1e9;
   c.memory_efficiency =
       r.optional_number("memory_efficiency", limits::kEfficiency).value_or(c.memory_efficiency);
+  if (const auto e = r.optional_number("fused_attention_efficiency", limits::kEfficiency)) {
+    c.fused_attention_efficiency = e;
+  }
   // An optional time in microseconds, kept in seconds (the default when absent).
   const auto seconds_from_us = [&r](const char* key, double default_s) {
     return r.optional_number(key, limits::kLatencyUs).value_or(default_s / units::us) * units::us;
@@ -314,6 +317,9 @@ Json profile_to_json(const ClusterProfile& p) {
                    {"interference_factor", p.compute.interference_factor}}},
   };
   if (p.gpu.memory_gib > 0.0) j["gpu"]["memory_GiB"] = p.gpu.memory_gib;
+  if (p.compute.fused_attention_efficiency) {
+    j["compute"]["fused_attention_efficiency"] = *p.compute.fused_attention_efficiency;
+  }
   if (p.inter.host_gbps > 0.0) j["inter_node"]["host_gbps"] = p.inter.host_gbps;
   if (p.inter.host_cpu_ns_per_byte > 0.0) j["inter_node"]["host_cpu_ns_per_byte"] = p.inter.host_cpu_ns_per_byte;
   if (p.inter.host_exchange_share != 1.0) j["inter_node"]["host_exchange_share"] = p.inter.host_exchange_share;

@@ -19,7 +19,9 @@ Work operator+(Work a, Work b) {
           a.saved + b.saved,
           a.saved_fixed + b.saved_fixed,
           a.fp32_bytes + b.fp32_bytes,
-          a.cast_elements + b.cast_elements};
+          a.cast_elements + b.cast_elements,
+          a.attention_flops + b.attention_flops,
+          a.backward_attention_flops + b.backward_attention_flops};
 }
 
 Work keeps(double elements) { return {0.0, 0.0, 0.0, elements * kActivationBytes, 0.0}; }
@@ -72,6 +74,8 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
   tensor.forward_fp32_memory_bytes_per_sample = forward.fp32_bytes;
   tensor.forward_cast_elements_per_sample = forward.cast_elements;
   tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
+  tensor.forward_attention_flops_per_sample = forward.attention_flops;
+  tensor.backward_attention_flops_per_sample = forward.backward_attention_flops;
   tensor.saved_activation_bytes_per_sample = forward.saved;
   tensor.saved_fixed_bytes_per_sample = forward.saved_fixed;
   model_.tensors.push_back(std::move(tensor));
@@ -90,6 +94,8 @@ void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops
   tensor.forward_fp32_memory_bytes_per_sample += forward.fp32_bytes;
   tensor.forward_cast_elements_per_sample += forward.cast_elements;
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
+  tensor.forward_attention_flops_per_sample += forward.attention_flops;
+  tensor.backward_attention_flops_per_sample += forward.backward_attention_flops;
   tensor.saved_activation_bytes_per_sample += forward.saved;
   tensor.saved_fixed_bytes_per_sample += forward.saved_fixed;
 }
@@ -190,6 +196,8 @@ FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_
   FusedAttention out;
   out.forward = {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops,
                  query_tokens * kept * kActivationBytes, 0.0};
+  out.forward.attention_flops = query_tokens * gemm_flops;
+  out.forward.backward_attention_flops = query_tokens * kBackwardProductsToForward * gemm_flops;
   out.backward_flops =
       query_tokens * (kBackwardProductsToForward * gemm_flops + kBackwardToForward * softmax_flops);
   return out;

@@ -73,6 +73,9 @@ struct Work {
   double saved_fixed = 0.0;  // kept for backward, masks and indices
   double fp32_bytes = 0.0;     // the part of `bytes` autocast keeps in fp32
   double cast_elements = 0.0;  // converted between fp32 and 16 bits under autocast
+  // The part of `gemm_flops` inside a fused attention kernel, and its backward's count.
+  double attention_flops = 0.0;
+  double backward_attention_flops = 0.0;
 };
 
 // Memory kept for backward and nothing else: `elements` activations at 4 bytes.
