@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "dtperf/compute.hpp"
@@ -26,11 +28,26 @@ ComputeParams simple_params() {
   return p;
 }
 
+// A model of `tensors` (in backward order) with fp32 parameters.
+ModelSpec model_of(std::string name, std::vector<TensorSpec> tensors) {
+  ModelSpec m;
+  m.name = std::move(name);
+  m.param_bytes = 4;
+  m.tensors = std::move(tensors);
+  return m;
+}
+
+// The flops source at one sample per GPU, plain SGD.
+ComputeRequest flops_request() {
+  ComputeRequest request;
+  request.source = ComputeSource::flops;
+  request.batch_per_gpu = 1;
+  request.optimizer = Optimizer::sgd;
+  return request;
+}
+
 // Two tensors in backward order: a GEMM-heavy one and a memory-bound one.
 ModelSpec two_tensor_model() {
-  ModelSpec m;
-  m.name = "toy";
-  m.param_bytes = 4;
   TensorSpec gemm;
   gemm.name = "fc.weight";
   gemm.params = 1'000'000;
@@ -43,8 +60,7 @@ ModelSpec two_tensor_model() {
   norm.forward_flops_per_sample = 1e6;
   norm.backward_flops_per_sample = 2e6;
   norm.forward_memory_bytes_per_sample = 1e7;
-  m.tensors = {gemm, norm};
-  return m;
+  return model_of("toy", {gemm, norm});
 }
 
 struct Buffers {
@@ -75,10 +91,7 @@ TEST_CASE("a calibrated efficiency curve is interpolated in log FLOPs", "[comput
 TEST_CASE("the flops source times each tensor on the roofline", "[compute][flops]") {
   const ModelSpec m = two_tensor_model();
   Buffers b(m);
-  ComputeRequest request;
-  request.source = ComputeSource::flops;
-  request.batch_per_gpu = 1;
-  request.optimizer = Optimizer::sgd;
+  const ComputeRequest request = flops_request();
   compute_times(m, simple_params(), request, b.times);
   // Each operator takes the slowest of arithmetic, memory and the 10 us dispatch floor.
   // Forward GEMM: 1 GFLOP at eff 0.25 of 1 TFLOP/s = 4 ms.
@@ -102,9 +115,7 @@ TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in
   m.tensors[1].forward_fp32_memory_bytes_per_sample = 4e6;
   m.tensors[1].forward_cast_elements_per_sample = 0.5e6;
   Buffers b(m);
-  ComputeRequest request;
-  request.source = ComputeSource::flops;
-  request.batch_per_gpu = 1;
+  const ComputeRequest request = flops_request();
   ComputeParams p = simple_params();
   p.activation_bytes_per_element = 2.0;
   compute_times(m, p, request, b.times);
@@ -127,9 +138,6 @@ TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in
 }
 
 TEST_CASE("fused attention's products run at the profile's fused-attention efficiency", "[compute][flops]") {
-  ModelSpec m;
-  m.name = "attention";
-  m.param_bytes = 4;
   TensorSpec t;
   t.name = "proj.weight";
   t.params = 1000;
@@ -140,11 +148,9 @@ TEST_CASE("fused attention's products run at the profile's fused-attention effic
   t.forward_attention_flops_per_sample = 1e9;
   t.backward_flops_per_sample = 4.5e9;
   t.backward_attention_flops_per_sample = 2.5e9;
-  m.tensors = {t};
+  const ModelSpec m = model_of("attention", {t});
   Buffers b(m);
-  ComputeRequest request;
-  request.source = ComputeSource::flops;
-  request.batch_per_gpu = 1;
+  const ComputeRequest request = flops_request();
   ComputeParams p = simple_params();
   // Without a fused-attention efficiency, one 2-GFLOP GEMM at eff 0.5 x 2 / 3: 6 ms.
   compute_times(m, p, request, b.times);
@@ -259,10 +265,7 @@ TEST_CASE("a dtype without a peak is an input error naming the input, not a cras
 TEST_CASE("the compute-times cache gives compute_times' values and recomputes when an input changes",
           "[compute]") {
   const ModelSpec m = two_tensor_model();
-  ComputeRequest request;
-  request.source = ComputeSource::flops;
-  request.batch_per_gpu = 1;
-  request.optimizer = Optimizer::sgd;
+  ComputeRequest request = flops_request();
   ComputeTimesCache cache;
   Buffers cached(m);
   const auto fresh = [&](const ComputeParams& p, const ComputeRequest& r) {

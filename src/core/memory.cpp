@@ -40,7 +40,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& clu
   const double wire = model.param_bytes;
   MemoryBreakdown m;
   m.capacity_bytes = cluster.gpu.memory_gib * units::GiB;
-  const bool half = dtype == DType::fp16 || dtype == DType::bf16 || dtype == DType::fp8;  // fp8: 16-bit outside GEMMs
+  const bool half = activation_bytes_per_element(dtype) < 4.0;  // fp8: 16-bit outside GEMMs
   m.weights_bytes = params * (model.param_bytes < 4 && half ? wire : 4.0);
   m.gradients_bytes = params * wire;
   const double state_per_param = request.optimizer == Optimizer::adam           ? 8.0

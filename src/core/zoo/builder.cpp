@@ -45,10 +45,15 @@ Work casts(double elements) {
   return work;
 }
 
-Work residual_stream_add(double elements) {
+Work residual_add(std::int64_t features, double tokens) {
+  const double elements = static_cast<double>(features) * tokens;
   Work work = elementwise(elements, 1.0, 3.0);
   work.fp32_bytes = 2.0 * elements * kActivationBytes;
   return work;
+}
+
+Work embedding_add(std::int64_t features, double tokens) {
+  return in_fp32(elementwise(static_cast<double>(features) * tokens, 1.0, 3.0));
 }
 
 ModelBuilder::ModelBuilder(std::string sample_unit, double default_batch_per_gpu,

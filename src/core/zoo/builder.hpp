@@ -95,9 +95,12 @@ Work elementwise(double elements, double flops_per_element, double accesses);
 Work in_fp32(Work work);
 // `elements` converted by autocast (no FLOPs; their traffic is priced per cast).
 Work casts(double elements);
-// A residual add of `elements` onto the fp32 stream: the stream read and the sum written
-// in fp32, the branch's output read in the compute dtype.
-Work residual_stream_add(double elements);
+// A residual add of `features` x `tokens` elements onto the fp32 stream: the stream read and
+// the sum written in fp32, the branch's output read in the compute dtype.
+Work residual_add(std::int64_t features, double tokens);
+// An add of fp32 embeddings (token, position, segment) over `features` x `tokens` elements:
+// every access fp32.
+Work embedding_add(std::int64_t features, double tokens);
 
 class ModelBuilder {
  public:

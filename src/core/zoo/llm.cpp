@@ -35,10 +35,6 @@
 namespace dtperf::zoo {
 namespace {
 
-Work residual_add(std::int64_t features, double tokens) {
-  return residual_stream_add(static_cast<double>(features) * tokens);
-}
-
 // Causal self-attention over `tokens` tokens and the residual add after it, attached
 // to the output projection at `index`.
 void attach_attention(ModelBuilder& builder, std::size_t index, std::int64_t d, std::int64_t kv_dim,
@@ -79,7 +75,7 @@ ModelSpec gpt_tensors(const GptShape& s) {
   const double elements = static_cast<double>(s.model_dim) * tokens;
   embedding(builder, "wte.weight", s.vocab, s.model_dim, tokens);
   // wte + wpe: both fp32 tables, the sum the fp32 stream the blocks add onto.
-  const Work positions = in_fp32(elementwise(elements, 1.0, 3.0));
+  const Work positions = embedding_add(s.model_dim, tokens);
   builder.attach(embedding(builder, "wpe.weight", s.context, s.model_dim, tokens),
                  s.dropout ? positions + dropout_mask(elements) : positions);
   for (int i = 0; i < s.layers; ++i) gpt_block(builder, "h." + std::to_string(i), s);

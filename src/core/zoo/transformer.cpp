@@ -27,15 +27,6 @@
 namespace dtperf::zoo {
 namespace {
 
-Work residual_add(std::int64_t features, double tokens) {
-  return residual_stream_add(static_cast<double>(features) * tokens);
-}
-
-// Adds of fp32 embeddings (token, position, segment): every access fp32.
-Work embedding_add(std::int64_t features, double tokens) {
-  return in_fp32(elementwise(static_cast<double>(features) * tokens, 1.0, 3.0));
-}
-
 // GELU keeps its input; ReLU keeps its output, which the next linear keeps as its input
 // already (counted there).
 Work activation(std::int64_t features, double tokens, double flops_per_element) {
