@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -43,6 +44,17 @@ std::vector<Scheme> decentdp_schemes() {
   return out;
 }
 
+// What one NIC rate tells the break-even scan: whether the alternative is faster than
+// All-Reduce there (nullopt: none applies), All-Reduce's time, and a time that carries the
+// verdict to other rates (rate_break_even's bounds). Faster: an alternative wins wherever
+// All-Reduce takes longer than `alternative_s` (+inf where no such time is known); slower:
+// no alternative takes less than `alternative_s` here.
+struct RateVerdict {
+  std::optional<bool> faster;
+  double allreduce_s = 0.0;
+  double alternative_s = 0.0;
+};
+
 // Whether the best topology on `cluster` is faster than All-Reduce, nullopt if none
 // applies: the sign of speedup - 1, all the break-even searches use. It needs not predict
 // every topology: once one runs more than better()'s 0.1 % tie margin faster than
@@ -51,8 +63,10 @@ std::vector<Scheme> decentdp_schemes() {
 // further; tests check the crossings found against every topology predicted.) `first`
 // (the topology best at the setup, the likeliest winner) is tried first; otherwise every
 // topology is predicted and the best chosen by better(), in list order.
-std::optional<bool> topology_wins_on(Evaluator& e, const ClusterProfile& cluster, const std::string& first) {
-  const double allreduce_s = e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s;
+RateVerdict topology_verdict_on(Evaluator& e, const ClusterProfile& cluster, const std::string& first) {
+  RateVerdict out;
+  out.allreduce_s = e.evaluate_on(cluster, Scheme::allreduce()).iteration.iteration_s;
+  const double allreduce_s = out.allreduce_s;
   const std::vector<Scheme> schemes = decentdp_schemes();
   std::vector<std::optional<SchemeOutcome>> outcomes(schemes.size());
   const auto predict = [&](std::size_t i) -> const SchemeOutcome& {
@@ -62,19 +76,33 @@ std::optional<bool> topology_wins_on(Evaluator& e, const ClusterProfile& cluster
   const auto clearly_faster = [&](const SchemeOutcome& o) {
     return runnable(o) && o.iteration.iteration_s * (1.0 + 1e-3) < allreduce_s;
   };
+  const auto faster_by = [&](const SchemeOutcome& o) {
+    out.faster = true;
+    out.alternative_s = o.iteration.iteration_s * (1.0 + 1e-3);
+    return out;
+  };
   for (std::size_t i = 0; i < schemes.size(); ++i) {
-    if (schemes[i].topology == first && clearly_faster(predict(i))) return true;
+    if (schemes[i].topology == first && clearly_faster(predict(i))) return faster_by(*outcomes[i]);
   }
   for (std::size_t i = 0; i < schemes.size(); ++i) {
-    if (clearly_faster(predict(i))) return true;
+    if (clearly_faster(predict(i))) return faster_by(*outcomes[i]);
   }
   std::optional<SchemeOutcome> best;
+  double least_s = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < schemes.size(); ++i) {
     const SchemeOutcome& o = predict(i);
-    if (runnable(o) && (!best || better(o, *best))) best = o;
+    if (!runnable(o)) continue;
+    least_s = std::min(least_s, o.iteration.iteration_s);
+    if (!best || better(o, *best)) best = o;
   }
-  if (!best) return std::nullopt;
-  return allreduce_s / best->iteration.iteration_s - 1.0 > 0.0;
+  if (!best) return out;
+  out.faster = allreduce_s / best->iteration.iteration_s - 1.0 > 0.0;
+  out.alternative_s = *out.faster ? std::numeric_limits<double>::infinity() : least_s;
+  return out;
+}
+
+std::optional<bool> topology_wins_on(Evaluator& e, const ClusterProfile& cluster, const std::string& first) {
+  return topology_verdict_on(e, cluster, first).faster;
 }
 
 // The best topology's advantage over All-Reduce on `cluster`, speedup - 1 (every topology
@@ -126,21 +154,58 @@ std::vector<FactorShare> attribute(Evaluator& e, const SchemeOutcome& allreduce,
 constexpr double kRateTolerance = 1e-4;
 constexpr double kCvTolerance = 1e-4;
 
-// Where `faster_on(cluster)` (whether the alternative beats All-Reduce; nullopt where
-// nothing applies) changes along the NIC rate: a scan of kGbpsScanPoints rates, then the
-// first bracket whose ends differ narrowed on a log scale to kRateTolerance.
-// `advantage_on(cluster)` is the value whose sign `faster_on` tells (speedup - 1; nullopt
-// where nothing applies, read as -1, no speedup at all): faster_on may stop early (at the
-// first topology clearly faster), advantage_on predicts everything. The narrowing reads
-// the advantage's values (crossing.hpp: ITP, at most one evaluation beyond bisection's
-// count); where the values at the bracket's ends do not lie on the sides the scan found
-// (a chain of near-ties, see topology_wins_on), it bisects on faster_on's signs instead.
-template <typename Faster, typename Advantage>
-BreakEven rate_break_even(Evaluator& e, Faster&& faster_on, Advantage&& advantage_on) {
+// Whether a verdict found at two rates of the scan holds at every rate between them, on
+// the premise that no scheme's time rises with the NIC rate (a faster link never delays an
+// exchange: every price falls with the rate, and a simulated clock is a max-plus function
+// of the prices). `low` and `high` (the lower and higher rate) have the same verdict.
+// Faster: the alternative's time at the lower rate, which only falls, stays under
+// All-Reduce's at the higher rate, which only rises going down. Slower: every
+// alternative's time at the higher rate, which only rises going down, is no less than
+// All-Reduce's at the lower, which only falls going up.
+bool verdict_holds_between(const RateVerdict& low, const RateVerdict& high) {
+  return *low.faster ? low.alternative_s < high.allreduce_s : high.alternative_s >= low.allreduce_s;
+}
+
+// The first index of the scan (in (low, high]) whose verdict differs from low's, nullopt
+// if there is none; fills `at` as it evaluates. The interval is split in two until each
+// part is settled by verdict_holds_between or has no rate inside: of the 41 rates, a side
+// far from a crossing needs a handful. nullopt with `dense` set: a rate where nothing
+// applies, or a time that rose with the rate, was met, and the caller scans every rate.
+template <typename VerdictAt>
+std::optional<int> first_change(VerdictAt&& verdict_at, int low, int high, bool& dense) {
+  if (dense) return std::nullopt;
+  const RateVerdict& a = verdict_at(low);
+  const RateVerdict& b = verdict_at(high);
+  if (!a.faster || !b.faster || b.allreduce_s > a.allreduce_s) {
+    dense = true;
+    return std::nullopt;
+  }
+  if (high == low + 1) return *a.faster != *b.faster ? std::optional<int>(high) : std::nullopt;
+  if (*a.faster == *b.faster && verdict_holds_between(a, b)) return std::nullopt;
+  const int middle = low + (high - low) / 2;
+  if (const auto change = first_change(verdict_at, low, middle, dense)) return change;
+  if (dense) return std::nullopt;
+  return first_change(verdict_at, middle, high, dense);
+}
+
+// Where `verdict_on(cluster)` (whether the alternative beats All-Reduce, with the times
+// that bound it: RateVerdict) changes along the NIC rate: the first change among
+// kGbpsScanPoints rates, then that bracket narrowed on a log scale to kRateTolerance.
+// RateScan::every_rate evaluates the rates in turn; RateScan::bounded skips those
+// first_change settles (the same rates found wherever no time rises with the rate; it
+// falls back to every rate where one does). `advantage_on(cluster)` is the value whose
+// sign the verdict tells (speedup - 1; nullopt where nothing applies, read as -1, no
+// speedup at all): the verdict may stop early (at the first topology clearly faster),
+// advantage_on predicts everything. The narrowing reads the advantage's values
+// (crossing.hpp: ITP, at most one evaluation beyond bisection's count); where the values
+// at the bracket's ends do not lie on the sides the scan found (a chain of near-ties, see
+// topology_verdict_on), it bisects on the verdict's signs instead.
+template <typename VerdictOn, typename Advantage>
+BreakEven rate_break_even(Evaluator& e, VerdictOn&& verdict_on, Advantage&& advantage_on, RateScan scan) {
   ClusterProfile cluster = e.setup().cluster;
   const auto faster_at = [&](double gbps) {
     cluster.inter.nic_gbps = gbps;
-    return faster_on(cluster);
+    return verdict_on(cluster).faster;
   };
   // Of ln(rate), for the narrowing.
   const auto advantage_at_log = [&](double log_gbps) {
@@ -155,49 +220,66 @@ BreakEven rate_break_even(Evaluator& e, Faster&& faster_on, Advantage&& advantag
     return out;
   }
   const double step = std::pow(kMaxGbps / kMinGbps, 1.0 / (kGbpsScanPoints - 1));
-  double previous_gbps = kMinGbps;
-  const auto first = faster_at(kMinGbps);
+  const auto rate = [&](int i) { return i == 0 ? kMinGbps : kMinGbps * std::pow(step, i); };
+  std::vector<std::optional<RateVerdict>> at(kGbpsScanPoints);
+  const auto verdict_at = [&](int i) -> const RateVerdict& {
+    if (!at[static_cast<std::size_t>(i)]) {
+      cluster.inter.nic_gbps = rate(i);
+      at[static_cast<std::size_t>(i)] = verdict_on(cluster);
+    }
+    return *at[static_cast<std::size_t>(i)];
+  };
+  const auto first = verdict_at(0).faster;
   if (!first) {
     out.why = BreakEven::Why::no_topology;
     return out;
   }
+  // The first rate whose verdict differs from the one before it (nullopt for none), and
+  // the verdict before it.
+  std::optional<int> change;
   bool previous = *first;
-  for (int i = 1; i < kGbpsScanPoints; ++i) {
-    const double gbps = kMinGbps * std::pow(step, i);
-    const bool now = faster_at(gbps).value_or(previous);
-    if (previous != now) {
-      double low = previous_gbps;
-      double high = gbps;
-      const double value_low = advantage_at_log(std::log(low));
-      const double value_high = advantage_at_log(std::log(high));
-      if ((value_low > 0.0) == previous && (value_high > 0.0) == now) {
-        const CrossingBracket crossing = narrow_crossing(advantage_at_log, std::log(low), value_low, std::log(high),
-                                                         value_high, std::log1p(kRateTolerance));
-        low = std::exp(crossing.low);
-        high = std::exp(crossing.high);
-      } else {
-        while (high > low * (1.0 + kRateTolerance)) {
-          const double mid = std::sqrt(low * high);
-          (faster_at(mid).value_or(false) == previous ? low : high) = mid;
-        }
-      }
-      out.outcome = BreakEven::Outcome::crosses;
-      out.value = std::sqrt(low * high);
-      out.faster_below = previous;
-      return out;
-    }
-    previous = now;
-    previous_gbps = gbps;
+  bool dense = scan == RateScan::every_rate;
+  if (!dense) {
+    change = first_change(verdict_at, 0, kGbpsScanPoints - 1, dense);
+    if (change) previous = *verdict_at(*change - 1).faster;
   }
-  out.outcome = previous ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
+  if (dense) {  // every rate in turn; a rate where nothing applies keeps the verdict before
+    change.reset();
+    for (int i = 1; i < kGbpsScanPoints && !change; ++i) {
+      const bool now = verdict_at(i).faster.value_or(previous);
+      if (now != previous) {
+        change = i;
+      } else {
+        previous = now;
+      }
+    }
+  }
+  if (!change) {
+    out.outcome = previous ? BreakEven::Outcome::always_faster : BreakEven::Outcome::always_slower;
+    return out;
+  }
+  const bool now = !previous;
+  double low = rate(*change - 1);
+  double high = rate(*change);
+  const double value_low = advantage_at_log(std::log(low));
+  const double value_high = advantage_at_log(std::log(high));
+  if ((value_low > 0.0) == previous && (value_high > 0.0) == now) {
+    const CrossingBracket crossing =
+        narrow_crossing(advantage_at_log, std::log(low), value_low, std::log(high), value_high, std::log1p(kRateTolerance));
+    low = std::exp(crossing.low);
+    high = std::exp(crossing.high);
+  } else {
+    while (high > low * (1.0 + kRateTolerance)) {
+      const double mid = std::sqrt(low * high);
+      (faster_at(mid).value_or(false) == previous ? low : high) = mid;
+    }
+  }
+  out.outcome = BreakEven::Outcome::crosses;
+  out.value = std::sqrt(low * high);
+  out.faster_below = previous;
   return out;
 }
 
-BreakEven bandwidth_break_even(Evaluator& e, const std::string& first) {
-  return rate_break_even(
-      e, [&](const ClusterProfile& cluster) { return topology_wins_on(e, cluster, first); },
-      [&](const ClusterProfile& cluster) { return topology_advantage_on(e, cluster); });
-}
 
 // DiLoCo with the setup's options against All-Reduce's `allreduce_s`; nullopt where it
 // cannot run.
@@ -262,14 +344,17 @@ std::optional<LowCommunication> low_communication(Evaluator& e, const SchemeOutc
   const auto advantage_on = [&](const ClusterProfile& c) {
     return low_communication_advantage(e, c, e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s);
   };
-  l.bandwidth = rate_break_even(
-      e,
-      [&](const ClusterProfile& c) -> std::optional<bool> {
-        const auto advantage = advantage_on(c);
-        if (!advantage) return std::nullopt;
-        return *advantage > 0.0;
-      },
-      advantage_on);
+  // DiLoCo wins where All-Reduce takes longer than it, whichever the rate.
+  const auto verdict_on = [&](const ClusterProfile& c) {
+    RateVerdict v;
+    v.allreduce_s = e.evaluate_on(c, Scheme::allreduce()).iteration.iteration_s;
+    const SchemeOutcome o = e.evaluate_on(c, Scheme::diloco());
+    if (!runnable(o)) return v;
+    v.faster = v.allreduce_s / o.iteration.iteration_s - 1.0 > 0.0;
+    v.alternative_s = o.iteration.iteration_s;
+    return v;
+  };
+  l.bandwidth = rate_break_even(e, verdict_on, advantage_on, RateScan::bounded);
   return l;
 }
 
@@ -428,6 +513,12 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
 }
 
 }  // namespace
+
+BreakEven bandwidth_break_even(Evaluator& e, const std::string& first_topology, RateScan scan) {
+  return rate_break_even(
+      e, [&](const ClusterProfile& cluster) { return topology_verdict_on(e, cluster, first_topology); },
+      [&](const ClusterProfile& cluster) { return topology_advantage_on(e, cluster); }, scan);
+}
 
 std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing, const AdviceProgress& progress) {
   // (scheme, whether it is a Decent-DP topology, whose spectral gap `with_mixing` asks for).

@@ -187,6 +187,7 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
     throw InputError::in_input("nodes", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", cluster.nodes,
                                                     cluster.gpus_per_node, limits::kMaxGpus));
   }
+  ++evaluations_;
   SchemeOutcome out = evaluate_unchecked(cluster, scheme, factors, with_mixing);
   // The engine's boundary: whatever the inputs, a report never prints inf, NaN (JSON
   // null) or a negative time; an outcome that has one is refused here, by name.

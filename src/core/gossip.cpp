@@ -165,7 +165,8 @@ std::size_t GossipPredictor::memory_bytes() const {
            bytes_of(sc.send_to) + bytes_of(sc.receive_from) + bytes_of(sc.send_placement) +
            bytes_of(sc.receive_placement);
   total += bytes_of(st.step_sorted) + bytes_of(st.local_units) + bytes_of(st.plain_groups) +
-           bytes_of(st.uniform_rounds) + bytes_of(st.directed_peers);
+           bytes_of(st.uniform_rounds) + bytes_of(st.directed_peers) +
+           bytes_of(st.member_runs) + bytes_of(st.pair_runs) + bytes_of(st.round_first_run);
   return total + 32001 * sizeof(double);  // the duration histogram
 }
 

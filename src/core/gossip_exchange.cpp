@@ -7,6 +7,39 @@ namespace dtperf {
 
 using namespace gossip_internal;
 
+namespace {
+
+// The latest of a[i] and b[i] over i < count, in four independent chains (the latest of a
+// set of times does not depend on the order it is read in; times are never NaN).
+double latest_of(const double* a, const double* b, std::uint32_t count) {
+  double m0 = 0.0;
+  double m1 = 0.0;
+  double m2 = 0.0;
+  double m3 = 0.0;
+  std::uint32_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    m0 = std::max(m0, std::max(a[i], b[i]));
+    m1 = std::max(m1, std::max(a[i + 1], b[i + 1]));
+    m2 = std::max(m2, std::max(a[i + 2], b[i + 2]));
+    m3 = std::max(m3, std::max(a[i + 3], b[i + 3]));
+  }
+  for (; i < count; ++i) m0 = std::max(m0, std::max(a[i], b[i]));
+  return std::max(std::max(m0, m1), std::max(m2, m3));
+}
+
+// Pairs (x + i, y + i), i < count, each on its own: both members start when both have got
+// there and their stream is free, and end `cost_s` later. The four blocks are disjoint.
+void exchange_pairs(double* __restrict progress_x, double* __restrict stream_x, double* __restrict progress_y,
+                    double* __restrict stream_y, std::uint32_t count, double cost_s) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const double end =
+        std::max(std::max(progress_x[i], stream_x[i]), std::max(progress_y[i], stream_y[i])) + cost_s;
+    progress_x[i] = stream_x[i] = progress_y[i] = stream_y[i] = end;
+  }
+}
+
+}  // namespace
+
 void GossipPredictor::State::compute_phase(int step, bool measure) {
   // Where nothing slows compute beside an exchange (a contention factor of 1 and no host
   // transport competing for cores: every built-in profile), beside_s returns the work
@@ -164,23 +197,21 @@ template <bool kStretched>
 void GossipPredictor::State::exchange_groups_as(const CompiledStep& st, std::size_t b, const double* clock_end,
                                                 double* progress) {
   const CompiledSchedule& sc = *schedule;
-  const std::uint32_t* group_classes = sc.group_classes.data();
   double* streams[2] = {intra_free_s.data(), inter_free_s.data()};
   double* stream_shares[2] = {intra_share.data(), inter_share.data()};
   for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
     const CompiledRound& round = sc.rounds[r];
     if (!kStretched && uniform_rounds[r]) {
       // Pairs on one stream at one price: the loop below without the per-group reads of
-      // count, stream and price (the same operations on the same values).
+      // count, stream and price (the same operations on the same values), run by run. The
+      // four blocks of a run are disjoint (the pairs of a round are), so the compiler may
+      // process several pairs at once.
       const PlainGroup& shape = plain_groups[round.first_group];
-      double* __restrict stream = streams[shape.level];
+      double* const stream = streams[shape.level];
       const double cost = cost_s[shape.placement * buckets + b];
-      const PlainGroup* const pairs_end = plain_groups.data() + round.first_group + round.group_count;
-      for (const PlainGroup* p = plain_groups.data() + round.first_group; p != pairs_end; ++p) {
-        const std::uint32_t x = p->x;
-        const std::uint32_t y = p->y;
-        const double end = std::max(std::max(progress[x], stream[x]), std::max(progress[y], stream[y])) + cost;
-        progress[x] = stream[x] = progress[y] = stream[y] = end;
+      for (std::uint32_t k = round_first_run[r]; k < round_first_run[r + 1]; ++k) {
+        const PairRun& run = pair_runs[k];
+        exchange_pairs(progress + run.x, stream + run.x, progress + run.y, stream + run.y, run.count, cost);
       }
       continue;
     }
@@ -201,22 +232,26 @@ void GossipPredictor::State::exchange_groups_as(const CompiledStep& st, std::siz
         if (kStretched) stream_shares[g->level][x] = stream_shares[g->level][y] = share;
         continue;
       }
-      const std::uint32_t* members = group_classes + g->x;
+      // A larger group, run by run of consecutive members (the latest of a set does not
+      // depend on the order it is read in).
+      const MemberRun* const runs = member_runs.data() + g->x;
+      const MemberRun* const runs_end = runs + g->y;
       double start = 0.0;
-      for (std::uint32_t m = 0; m < g->count; ++m) {
-        const std::uint32_t k = members[m];
-        start = std::max(start, std::max(progress[k], stream[k]));
+      for (const MemberRun* m = runs; m != runs_end; ++m) {
+        start = std::max(start, latest_of(progress + m->first, stream + m->first, m->count));
       }
       double end = start + cost;
       if (slowdown != 1.0) {  // the members' compute ends matter only to a stretched exchange
         double last_end = 0.0;
-        for (std::uint32_t m = 0; m < g->count; ++m) last_end = std::max(last_end, clock_end[members[m]]);
+        for (const MemberRun* m = runs; m != runs_end; ++m) {
+          last_end = std::max(last_end, latest_of(clock_end + m->first, clock_end + m->first, m->count));
+        }
         end = start + exchange_s(cost, start, last_end, slowdown);
       }
-      for (std::uint32_t m = 0; m < g->count; ++m) {
-        const std::uint32_t k = members[m];
-        progress[k] = stream[k] = end;
-        if (kStretched) stream_shares[g->level][k] = share;
+      for (const MemberRun* m = runs; m != runs_end; ++m) {
+        std::fill_n(progress + m->first, m->count, end);
+        std::fill_n(stream + m->first, m->count, end);
+        if (kStretched) std::fill_n(stream_shares[g->level] + m->first, m->count, share);
       }
     }
   }
@@ -435,33 +470,40 @@ void GossipPredictor::State::exchange_directed_as(std::size_t row) {
     const double* launch = launch_s.data() + b * classes;
     double* bucket_done_s = done_s.data() + b * classes;
     for (std::size_t u = 0; u < classes; ++u) {
-      intra_free[u] = std::max(intra_free[u], launch[u]);
-      inter_free[u] = std::max(inter_free[u], launch[u]);
-      double bucket_done = launch[u];
+      // The class's two link levels in registers while its peers are served.
+      const double launched = launch[u];
+      double intra = std::max(intra_free[u], launched);
+      double inter = std::max(inter_free[u], launched);
+      double bucket_done = launched;
       double* received = received_s.data() + u * peers;  // per peer, the last receive's end
       const DirectedPeer* peer = directed_peers.data() + u * peers;
       for (std::size_t j = 0; j < peers; ++j) {
         const DirectedPeer& p = peer[j];
-        double& level = p.crosses ? inter_free[u] : intra_free[u];
+        const double level = p.crosses ? inter : intra;
         const double send_start = std::max(level, launch[p.to]);
-        const double receive_start = std::max({launch[p.from], launch[u], received[j]});
+        const double receive_start = std::max(std::max(launch[p.from], launched), received[j]);
         const std::size_t send_cell = std::size_t{p.send_placement} * buckets + b;
         const std::size_t receive_cell = std::size_t{p.receive_placement} * buckets + b;
+        double sent = 0.0;
         if constexpr (kStretched) {
           const double send_factor = contention.exchange_beside_compute(host_share[send_cell]);
           const double receive_factor = contention.exchange_beside_compute(host_share[receive_cell]);
           (p.crosses ? inter_share : intra_share)[u] = host_share[send_cell];
-          level = send_start + exchange_s(cost_s[send_cell], send_start,
-                                          std::max(compute_clock_s[u], compute_clock_s[p.to]), send_factor);
+          sent = send_start + exchange_s(cost_s[send_cell], send_start,
+                                         std::max(compute_clock_s[u], compute_clock_s[p.to]), send_factor);
           received[j] = receive_start + exchange_s(cost_s[receive_cell], receive_start,
                                                    std::max(compute_clock_s[p.from], compute_clock_s[u]),
                                                    receive_factor);
         } else {
-          level = send_start + cost_s[send_cell];
+          sent = send_start + cost_s[send_cell];
           received[j] = receive_start + cost_s[receive_cell];
         }
-        bucket_done = std::max({bucket_done, level, received[j]});
+        intra = p.crosses ? intra : sent;
+        inter = p.crosses ? sent : inter;
+        bucket_done = std::max(std::max(bucket_done, sent), received[j]);
       }
+      intra_free[u] = intra;
+      inter_free[u] = inter;
       bucket_done_s[u] = bucket_done;
       done[u] = std::max(done[u], bucket_done);
     }

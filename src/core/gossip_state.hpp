@@ -177,25 +177,55 @@ struct GossipPredictor::State {
     }
     factor.assign(classes, 1.0);
     plain_groups.reserve(schedule->groups.size());
+    std::vector<std::uint32_t> sorted;
     for (const ClassGroup& g : schedule->groups) {
       PlainGroup p;
       p.count = g.count;
-      p.x = g.count == 2 ? schedule->group_classes[g.first] : g.first;
-      p.y = g.count == 2 ? schedule->group_classes[g.first + 1] : 0;
       p.placement = g.placement;
       p.level = g.crosses_nodes != 0 ? 1 : 0;
+      if (g.count == 2) {
+        p.x = schedule->group_classes[g.first];
+        p.y = schedule->group_classes[g.first + 1];
+      } else {
+        // A larger group as runs of consecutive classes (a node's GPUs are consecutive
+        // ranks): the exchange reads the latest of each run and writes its end over it.
+        const auto* members = schedule->group_classes.data() + g.first;
+        sorted.assign(members, members + g.count);
+        std::sort(sorted.begin(), sorted.end());
+        p.x = static_cast<std::uint32_t>(member_runs.size());
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+          if (i > 0 && sorted[i] == sorted[i - 1] + 1) {
+            ++member_runs.back().count;
+          } else {
+            member_runs.push_back({sorted[i], 1});
+          }
+        }
+        p.y = static_cast<std::uint32_t>(member_runs.size()) - p.x;
+      }
       plain_groups.push_back(p);
     }
     // Rounds of pairs on one stream and one placement (every round of most topologies),
-    // for exchange_groups_as's tight loop.
+    // for exchange_groups_as's tight loop, as runs of pairs (x + i, y + i).
     uniform_rounds.resize(schedule->rounds.size());
+    round_first_run.resize(schedule->rounds.size() + 1);
     for (std::size_t r = 0; r < schedule->rounds.size(); ++r) {
       const CompiledRound& round = schedule->rounds[r];
       const PlainGroup* first = plain_groups.data() + round.first_group;
       uniform_rounds[r] = round.group_count > 0 && std::all_of(first, first + round.group_count, [&](const PlainGroup& g) {
                             return g.count == 2 && g.level == first->level && g.placement == first->placement;
                           });
+      round_first_run[r] = static_cast<std::uint32_t>(pair_runs.size());
+      if (!uniform_rounds[r]) continue;
+      for (const PlainGroup* g = first; g != first + round.group_count; ++g) {
+        const PairRun* last = pair_runs.size() > round_first_run[r] ? &pair_runs.back() : nullptr;
+        if (last != nullptr && g->x == last->x + last->count && g->y == last->y + last->count) {
+          ++pair_runs.back().count;
+        } else {
+          pair_runs.push_back({g->x, g->y, 1});
+        }
+      }
     }
+    round_first_run.back() = static_cast<std::uint32_t>(pair_runs.size());
     received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
     directed_peers.resize(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)));
     directed_done_s.resize(classes);
@@ -234,8 +264,8 @@ struct GossipPredictor::State {
   /// exchange_bucket_groups on links shared by the exchanges in flight (lanes > 0).
   void exchange_on_lanes(const CompiledStep& st, std::size_t b, const double* clock_end, const double* progress);
   // The schedule's groups as exchange_groups_as reads them, one per ClassGroup in its order:
-  // a pair's two classes in place (x, y), a larger group's first member's index into
-  // group_classes (x); the placement and the stream (0: inside nodes, 1: across).
+  // a pair's two classes in place (x, y), a larger group's runs of members (x: the first
+  // in member_runs, y: how many); the placement and the stream (0: inside nodes, 1: across).
   struct PlainGroup {
     std::uint32_t x = 0;
     std::uint32_t y = 0;
@@ -245,6 +275,22 @@ struct GossipPredictor::State {
   };
   std::vector<PlainGroup> plain_groups;
   std::vector<char> uniform_rounds;  // per round: all pairs, one stream and one placement
+  // A larger group's members as runs of consecutive classes [first, first + count).
+  struct MemberRun {
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;
+  };
+  std::vector<MemberRun> member_runs;  // PlainGroup x: its first run, y: how many
+  // A uniform round's pairs as runs: pairs (x + i, y + i) for i < count. In a
+  // hypercube-like step (exponential graphs, a torus's columns) a run is a whole block
+  // of ranks, which the exchange treats as whole arrays.
+  struct PairRun {
+    std::uint32_t x = 0;
+    std::uint32_t y = 0;
+    std::uint32_t count = 0;
+  };
+  std::vector<PairRun> pair_runs;
+  std::vector<std::uint32_t> round_first_run;  // per round (+ 1): its first PairRun
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;
   Flight& flight(std::uint64_t id);

@@ -200,4 +200,16 @@ std::vector<const SchemeOutcome*> tied_with_best(const Advice& advice);
 
 Advice advise(Evaluator& evaluator, const AdviceProgress& progress = {});
 
+/// How the break-even NIC rate search reads its grid of rates (advice.cpp).
+enum class RateScan : std::uint8_t {
+  bounded,     // skips the rates whose side follows from two evaluated ones (what advise does)
+  every_rate,  // evaluates every rate of the grid in turn (the reference the tests hold it to)
+};
+
+/// The NIC rate at which the best Decent-DP topology and All-Reduce change sides, on the
+/// evaluator's setup; `first_topology`: the one tried first at each rate (the likeliest
+/// winner). Both scans give the same answer wherever no scheme's time rises with the rate.
+BreakEven bandwidth_break_even(Evaluator& evaluator, const std::string& first_topology,
+                               RateScan scan = RateScan::bounded);
+
 }  // namespace dtperf

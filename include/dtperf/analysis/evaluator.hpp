@@ -124,6 +124,10 @@ class Evaluator {
   SchemeOutcome evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors = {},
                             bool with_mixing = false);
 
+  /// How many schemes this evaluator has evaluated (evaluate and evaluate_on calls): what
+  /// a search costs, for its tests.
+  std::uint64_t evaluations() const { return evaluations_; }
+
   /// Mixing quality of a topology on `ranks` ranks (cached).
   const MixingQuality& mixing(const std::string& topology, int ranks, int ranks_per_node);
   /// The same as the setup runs the topology: over its ranks, or over its nodes with
@@ -170,6 +174,7 @@ class Evaluator {
     Sharding sharding = Sharding::zero1;
     bool operator==(const MemoryKey&) const = default;
   };
+  std::uint64_t evaluations_ = 0;
   std::optional<std::pair<MemoryKey, MemoryBreakdown>> memory_;
   std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<const CompiledSchedule>> schedules_;
   // A predictor per schedule merged into rank classes and algorithm, its buffers and
