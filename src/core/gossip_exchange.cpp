@@ -11,7 +11,7 @@ namespace {
 
 // The latest of a[i] and b[i] over i < count, in four independent chains (the latest of a
 // set of times does not depend on the order it is read in; times are never NaN).
-double latest_of(const double* a, const double* b, std::uint32_t count) {
+[[gnu::always_inline]] inline double latest_of(const double* a, const double* b, std::uint32_t count) {
   double m0 = 0.0;
   double m1 = 0.0;
   double m2 = 0.0;
@@ -469,6 +469,27 @@ void GossipPredictor::State::exchange_directed_as(std::size_t row) {
   for (std::size_t b = 0; b < buckets; ++b) {
     const double* launch = launch_s.data() + b * classes;
     double* bucket_done_s = done_s.data() + b * classes;
+    if (!kStretched && peers == 1) {
+      // One peer (SGP's one-peer exponential graph): the loop below for j = 0, without
+      // the loop over peers (the same operations in the same order).
+      double* received = received_s.data();
+      for (std::size_t u = 0; u < classes; ++u) {
+        const DirectedPeer& p = directed_peers[u];
+        const double launched = launch[u];
+        const double intra = std::max(intra_free[u], launched);
+        const double inter = std::max(inter_free[u], launched);
+        const double send_start = std::max(p.crosses ? inter : intra, launch[p.to]);
+        const double receive_start = std::max(std::max(launch[p.from], launched), received[u]);
+        const double sent = send_start + cost_s[std::size_t{p.send_placement} * buckets + b];
+        received[u] = receive_start + cost_s[std::size_t{p.receive_placement} * buckets + b];
+        intra_free[u] = p.crosses ? intra : sent;
+        inter_free[u] = p.crosses ? sent : inter;
+        const double bucket_done = std::max(std::max(launched, sent), received[u]);
+        bucket_done_s[u] = bucket_done;
+        done[u] = std::max(done[u], bucket_done);
+      }
+      continue;
+    }
     for (std::size_t u = 0; u < classes; ++u) {
       // The class's two link levels in registers while its peers are served.
       const double launched = launch[u];
