@@ -696,6 +696,13 @@ expect 2 'nothing to fit' fit
 # 145 buckets + the topology's 145) = 2,375,680 rank-buckets per iteration, over the 2^21 it runs.
 expect 0 'compute:   not searched at this size: the search simulates every rank, 2375680 rank-buckets per iteration here .*, over its limit of 2097152' advise --profile dgx-h100 --model gpt2-xl --nodes 1024
 expect 0 'compute:   alternating-exp-ring is faster than all-reduce above a compute CV of' advise --profile dgx-h100 --model gpt2-xl --nodes 128
+# With variable compute the NIC-rate scan simulates every rank at each rate: GPT-2 XL on 2,048
+# GPUs is 2,048 x (145 + 145) = 593,920 rank-buckets per iteration, over the 2^19 it runs.
+expect 0 'bandwidth: not searched at this size: with variable compute the scan simulates every rank, 593920 rank-buckets per iteration here .*, over its limit of 524288' advise --profile dgx-h100 --model gpt2-xl --nodes 256 --compute-cv 0.1 --sim-iterations 5
+# A command's simulations together are held to 10 s on the reference core, refused before
+# any runs: compare at 131,072 GPUs with 1,000 iterations is estimated at about 52 s.
+expect 2 '--sim-iterations: variable compute on 16384 x 8 GPUs would simulate every rank of each scheme for about [0-9]+ s in all .*beyond the limit of 10 s for one command .*: simulate at most [0-9]+ iterations here' compare --profile dgx-h100 --nodes 16384 --gpus-per-node 8 --compute-cv 0.1
+expect 2 '--sim-iterations: variable compute on 16384 x 8 GPUs would simulate every rank of each scheme' advise --profile dgx-h100 --nodes 16384 --gpus-per-node 8 --compute-cv 0.1
 
 # Memory: a breakdown in predict, a verdict when nothing fits, recomputation trades memory for time.
 expect 0 '# memory per GPU: .* of 32 GiB \(weights' predict

@@ -15,6 +15,7 @@
 #include "dtperf/zoo.hpp"
 
 using namespace dtperf;
+using Catch::Matchers::WithinRel;
 
 namespace {
 
@@ -158,6 +159,51 @@ TEST_CASE("the most iterations within the limit are whole periods beside the war
   w.period = 1;
   CHECK(w.most_measured_iterations(1e6) == 213.0);
   CHECK(w.most_measured_iterations(4000.0 * 30) == 0.0);  // the warm-up alone is over
+}
+
+TEST_CASE("a simulation's time on the reference core, as a command's budget prices it", "[variability]") {
+  // limits.hpp: 10 ns per rank and iteration; per rank and bucket 1 ns for All-Reduce, 3 ns
+  // for gossip's first round and 0.3 ns for each further one; twice all that beyond 16,384
+  // ranks.
+  SimulationWork w;
+  w.ranks = 1024;
+  w.buckets = 145;
+  w.iterations = 1050;
+  w.rounds_per_bucket = 0;  // All-Reduce: 1024 x (10 + 145 x 1) ns = 158.72 us per iteration
+  CHECK_THAT(w.estimated_s_per_iteration(), WithinRel(158.72e-6, 1e-12));
+  CHECK_THAT(w.estimated_s(), WithinRel(158.72e-6 * 1050, 1e-12));
+  w.rounds_per_bucket = 10;  // the exponential graph: 1024 x (10 + 145 x (3 + 9 x 0.3)) ns
+  CHECK_THAT(w.estimated_s_per_iteration(), WithinRel(1024 * (10 + 145 * 5.7) * 1e-9, 1e-12));
+  w.ranks = 131072;  // out of cache: twice as much
+  w.buckets = 4;
+  w.rounds_per_bucket = 1;  // 2 x 131072 x (10 + 4 x 3) ns = 5.767168 ms per iteration
+  CHECK_THAT(w.estimated_s_per_iteration(), WithinRel(5.767168e-3, 1e-12));
+}
+
+TEST_CASE("plan gives the work evaluate simulates, without simulating it", "[evaluator][variability]") {
+  const ModelSpec model = *zoo_model("resnet50");
+  ClusterProfile cluster = io::load_profile("dgx-h100");
+  cluster.nodes = 4;
+  Setup setup = resnet_on(cluster, model);
+  setup.variability.law = NoiseLaw::normal;
+  setup.variability.cv = 0.1;
+  setup.variability.iterations = 40;
+  for (const Scheme& scheme : {Scheme::allreduce(), Scheme::gossip("ring"), Scheme::sgp()}) {
+    Evaluator e(setup);
+    const SchemeOutcome planned = e.plan(scheme);
+    const SchemeOutcome run = e.evaluate(scheme);
+    INFO(scheme.name());
+    REQUIRE(planned.simulation_work);
+    REQUIRE(run.simulation_work);
+    CHECK(planned.simulation_work->rank_steps() == run.simulation_work->rank_steps());
+    CHECK(planned.simulation_work->iterations == run.simulation_work->iterations);
+    CHECK(planned.iteration.iteration_s == 0.0);  // nothing simulated
+    CHECK(run.iteration.iteration_s > 0.0);
+  }
+  // Without variable compute nothing simulates every rank.
+  setup.variability = {};
+  Evaluator e(setup);
+  CHECK_FALSE(e.plan(Scheme::gossip("ring")).simulation_work);
 }
 
 TEST_CASE("variable compute beyond its limits is refused before it runs", "[evaluator][variability][errors]") {

@@ -62,6 +62,33 @@ inline constexpr double kMaxFactor = 1e3;                // slow ranks and nodes
 // 1,048,576 ranks the same runs took 13-183 s and up to 1.7 GB.
 inline constexpr std::int64_t kMaxVariableRanks = 131'072;
 inline constexpr double kMaxRankSteps = 2'147'483'648.0;
+// A command's variable-compute simulations together (compare's schemes; advise's schemes
+// and its factor attribution, its searches being held to their own limit): at most
+// kMaxCommandSimulationS seconds as SimulationWork::estimated_s prices them on the
+// reference core (one core of the 2-core development VM). Its rates, per simulated
+// iteration, from `dtperf predict --compute-cv 0.1 --sim-iterations` 20 and 80 (the
+// difference over 60 iterations), ResNet-50 (4-5 buckets) and GPT-2 XL (145 buckets) on
+// dgx-h100 nodes, 2026-11-29:
+//  - a rank's compute factor drawn and its iteration closed: 8 ns (All-Reduce at 131,072
+//    ranks, 1.5 ms per iteration with 5 buckets and 13.5 ms with 145);
+//  - All-Reduce per rank and bucket: 0.65 ns (16,384 and 131,072 ranks, GPT-2 XL);
+//  - a gossip bucket per rank (its compute pass and its first exchange round) up to
+//    16,384 ranks: ring 2.4, complete 2.4, alternating-exp-ring 2.8, SGP's push (send and
+//    receive) 3.9 ns; each further round of pairs 0.2 ns (exponential graph, 10 rounds:
+//    4.4 ns per bucket; torus, 4 rounds: 3.5 ns);
+//  - at 131,072 ranks the per-rank state leaves the cache: ring 2.4, complete 2.8,
+//    alternating-exp-ring 4.2, SGP's push 10 ns per bucket, the exponential graph (17
+//    rounds) 7.2 ns.
+// The estimate takes 10 ns per rank, 1 ns per All-Reduce bucket, 3 ns per gossip bucket
+// and 0.3 ns per further round, twice as much beyond 16,384 ranks: from 2.7x high (ring at
+// 131,072 ranks) to 30 % low (SGP's push there) on the cases above.
+inline constexpr double kMaxCommandSimulationS = 10.0;
+inline constexpr double kSimulationRankIterationS = 10e-9;
+inline constexpr double kSimulationAllReduceBucketS = 1e-9;
+inline constexpr double kSimulationGossipBucketS = 3e-9;
+inline constexpr double kSimulationRoundS = 0.3e-9;
+inline constexpr double kSimulationCachedRanks = 16'384.0;
+inline constexpr double kSimulationUncachedFactor = 2.0;
 
 // Physical quantities, wherever they are read. Each range is wide enough for any cluster
 // built or announced, and narrow enough that every product the model forms (bytes / rate,

@@ -65,6 +65,10 @@ struct SimulationWork {
   /// The most measured iterations, in whole periods, that keep rank_steps() within
   /// `limit` beside the same warm-up; 0 when none does.
   double most_measured_iterations(double limit) const;
+  /// What one simulated iteration costs on the reference core, and the whole simulation
+  /// (limits.hpp, kMaxCommandSimulationS: the rates and their measurements).
+  double estimated_s_per_iteration() const;
+  double estimated_s() const { return estimated_s_per_iteration() * iterations; }
 };
 
 /// Per-rank persistent factors for `ranks` ranks on nodes of `ranks_per_node` (1 where

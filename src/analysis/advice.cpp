@@ -1,6 +1,8 @@
 #include "dtperf/analysis/advice.hpp"
 
 #include "dtperf/analysis/crossing.hpp"
+#include "dtperf/error.hpp"
+#include "dtperf/limits.hpp"
 
 #include <algorithm>
 #include <array>
@@ -409,6 +411,13 @@ constexpr int kSearchIterations = 200;
 // Beyond this many rank-buckets the search is not run and the report says so (about 10 s
 // there).
 constexpr double kMaxSearchRankBuckets = 2'097'152.0;  // 2^21
+// The NIC-rate scan with variable compute simulates All-Reduce and the best topology at up
+// to 41 rates and then its narrowing: about five times the CV search's count. ResNet-50 on
+// 131,072 GPUs (1.18 M rank-buckets) took 8 s of scan at the searches' 20 iterations and
+// warm-up of 20 (`advise --compute-cv 0.1 --sim-iterations 20`, 2026-11-29), GPT-2 XL on
+// 1,024 GPUs (0.3 M) 1.7 s. A fifth of the CV search's limit, 2^19, keeps it within a few
+// seconds; beyond, it is not run and the report says so.
+constexpr double kMaxRateSearchRankBuckets = 524'288.0;  // 2^19
 
 // Runs `f` with the variable-compute simulation shortened for searches, then restores it.
 template <typename F>
@@ -512,6 +521,82 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
   return out;
 }
 
+// One kind of simulation of every rank a command runs under variable compute: `times`
+// times, at most `iteration_cap` measured iterations and `warmup_cap` of warm-up (the
+// searches' shortened runs; otherwise no cap).
+struct PlannedSimulation {
+  Scheme scheme;
+  int times = 1;
+  double iteration_cap = std::numeric_limits<double>::infinity();
+  double warmup_cap = std::numeric_limits<double>::infinity();
+};
+
+// A command's simulations of every rank under variable compute, as the reference core
+// would take them (SimulationWork::estimated_s, each simulation's work planned by
+// Evaluator::plan at the setup's iterations). Beyond limits::kMaxCommandSimulationS the
+// command is refused before anything is simulated, naming the most iterations that fit.
+void check_simulation_budget(Evaluator& e, const std::vector<PlannedSimulation>& planned) {
+  const Variability& v = e.setup().variability;
+  if (!v.any()) return;
+  struct Priced {
+    double each_s = 0.0;  // one simulated iteration
+    double warmup = 0.0;  // iterations
+    double period = 1.0;
+    const PlannedSimulation* plan = nullptr;
+    bool runs = false;  // refused for its own size (SchemeOutcome::available): not at these iterations
+  };
+  std::vector<Priced> priced;
+  for (const PlannedSimulation& p : planned) {
+    const SchemeOutcome o = e.plan(p.scheme);
+    if (!o.simulation_work) continue;
+    const SimulationWork& w = *o.simulation_work;
+    priced.push_back({w.estimated_s_per_iteration(), w.iterations - w.measured_iterations,
+                      static_cast<double>(w.period), &p, o.available});
+  }
+  // At `iterations` measured: each run rounds them up to whole periods beside its warm-up.
+  const auto estimate_s = [&](double iterations, bool every) {
+    double total_s = 0.0;
+    for (const Priced& p : priced) {
+      if (!every && !p.runs) continue;
+      const double measured = std::ceil(std::min(iterations, p.plan->iteration_cap) / p.period) * p.period;
+      total_s += p.plan->times * p.each_s * (measured + std::min(p.warmup, p.plan->warmup_cap));
+    }
+    return total_s;
+  };
+  const double total_s = estimate_s(v.iterations, false);
+  if (total_s <= limits::kMaxCommandSimulationS) return;
+  // The most iterations at which every simulation, the ones refused now included, fits.
+  double low = 0.0;
+  double high = v.iterations;
+  while (high - low > 1.0) {
+    const double mid = std::floor(0.5 * (low + high));
+    (estimate_s(mid, true) <= limits::kMaxCommandSimulationS ? low : high) = mid;
+  }
+  const ClusterProfile& cluster = e.setup().cluster;
+  const std::string advice =
+      low >= 1.0 && estimate_s(low, true) <= limits::kMaxCommandSimulationS
+          ? fmt::format("simulate at most {:.0f} iterations here, or fewer GPUs, or predict one scheme", low)
+          : std::string("give fewer GPUs, or predict one scheme");
+  throw InputError::in_input(
+      "sim-iterations",
+      fmt::format("variable compute on {} x {} GPUs would simulate every rank of each scheme for about {:.0f} s in all "
+                  "(estimated on one core of the reference machine), beyond the limit of {:g} s for one command "
+                  "(docs/MANUAL.md, \"Limits\"): {}",
+                  cluster.nodes, cluster.gpus_per_node, total_s, limits::kMaxCommandSimulationS, advice));
+}
+
+// compare_schemes' list: (scheme, whether it is a Decent-DP topology, whose spectral gap a
+// comparison asks for).
+std::vector<std::pair<Scheme, bool>> compared_schemes() {
+  std::vector<std::pair<Scheme, bool>> schemes{{Scheme::allreduce(), false}, {Scheme::gossip("complete"), true}};
+  for (const Scheme& scheme : decentdp_schemes()) schemes.emplace_back(scheme, true);
+  for (const Scheme& scheme : whole_model_gossip_schemes()) schemes.emplace_back(scheme, false);
+  for (const Sharding s : kShardings) schemes.emplace_back(Scheme::sharded(s), false);
+  schemes.emplace_back(Scheme::local_sgd(), false);
+  schemes.emplace_back(Scheme::diloco(), false);
+  return schemes;
+}
+
 }  // namespace
 
 BreakEven bandwidth_break_even(Evaluator& e, const std::string& first_topology, RateScan scan) {
@@ -521,13 +606,10 @@ BreakEven bandwidth_break_even(Evaluator& e, const std::string& first_topology, 
 }
 
 std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing, const AdviceProgress& progress) {
-  // (scheme, whether it is a Decent-DP topology, whose spectral gap `with_mixing` asks for).
-  std::vector<std::pair<Scheme, bool>> schemes{{Scheme::allreduce(), false}, {Scheme::gossip("complete"), true}};
-  for (const Scheme& scheme : decentdp_schemes()) schemes.emplace_back(scheme, true);
-  for (const Scheme& scheme : whole_model_gossip_schemes()) schemes.emplace_back(scheme, false);
-  for (const Sharding s : kShardings) schemes.emplace_back(Scheme::sharded(s), false);
-  schemes.emplace_back(Scheme::local_sgd(), false);
-  schemes.emplace_back(Scheme::diloco(), false);
+  const std::vector<std::pair<Scheme, bool>> schemes = compared_schemes();
+  std::vector<PlannedSimulation> simulated;
+  for (const auto& [scheme, decentdp] : schemes) simulated.push_back({scheme});
+  check_simulation_budget(evaluator, simulated);
   std::vector<SchemeOutcome> out;
   for (std::size_t i = 0; i < schemes.size(); ++i) {
     const auto& [scheme, decentdp] = schemes[i];
@@ -594,7 +676,27 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     a.unfit_without_variability = std::none_of(others.begin(), others.end(), fits);
   }
   const Factors factors = a.unfit_without_variability ? deterministic : Factors{};
-  if (variable && !a.unfit_without_variability) a.allreduce = e.evaluate(Scheme::allreduce());
+  if (variable && !a.unfit_without_variability) {
+    // Every scheme below, and the factor attribution: All-Reduce and the best topology
+    // three more times each (the dearest topology stands for the best, not known yet).
+    // The searches run shortened simulations and are held to their own limits
+    // (kMaxRateSearchRankBuckets, kMaxSearchRankBuckets; the node search at up to 1,024
+    // nodes).
+    std::vector<PlannedSimulation> simulated{{Scheme::allreduce()}, {Scheme::gossip("complete")}};
+    std::optional<std::pair<Scheme, double>> dearest;
+    for (const Scheme& scheme : decentdp_schemes()) {
+      simulated.push_back({scheme});
+      const SchemeOutcome o = e.plan(scheme);
+      const double cost_s = o.simulation_work ? o.simulation_work->estimated_s_per_iteration() : 0.0;
+      if (o.simulation_work && (!dearest || cost_s > dearest->second)) dearest.emplace(scheme, cost_s);
+    }
+    for (const Scheme& scheme : whole_model_gossip_schemes()) simulated.push_back({scheme});
+    std::vector<Scheme> searched{Scheme::allreduce()};
+    if (dearest) searched.push_back(dearest->first);
+    for (const Scheme& scheme : searched) simulated.push_back({scheme, 3});
+    check_simulation_budget(e, simulated);
+    a.allreduce = e.evaluate(Scheme::allreduce());
+  }
   for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme, factors));
   a.best = choose(e, a.candidates);
   for (const Scheme& scheme : whole_model_gossip_schemes()) {
@@ -630,9 +732,22 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     a.caveats = caveats(e, a);
     return a;
   }
-  step("the break-even NIC rate");
+  // The searches below with variable compute simulate every rank of All-Reduce and the
+  // best topology at each point: each of their iterations costs about this many
+  // rank-buckets.
+  const double rank_buckets =
+      a.best && variable ? static_cast<double>(e.setup().cluster.ranks()) *
+                               (a.allreduce.iteration.buckets + a.best->iteration.buckets)
+                         : 0.0;
   const std::string first = a.best ? a.best->scheme.topology : "";
-  a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e, first); });
+  if (rank_buckets > kMaxRateSearchRankBuckets) {
+    a.bandwidth.why = BreakEven::Why::too_large;
+    a.bandwidth.simulated = rank_buckets;
+    a.bandwidth.simulated_limit = kMaxRateSearchRankBuckets;
+  } else {
+    step("the break-even NIC rate");
+    a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e, first); });
+  }
   step("the break-even node count");
   std::string at_nodes;
   a.nodes = with_short_simulations(e, [&] {
@@ -643,11 +758,11 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   });
   if (a.best) {
     a.variability_law = e.setup().variability.law == NoiseLaw::lognormal ? NoiseLaw::lognormal : NoiseLaw::normal;
-    const double rank_buckets = static_cast<double>(e.setup().cluster.ranks()) *
-                                (a.allreduce.iteration.buckets + a.best->iteration.buckets);
-    if (rank_buckets > kMaxSearchRankBuckets) {
+    const double cv_rank_buckets = static_cast<double>(e.setup().cluster.ranks()) *
+                                   (a.allreduce.iteration.buckets + a.best->iteration.buckets);
+    if (cv_rank_buckets > kMaxSearchRankBuckets) {
       a.variability.why = BreakEven::Why::too_large;
-      a.variability.simulated = rank_buckets;
+      a.variability.simulated = cv_rank_buckets;
       a.variability.simulated_limit = kMaxSearchRankBuckets;
     } else {
       step("the break-even compute variability");

@@ -195,6 +195,18 @@ SchemeOutcome Evaluator::evaluate_on(const ClusterProfile& cluster, const Scheme
   return out;
 }
 
+SchemeOutcome Evaluator::plan(const Scheme& scheme, const Factors& factors) {
+  planning_ = true;
+  try {
+    SchemeOutcome out = evaluate_unchecked(setup_.cluster, scheme, factors, false);
+    planning_ = false;
+    return out;
+  } catch (...) {
+    planning_ = false;
+    throw;
+  }
+}
+
 // memory_per_gpu reads the model, the GPU's memory, the ranks and GPUs per node, the dtype,
 // the request, the scheme's kind and sharding and the all-reduce options: the key.
 MemoryBreakdown Evaluator::memory(const ClusterProfile& cluster, const ComputeRequest& request, ReplicaScheme scheme,
@@ -312,6 +324,8 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
       if (work.rank_steps() > limits::kMaxRankSteps) {
         throw InputError::in_input("sim-iterations", simulation_work_refusal(work, scheme, cluster));
       }
+      out.simulation_work = work;
+      if (planning_) return out;
       keep_variability(predictor.predict(s, setup_.variability));
     } else {
       out.iteration = predictor.predict(s);
@@ -369,12 +383,14 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
     // Beyond the limit this topology is not applicable here (compare and advise go on
     // with the others; predict names the option to change).
     const SimulationWork work = merged.variable_work(setup_.variability, *settled);
+    out.simulation_work = work;
     if (work.rank_steps() > limits::kMaxRankSteps) {
       out.available = false;
       out.unavailable_input = "sim-iterations";
       out.unavailable_reason = simulation_work_refusal(work, scheme, cluster);
       return out;
     }
+    if (planning_) return out;
   }
   std::optional<GossipPredictor> per_rank;
   if (variable) per_rank.emplace(model, schedule(topology, schedule_ranks, schedule_per_node, true), algorithm);

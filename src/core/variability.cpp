@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "dtperf/limits.hpp"
 #include "splitmix.hpp"
 
 namespace dtperf {
@@ -168,6 +169,14 @@ void NoiseStream::next(std::span<double> factors) {
 double SimulationWork::most_measured_iterations(double limit) const {
   const double room = std::floor(limit / rank_steps_per_iteration()) - (iterations - measured_iterations);
   return std::max(0.0, period * std::floor(room / period));
+}
+
+double SimulationWork::estimated_s_per_iteration() const {
+  const double bucket_s = rounds_per_bucket <= 0.0
+                              ? limits::kSimulationAllReduceBucketS
+                              : limits::kSimulationGossipBucketS + (rounds_per_bucket - 1.0) * limits::kSimulationRoundS;
+  const double cache = ranks <= limits::kSimulationCachedRanks ? 1.0 : limits::kSimulationUncachedFactor;
+  return cache * ranks * (limits::kSimulationRankIterationS + buckets * bucket_s);
 }
 
 std::pair<double, double> normal_maximum_moments(int n) {

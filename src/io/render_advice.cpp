@@ -78,6 +78,13 @@ std::string bandwidth_text(const BreakEven& b) {
       return fmt::format("decentralized training is {} at every rate from {:g} to {:g} Gbit/s per NIC",
                          faster_or_slower(b.outcome == BreakEven::Outcome::always_faster), b.range_low, b.range_high);
     case BreakEven::Outcome::not_applicable:
+      if (b.why == BreakEven::Why::too_large) {
+        return fmt::format(
+            "not searched at this size: with variable compute the scan simulates every rank, {:.0f} rank-buckets per "
+            "iteration here (ranks x All-Reduce's and the topology's buckets), over its limit of {:.0f}; "
+            "`dtperf predict --compute-cv CV --nic-gbps RATE` predicts one rate",
+            b.simulated, b.simulated_limit);
+      }
       return b.why == BreakEven::Why::one_node       ? "one node: the inter-node rate plays no part"
              : b.why == BreakEven::Why::does_not_fit ? kNotSearched
                                                      : "no topology fits this cluster";

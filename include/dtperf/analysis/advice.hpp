@@ -84,8 +84,9 @@ struct BreakEven {
     not_applicable,  // see `why`
   };
   // does_not_fit: not searched, no replicated scheme fits in GPU memory at this size.
-  // too_large: not searched, the search would simulate more rank-buckets than
-  // kMaxSearchRankBuckets (advice.cpp); `simulated` says how many.
+  // too_large: not searched, the search would simulate more rank-buckets than its limit
+  // (advice.cpp: kMaxSearchRankBuckets for the CV, kMaxRateSearchRankBuckets for the NIC
+  // rate with variable compute); `simulated` says how many, `simulated_limit` the limit.
   enum class Why : std::uint8_t { none, one_node, no_topology, does_not_fit, too_large };
   Outcome outcome = Outcome::not_applicable;
   Why why = Why::none;

@@ -106,6 +106,9 @@ struct SchemeOutcome {
   // With variable compute: quantiles, idle times (its idle_per_rank_s is left empty; the
   // values are in idle_per_rank_s below, which copies of the outcome keep).
   std::optional<VariabilityOutcome> variability;
+  // The simulation of every rank variable compute runs (or, from Evaluator::plan, would
+  // run); unset where none does.
+  std::optional<SimulationWork> simulation_work;
   std::vector<double> idle_per_rank_s;
   // From a profile fitted to runs of this model: the iteration time's P10-P90 band.
   std::optional<Band> band;
@@ -123,6 +126,12 @@ class Evaluator {
   SchemeOutcome evaluate(const Scheme& scheme, const Factors& factors = {}, bool with_mixing = false);
   SchemeOutcome evaluate_on(const ClusterProfile& cluster, const Scheme& scheme, const Factors& factors = {},
                             bool with_mixing = false);
+
+  /// The outcome up to the simulation of every rank under variable compute: whether the
+  /// scheme applies, its memory, and the work that simulation would do
+  /// (SchemeOutcome::simulation_work); without one, the whole outcome. For a command's
+  /// budget before anything long runs.
+  SchemeOutcome plan(const Scheme& scheme, const Factors& factors = {});
 
   /// How many schemes this evaluator has evaluated (evaluate and evaluate_on calls): what
   /// a search costs, for its tests.
@@ -175,6 +184,7 @@ class Evaluator {
     bool operator==(const MemoryKey&) const = default;
   };
   std::uint64_t evaluations_ = 0;
+  bool planning_ = false;  // evaluate_unchecked stops before simulating every rank (plan)
   std::optional<std::pair<MemoryKey, MemoryBreakdown>> memory_;
   std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<const CompiledSchedule>> schedules_;
   // A predictor per schedule merged into rank classes and algorithm, its buffers and
