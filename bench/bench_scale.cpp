@@ -179,6 +179,29 @@ void bench_scale(const std::string& self, const std::string& dtperf) {
     args.back() = most;
     cli_case(dtperf, scheme + ", " + most + " iterations", args, 10.0);
   }
+  // A command's simulations together (limits.hpp, kMaxCommandSimulationS): compare and
+  // advise at 131,072 GPUs refused up front, then run at the iterations the refusal names.
+  std::printf("  compare and advise at 131,072 GPUs, a command's simulations within 10 s:\n");
+  for (const char* command : {"compare", "advise"}) {
+    std::vector<std::string> args{command, "--profile", "dgx-h100", "--model", "resnet50", "--nodes", "16384",
+                                  "--compute-cv", "0.1", "--sim-iterations", "1000"};
+    const Fresh refused = run_fresh([&] {
+      std::vector<std::string> argv{dtperf};
+      argv.insert(argv.end(), args.begin(), args.end());
+      return argv;
+    }());
+    std::printf("  %-58s %8.3f s  exit %d  %s\n", (std::string(command) + ", 1,000 iterations: refused").c_str(),
+                refused.seconds, refused.exit_code,
+                fmt_goal(refused.exit_code == 2 && refused.seconds < 1.0, 1, "s").c_str());
+    const std::string refusal = run_dtperf(dtperf, args).output;
+    const std::size_t at = refusal.find("at most ");
+    if (at == std::string::npos) {
+      std::printf("  %-58s no limit named: %s\n", command, first_line(refusal).c_str());
+      continue;
+    }
+    args.back() = refusal.substr(at + 8, refusal.find(' ', at + 8) - at - 8);
+    cli_case(dtperf, std::string(command) + ", " + args.back() + " iterations", args, 10.0);
+  }
   std::printf("  beyond 131,072 GPUs, refused before anything runs:\n");
   const Fresh beyond = run_fresh({dtperf, "predict", "--profile", "dgx-h100", "--nodes", "131072", "--scheme", "ring",
                                 "--compute-cv", "0.1"});
