@@ -282,7 +282,6 @@ BreakEven rate_break_even(Evaluator& e, VerdictOn&& verdict_on, Advantage&& adva
   return out;
 }
 
-
 // DiLoCo with the setup's options against All-Reduce's `allreduce_s`; nullopt where it
 // cannot run.
 std::optional<double> low_communication_advantage(Evaluator& e, const ClusterProfile& cluster, double allreduce_s) {
@@ -521,45 +520,48 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
   return out;
 }
 
-// One kind of simulation of every rank a command runs under variable compute: `times`
-// times, at most `iteration_cap` measured iterations and `warmup_cap` of warm-up (the
-// searches' shortened runs; otherwise no cap).
-struct PlannedSimulation {
-  Scheme scheme;
-  int times = 1;
-  double iteration_cap = std::numeric_limits<double>::infinity();
-  double warmup_cap = std::numeric_limits<double>::infinity();
-};
-
 // A command's simulations of every rank under variable compute, as the reference core
 // would take them (SimulationWork::estimated_s, each simulation's work planned by
-// Evaluator::plan at the setup's iterations). Beyond limits::kMaxCommandSimulationS the
-// command is refused before anything is simulated, naming the most iterations that fit.
-void check_simulation_budget(Evaluator& e, const std::vector<PlannedSimulation>& planned) {
+// Evaluator::plan at the setup's iterations): each of `schemes` once, then All-Reduce and
+// the dearest Decent-DP topology among them `attribution` more times each (advise's factor
+// attribution runs All-Reduce and the best topology three more times; the best is not
+// known before). Beyond limits::kMaxCommandSimulationS the command is refused before
+// anything is simulated, naming the most iterations that fit.
+void check_simulation_budget(Evaluator& e, const std::vector<Scheme>& schemes, int attribution = 0) {
   const Variability& v = e.setup().variability;
   if (!v.any()) return;
   struct Priced {
     double each_s = 0.0;  // one simulated iteration
     double warmup = 0.0;  // iterations
     double period = 1.0;
-    const PlannedSimulation* plan = nullptr;
-    bool runs = false;  // refused for its own size (SchemeOutcome::available): not at these iterations
+    double times = 1.0;
+    bool runs = false;  // false: refused for its own size (available no longer), not at these iterations
   };
   std::vector<Priced> priced;
-  for (const PlannedSimulation& p : planned) {
-    const SchemeOutcome o = e.plan(p.scheme);
+  std::optional<Priced> allreduce;
+  std::optional<Priced> dearest;
+  for (const Scheme& scheme : schemes) {
+    const SchemeOutcome o = e.plan(scheme);
     if (!o.simulation_work) continue;
     const SimulationWork& w = *o.simulation_work;
-    priced.push_back({w.estimated_s_per_iteration(), w.iterations - w.measured_iterations,
-                      static_cast<double>(w.period), &p, o.available});
+    const Priced p{w.estimated_s_per_iteration(), w.iterations - w.measured_iterations,
+                   static_cast<double>(w.period), 1.0, o.available};
+    priced.push_back(p);
+    if (scheme.kind == Scheme::Kind::allreduce) allreduce = p;
+    if (scheme.kind == Scheme::Kind::gossip && scheme.topology != "complete" && (!dearest || p.each_s > dearest->each_s)) {
+      dearest = p;
+    }
+  }
+  for (std::optional<Priced> p : {allreduce, dearest}) {
+    if (attribution == 0 || !p) continue;
+    p->times = attribution;
+    priced.push_back(*p);
   }
   // At `iterations` measured: each run rounds them up to whole periods beside its warm-up.
   const auto estimate_s = [&](double iterations, bool every) {
     double total_s = 0.0;
     for (const Priced& p : priced) {
-      if (!every && !p.runs) continue;
-      const double measured = std::ceil(std::min(iterations, p.plan->iteration_cap) / p.period) * p.period;
-      total_s += p.plan->times * p.each_s * (measured + std::min(p.warmup, p.plan->warmup_cap));
+      if (every || p.runs) total_s += p.times * p.each_s * (std::ceil(iterations / p.period) * p.period + p.warmup);
     }
     return total_s;
   };
@@ -607,8 +609,8 @@ BreakEven bandwidth_break_even(Evaluator& e, const std::string& first_topology, 
 
 std::vector<SchemeOutcome> compare_schemes(Evaluator& evaluator, bool with_mixing, const AdviceProgress& progress) {
   const std::vector<std::pair<Scheme, bool>> schemes = compared_schemes();
-  std::vector<PlannedSimulation> simulated;
-  for (const auto& [scheme, decentdp] : schemes) simulated.push_back({scheme});
+  std::vector<Scheme> simulated;
+  for (const auto& [scheme, decentdp] : schemes) simulated.push_back(scheme);
   check_simulation_budget(evaluator, simulated);
   std::vector<SchemeOutcome> out;
   for (std::size_t i = 0; i < schemes.size(); ++i) {
@@ -677,24 +679,14 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   }
   const Factors factors = a.unfit_without_variability ? deterministic : Factors{};
   if (variable && !a.unfit_without_variability) {
-    // Every scheme below, and the factor attribution: All-Reduce and the best topology
-    // three more times each (the dearest topology stands for the best, not known yet).
-    // The searches run shortened simulations and are held to their own limits
-    // (kMaxRateSearchRankBuckets, kMaxSearchRankBuckets; the node search at up to 1,024
-    // nodes).
-    std::vector<PlannedSimulation> simulated{{Scheme::allreduce()}, {Scheme::gossip("complete")}};
-    std::optional<std::pair<Scheme, double>> dearest;
-    for (const Scheme& scheme : decentdp_schemes()) {
-      simulated.push_back({scheme});
-      const SchemeOutcome o = e.plan(scheme);
-      const double cost_s = o.simulation_work ? o.simulation_work->estimated_s_per_iteration() : 0.0;
-      if (o.simulation_work && (!dearest || cost_s > dearest->second)) dearest.emplace(scheme, cost_s);
-    }
-    for (const Scheme& scheme : whole_model_gossip_schemes()) simulated.push_back({scheme});
-    std::vector<Scheme> searched{Scheme::allreduce()};
-    if (dearest) searched.push_back(dearest->first);
-    for (const Scheme& scheme : searched) simulated.push_back({scheme, 3});
-    check_simulation_budget(e, simulated);
+    // Every scheme below, and the factor attribution (three more of All-Reduce and of the
+    // best topology). The searches run shortened simulations and are held to their own
+    // limits (kMaxRateSearchRankBuckets, kMaxSearchRankBuckets; the node search at up to
+    // 1,024 nodes).
+    std::vector<Scheme> simulated{Scheme::allreduce(), Scheme::gossip("complete")};
+    for (const Scheme& scheme : decentdp_schemes()) simulated.push_back(scheme);
+    for (const Scheme& scheme : whole_model_gossip_schemes()) simulated.push_back(scheme);
+    check_simulation_budget(e, simulated, 3);
     a.allreduce = e.evaluate(Scheme::allreduce());
   }
   for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme, factors));
@@ -732,18 +724,21 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     a.caveats = caveats(e, a);
     return a;
   }
-  // The searches below with variable compute simulate every rank of All-Reduce and the
-  // best topology at each point: each of their iterations costs about this many
-  // rank-buckets.
+  // The searches simulate every rank of All-Reduce and of the best topology at each point
+  // (the NIC-rate and node searches with variable compute, the CV search always): each of
+  // their iterations costs about this many rank-buckets. Beyond a search's limit it is not
+  // run, and the report says so.
   const double rank_buckets =
-      a.best && variable ? static_cast<double>(e.setup().cluster.ranks()) *
-                               (a.allreduce.iteration.buckets + a.best->iteration.buckets)
-                         : 0.0;
+      a.best ? static_cast<double>(e.setup().cluster.ranks()) * (a.allreduce.iteration.buckets + a.best->iteration.buckets)
+             : 0.0;
+  const auto too_large = [&](BreakEven& b, double limit) {
+    b.why = BreakEven::Why::too_large;
+    b.simulated = rank_buckets;
+    b.simulated_limit = limit;
+  };
   const std::string first = a.best ? a.best->scheme.topology : "";
-  if (rank_buckets > kMaxRateSearchRankBuckets) {
-    a.bandwidth.why = BreakEven::Why::too_large;
-    a.bandwidth.simulated = rank_buckets;
-    a.bandwidth.simulated_limit = kMaxRateSearchRankBuckets;
+  if (variable && rank_buckets > kMaxRateSearchRankBuckets) {
+    too_large(a.bandwidth, kMaxRateSearchRankBuckets);
   } else {
     step("the break-even NIC rate");
     a.bandwidth = with_short_simulations(e, [&] { return bandwidth_break_even(e, first); });
@@ -758,12 +753,8 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   });
   if (a.best) {
     a.variability_law = e.setup().variability.law == NoiseLaw::lognormal ? NoiseLaw::lognormal : NoiseLaw::normal;
-    const double cv_rank_buckets = static_cast<double>(e.setup().cluster.ranks()) *
-                                   (a.allreduce.iteration.buckets + a.best->iteration.buckets);
-    if (cv_rank_buckets > kMaxSearchRankBuckets) {
-      a.variability.why = BreakEven::Why::too_large;
-      a.variability.simulated = cv_rank_buckets;
-      a.variability.simulated_limit = kMaxSearchRankBuckets;
+    if (rank_buckets > kMaxSearchRankBuckets) {
+      too_large(a.variability, kMaxSearchRankBuckets);
     } else {
       step("the break-even compute variability");
       a.variability = variability_break_even(e, a.best->scheme);
