@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -55,6 +56,7 @@ struct RateVerdict {
   std::optional<bool> faster;
   double allreduce_s = 0.0;
   double alternative_s = 0.0;
+  std::string alternative;  // faster: the one that wins by `alternative_s`
 };
 
 // Whether the best topology on `cluster` is faster than All-Reduce, nullopt if none
@@ -81,6 +83,7 @@ RateVerdict topology_verdict_on(Evaluator& e, const ClusterProfile& cluster, con
   const auto faster_by = [&](const SchemeOutcome& o) {
     out.faster = true;
     out.alternative_s = o.iteration.iteration_s * (1.0 + 1e-3);
+    out.alternative = o.scheme.name();
     return out;
   };
   for (std::size_t i = 0; i < schemes.size(); ++i) {
@@ -156,38 +159,64 @@ std::vector<FactorShare> attribute(Evaluator& e, const SchemeOutcome& allreduce,
 constexpr double kRateTolerance = 1e-4;
 constexpr double kCvTolerance = 1e-4;
 
-// Whether a verdict found at two rates of the scan holds at every rate between them, on
-// the premise that no scheme's time rises with the NIC rate (a faster link never delays an
-// exchange: every price falls with the rate, and a simulated clock is a max-plus function
-// of the prices). `low` and `high` (the lower and higher rate) have the same verdict.
-// Faster: the alternative's time at the lower rate, which only falls, stays under
-// All-Reduce's at the higher rate, which only rises going down. Slower: every
-// alternative's time at the higher rate, which only rises going down, is no less than
-// All-Reduce's at the lower, which only falls going up.
-bool verdict_holds_between(const RateVerdict& low, const RateVerdict& high) {
-  return *low.faster ? low.alternative_s < high.allreduce_s : high.alternative_s >= low.allreduce_s;
+// Whether a verdict found at two rates of the scan, `a` at rate_a below and `b` at rate_b
+// above, holds at each rate between them (`between`), from two premises about every time
+// the model predicts, each a max-plus function (maxima and sums) of compute times and
+// exchange prices, and every price a latency plus bytes over a rate:
+//  - monotone: no time rises with the NIC rate (every price falls with it);
+//  - homogeneous: a time at least r / r' of what it is at r' > r, and at most r' / r of
+//    what it is at r' < r... from below, T(r) >= (r_a / r) T(r_a) above r_a, and from
+//    above, T(r) <= (r_b / r) T(r_b) below r_b: a price times its rate never falls with
+//    the rate, and compute does not change.
+// Faster: the alternative's time, at most the least of its two bounds (its own time at
+// rate_a, and at rate_b scaled where the same alternative won there), stays under
+// All-Reduce's, at least the larger of its two. Slower: every alternative's least time at
+// least All-Reduce's, bounded the other way round.
+bool verdict_holds_between(const RateVerdict& a, double rate_a, const RateVerdict& b, double rate_b,
+                           std::span<const double> between) {
+  const bool faster = *a.faster;
+  for (const double r : between) {
+    if (faster) {
+      const double alternative_s = std::min(
+          a.alternative_s, a.alternative == b.alternative ? b.alternative_s * rate_b / r
+                                                          : std::numeric_limits<double>::infinity());
+      if (!(alternative_s < std::max(b.allreduce_s, a.allreduce_s * rate_a / r))) return false;
+    } else {
+      const double alternative_s = std::max(b.alternative_s, a.alternative_s * rate_a / r);
+      if (!(alternative_s >= std::min(a.allreduce_s, b.allreduce_s * rate_b / r))) return false;
+    }
+  }
+  return true;
 }
 
 // The first index of the scan (in (low, high]) whose verdict differs from low's, nullopt
 // if there is none; fills `at` as it evaluates. The interval is split in two until each
 // part is settled by verdict_holds_between or has no rate inside: of the 41 rates, a side
 // far from a crossing needs a handful. nullopt with `dense` set: a rate where nothing
-// applies, or a time that rose with the rate, was met, and the caller scans every rate.
+// applies, or an All-Reduce time against either premise of verdict_holds_between, was met,
+// and the caller scans every rate.
 template <typename VerdictAt>
-std::optional<int> first_change(VerdictAt&& verdict_at, int low, int high, bool& dense) {
+std::optional<int> first_change(VerdictAt&& verdict_at, std::span<const double> rates, int low, int high,
+                                bool& dense) {
   if (dense) return std::nullopt;
   const RateVerdict& a = verdict_at(low);
   const RateVerdict& b = verdict_at(high);
-  if (!a.faster || !b.faster || b.allreduce_s > a.allreduce_s) {
+  const double rate_low = rates[static_cast<std::size_t>(low)];
+  const double rate_high = rates[static_cast<std::size_t>(high)];
+  if (!a.faster || !b.faster || b.allreduce_s > a.allreduce_s || b.allreduce_s * rate_high < a.allreduce_s * rate_low) {
     dense = true;
     return std::nullopt;
   }
   if (high == low + 1) return *a.faster != *b.faster ? std::optional<int>(high) : std::nullopt;
-  if (*a.faster == *b.faster && verdict_holds_between(a, b)) return std::nullopt;
+  if (*a.faster == *b.faster &&
+      verdict_holds_between(a, rate_low, b, rate_high,
+                            rates.subspan(static_cast<std::size_t>(low) + 1, static_cast<std::size_t>(high - low - 1)))) {
+    return std::nullopt;
+  }
   const int middle = low + (high - low) / 2;
-  if (const auto change = first_change(verdict_at, low, middle, dense)) return change;
+  if (const auto change = first_change(verdict_at, rates, low, middle, dense)) return change;
   if (dense) return std::nullopt;
-  return first_change(verdict_at, middle, high, dense);
+  return first_change(verdict_at, rates, middle, high, dense);
 }
 
 // Where `verdict_on(cluster)` (whether the alternative beats All-Reduce, with the times
@@ -223,6 +252,8 @@ BreakEven rate_break_even(Evaluator& e, VerdictOn&& verdict_on, Advantage&& adva
   }
   const double step = std::pow(kMaxGbps / kMinGbps, 1.0 / (kGbpsScanPoints - 1));
   const auto rate = [&](int i) { return i == 0 ? kMinGbps : kMinGbps * std::pow(step, i); };
+  std::array<double, kGbpsScanPoints> rates{};
+  for (int i = 0; i < kGbpsScanPoints; ++i) rates[static_cast<std::size_t>(i)] = rate(i);
   std::vector<std::optional<RateVerdict>> at(kGbpsScanPoints);
   const auto verdict_at = [&](int i) -> const RateVerdict& {
     if (!at[static_cast<std::size_t>(i)]) {
@@ -242,7 +273,7 @@ BreakEven rate_break_even(Evaluator& e, VerdictOn&& verdict_on, Advantage&& adva
   bool previous = *first;
   bool dense = scan == RateScan::every_rate;
   if (!dense) {
-    change = first_change(verdict_at, 0, kGbpsScanPoints - 1, dense);
+    change = first_change(verdict_at, rates, 0, kGbpsScanPoints - 1, dense);
     if (change) previous = *verdict_at(*change - 1).faster;
   }
   if (dense) {  // every rate in turn; a rate where nothing applies keeps the verdict before
@@ -353,6 +384,7 @@ std::optional<LowCommunication> low_communication(Evaluator& e, const SchemeOutc
     if (!runnable(o)) return v;
     v.faster = v.allreduce_s / o.iteration.iteration_s - 1.0 > 0.0;
     v.alternative_s = o.iteration.iteration_s;
+    v.alternative = "diloco";
     return v;
   };
   l.bandwidth = rate_break_even(e, verdict_on, advantage_on, RateScan::bounded);
