@@ -142,7 +142,7 @@ TEST_CASE("break-even searches that stop at the first topology faster than all-r
 
 TEST_CASE("the bounded NIC rate scan finds what evaluating every rate of the grid finds", "[advice][break-even]") {
   // The bounded scan settles runs of rates from two evaluated ones (a time never rises with
-  // the rate); the reference evaluates all 41. Same outcome, same side, same rate to the
+  // the rate, nor falls faster than 1 / rate); the reference evaluates all 41. Same outcome, same side, same rate to the
   // last bit: the same bracket is narrowed by the same evaluations. Cases: crossings with
   // and without variable compute, on 2 to 8 nodes, with the first topology tried the
   // winner or not; and decentralized faster at every rate (32 nodes, CV 5 %).

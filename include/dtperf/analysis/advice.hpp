@@ -209,7 +209,8 @@ enum class RateScan : std::uint8_t {
 
 /// The NIC rate at which the best Decent-DP topology and All-Reduce change sides, on the
 /// evaluator's setup; `first_topology`: the one tried first at each rate (the likeliest
-/// winner). Both scans give the same answer wherever no scheme's time rises with the rate.
+/// winner). Both scans give the same answer wherever no scheme's time rises with the rate
+/// or falls faster than 1 / rate.
 BreakEven bandwidth_break_even(Evaluator& evaluator, const std::string& first_topology,
                                RateScan scan = RateScan::bounded);
 
