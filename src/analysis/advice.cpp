@@ -696,7 +696,6 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     if (progress) progress(what);
   };
   Advice a;
-  step("every scheme");
   // With variable compute, All-Reduce first without it (memory does not depend on it):
   // when no replicated scheme fits, nothing is ranked, and every replicated scheme is
   // predicted without it, for reference, rather than simulating ranks that cannot run.
@@ -719,6 +718,10 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
     for (const Scheme& scheme : decentdp_schemes()) simulated.push_back(scheme);
     for (const Scheme& scheme : whole_model_gossip_schemes()) simulated.push_back(scheme);
     check_simulation_budget(e, simulated, 3);
+  }
+  // The budget's refusal, if any, comes before the first progress line (it is one line).
+  step("every scheme");
+  if (variable && !a.unfit_without_variability) {
     a.allreduce = e.evaluate(Scheme::allreduce());
   }
   for (const Scheme& scheme : decentdp_schemes()) a.candidates.push_back(e.evaluate(scheme, factors));
