@@ -164,10 +164,10 @@ constexpr double kCvTolerance = 1e-4;
 // the model predicts, each a max-plus function (maxima and sums) of compute times and
 // exchange prices, and every price a latency plus bytes over a rate:
 //  - monotone: no time rises with the NIC rate (every price falls with it);
-//  - homogeneous: a time at least r / r' of what it is at r' > r, and at most r' / r of
-//    what it is at r' < r... from below, T(r) >= (r_a / r) T(r_a) above r_a, and from
-//    above, T(r) <= (r_b / r) T(r_b) below r_b: a price times its rate never falls with
-//    the rate, and compute does not change.
+//  - homogeneous: for rates r < r', T(r') >= (r / r') T(r) and T(r) <= (r' / r) T(r'),
+//    since a price times its rate never falls with the rate and compute does not change
+//    (no time falls faster than 1 / rate). So between rate_a and rate_b a time is at least
+//    (rate_a / r) T(rate_a) and at most (rate_b / r) T(rate_b).
 // Faster: the alternative's time, at most the least of its two bounds (its own time at
 // rate_a, and at rate_b scaled where the same alternative won there), stays under
 // All-Reduce's, at least the larger of its two. Slower: every alternative's least time at
