@@ -251,9 +251,11 @@ BreakEven rate_break_even(Evaluator& e, VerdictOn&& verdict_on, Advantage&& adva
     return out;
   }
   const double step = std::pow(kMaxGbps / kMinGbps, 1.0 / (kGbpsScanPoints - 1));
-  const auto rate = [&](int i) { return i == 0 ? kMinGbps : kMinGbps * std::pow(step, i); };
   std::array<double, kGbpsScanPoints> rates{};
-  for (int i = 0; i < kGbpsScanPoints; ++i) rates[static_cast<std::size_t>(i)] = rate(i);
+  for (int i = 0; i < kGbpsScanPoints; ++i) {
+    rates[static_cast<std::size_t>(i)] = i == 0 ? kMinGbps : kMinGbps * std::pow(step, i);
+  }
+  const auto rate = [&](int i) { return rates[static_cast<std::size_t>(i)]; };
   std::vector<std::optional<RateVerdict>> at(kGbpsScanPoints);
   const auto verdict_at = [&](int i) -> const RateVerdict& {
     if (!at[static_cast<std::size_t>(i)]) {
@@ -277,7 +279,6 @@ BreakEven rate_break_even(Evaluator& e, VerdictOn&& verdict_on, Advantage&& adva
     if (change) previous = *verdict_at(*change - 1).faster;
   }
   if (dense) {  // every rate in turn; a rate where nothing applies keeps the verdict before
-    change.reset();
     for (int i = 1; i < kGbpsScanPoints && !change; ++i) {
       const bool now = verdict_at(i).faster.value_or(previous);
       if (now != previous) {
