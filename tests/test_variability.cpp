@@ -191,6 +191,34 @@ TEST_CASE("a persistently slow rank paces every scheme and waits least", "[varia
   CHECK(g.variability.straggler_rank / 4 == 1);  // rank 5's node (it mixes inside it)
 }
 
+TEST_CASE("uncontended All-Reduce under variable compute: the slowest rank sets every bucket", "[variability][allreduce]") {
+  // Nothing slows compute beside the all-reduce (interference 1), so the engine follows
+  // the slowest rank alone. With rank 5 at 1.5x and the others at 1x, every bucket waits
+  // for rank 5: an iteration lasts what the deterministic engine gives with every compute
+  // time 1.5x (the same sums, scaled; equal up to rounding). Rank 5 idles what that
+  // timeline exposes; every other rank also waits out its 0.5x of forward and backward.
+  Transformer t(4);
+  AllReduceScenario s = t.allreduce();
+  s.compute.interference_factor = 1.0;
+  s.options.framework_copies = false;  // backward is then the compute alone, which the factor scales
+  AllReducePredictor p(t.model);
+  const IterationResult calm = p.predict(s);
+  AllReduceScenario slow = s;
+  slow.compute.compute_scale = 1.5;
+  const IterationResult paced = p.predict(slow);
+  Variability v;
+  v.slow_ranks = {{5, 1.5}};
+  v.iterations = 20;
+  const VariabilityOutcome& a = p.predict(s, v);
+  CHECK_THAT(a.iteration.iteration_s, WithinRel(paced.iteration_s, 1e-12));
+  CHECK(a.straggler_rank == 5);
+  const double exposed_s = paced.iteration_s - paced.forward_s - paced.backward_s - paced.optimizer_s - paced.overhead_s;
+  CHECK_THAT(a.idle_min_s, WithinRel(exposed_s, 1e-9));
+  CHECK_THAT(a.idle_max_s, WithinRel(exposed_s + 0.5 * (calm.forward_s + calm.backward_s), 1e-9));
+  // Forward and backward are the mean over ranks: (15 x 1 + 1.5) / 16 of the calm ones.
+  CHECK_THAT(a.iteration.backward_s, WithinRel(calm.backward_s * 16.5 / 16.0, 1e-12));
+}
+
 TEST_CASE("persistent factors multiply, per rank and per node", "[variability]") {
   Variability v;
   v.slow_nodes = {{1, 2.0}};

@@ -119,6 +119,9 @@ class AllReducePredictor {
   };
   void prepare(const AllReduceScenario& s);
   Iteration run_iteration(std::span<const double> factors, std::span<double> compute_end_s) const;
+  /// The same where nothing slows compute or the all-reduce (uncontended_: every built-in
+  /// profile): the latest rank's clock alone sets the ready times, O(buckets + ranks).
+  Iteration run_iteration_uncontended(std::span<const double> factors, std::span<double> compute_end_s) const;
 
   const ModelSpec& model_;
   std::vector<double> backward_s_;
@@ -142,6 +145,9 @@ class AllReducePredictor {
   std::vector<double> comm_factor_;
   std::vector<double> remaining_s_;    // per bucket: backward work (and copies) after it
   double overhead_s_ = 0.0;
+  bool uncontended_ = true;        // every bucket's interference and comm factor 1
+  double backward_work_s_ = 0.0;   // accumulation, forward and every segment
+  double copies_in_s_ = 0.0;       // every bucket's copy on the compute stream
   double launch_s_ = 0.0;  // of each bucket's cost: the framework's launch work, not the NICs
   double forward_s_ = 0.0;
   double accumulation_s_ = 0.0;  // the K - 1 compute-only micro-steps before the last

@@ -95,6 +95,14 @@ void AllReducePredictor::prepare(const AllReduceScenario& s) {
     for (std::size_t b = 0; b < bucket_count_; ++b) handed += buckets_[b].bytes;
     overhead_s_ += exposed_host_s(net, static_cast<double>(model_.tensors.size()), handed);
   }
+  uncontended_ = true;
+  backward_work_s_ = accumulation_s_ + forward_s_;
+  copies_in_s_ = 0.0;
+  for (std::size_t b = 0; b < bucket_count_; ++b) {
+    uncontended_ = uncontended_ && interference_[b] == 1.0 && comm_factor_[b] == 1.0;
+    backward_work_s_ += segment_s_[b];
+    copies_in_s_ += copy_in_s_[b];
+  }
   double after = 0.0;
   for (std::size_t b = bucket_count_; b-- > 0;) {
     remaining_s_[b] = after;
@@ -156,6 +164,33 @@ AllReducePredictor::Iteration AllReducePredictor::run_iteration(std::span<const 
   for (std::size_t r = 0; r < ranks; ++r) it.compute_end_max_s = std::max(it.compute_end_max_s, compute_end_s[r]);
   it.comm_end_s = comm_free;
   it.end_s = std::max(it.compute_end_max_s, comm_free) + optimizer_s_ + overhead_s_;
+  return it;
+}
+
+AllReducePredictor::Iteration AllReducePredictor::run_iteration_uncontended(std::span<const double> factors,
+                                                                            std::span<double> compute_end_s) const {
+  // The latest rank: run_iteration's clock of a rank is a chain of roundings, each
+  // monotone in the rank's factor (a product by a non-negative time, then sums with the
+  // same times), so the largest factor gives the latest clock at every bucket, rounding
+  // included, and its clock alone is every bucket's ready time.
+  double slowest = 0.0;
+  for (const double f : factors) slowest = std::max(slowest, f);
+  double clock = slowest * (accumulation_s_ + forward_s_);
+  double comm_free = 0.0;
+  for (std::size_t b = 0; b < bucket_count_; ++b) {
+    clock += slowest * segment_s_[b] + copy_in_s_[b];
+    if (distributed_) comm_free = std::max(clock, comm_free) + (cost_s_[b] + copy_out_s_[b]);
+  }
+  // Every rank's own end of backward, for its idle time: its factor times the backward
+  // work plus the copies, in one product (the same value up to rounding, capped at the
+  // latest clock so that no idle time is negative).
+  for (std::size_t r = 0; r < factors.size(); ++r) {
+    compute_end_s[r] = std::min(clock, factors[r] * backward_work_s_ + copies_in_s_);
+  }
+  Iteration it;
+  it.compute_end_max_s = clock;
+  it.comm_end_s = comm_free;
+  it.end_s = std::max(clock, comm_free) + optimizer_s_ + overhead_s_;
   return it;
 }
 
@@ -240,7 +275,8 @@ const VariabilityOutcome& AllReducePredictor::predict(const AllReduceScenario& s
   for (int k = 0; k < v.warmup_iterations; ++k) noise.next(factors_);
   for (int k = 0; k < v.iterations; ++k) {
     noise.next(factors_);
-    const Iteration it = run_iteration(factors_, compute_end_s_);
+    const Iteration it = uncontended_ ? run_iteration_uncontended(factors_, compute_end_s_)
+                                      : run_iteration(factors_, compute_end_s_);
     iteration.add(it.end_s);
     durations_.add(it.end_s);
     for (std::size_t r = 0; r < ranks; ++r) {
