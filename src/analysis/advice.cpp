@@ -730,7 +730,11 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   for (const Scheme& scheme : whole_model_gossip_schemes()) {
     a.whole_model_gossip.push_back(e.evaluate(scheme, factors));
   }
-  a.parameter_allreduce = e.evaluate(Scheme::gossip("complete"), factors);
+  // The complete topology, one of the candidates above with the same factors (before
+  // their mixing is filled in below): the same outcome, not simulated twice.
+  const auto complete = std::find_if(a.candidates.begin(), a.candidates.end(),
+                                     [](const SchemeOutcome& c) { return c.scheme == Scheme::gossip("complete"); });
+  a.parameter_allreduce = complete != a.candidates.end() ? *complete : e.evaluate(Scheme::gossip("complete"), factors);
   if (a.best) {
     a.best->mixing = e.setup_mixing(a.best->scheme.topology);
     for (SchemeOutcome& c : a.candidates) {
