@@ -310,6 +310,72 @@ TEST_CASE("rank classes reproduce the per-rank simulation", "[gossip][classes]")
   CHECK(d.iteration.iteration_s == Approx(dpsgd_each.predict(s).iteration.iteration_s).epsilon(1e-12));
 }
 
+TEST_CASE("the simulation's shortcuts give what round by round and class by class give, to the last bit",
+          "[gossip][classes]") {
+  // On 8 nodes x 4 GPUs, every rank its own timeline (variable compute, one slow rank):
+  // - the static exponential graph: each step, rounds at distances 1 and 2 inside the
+  //   nodes, then 4, 8 and 16 across them, every rank paired with rank XOR d: two chains
+  //   run as one pass each (exchange_xor_chain);
+  // - SGP's directed graph and Decent-DP over it: at distances 4, 8 and 16 every rank
+  //   pushes across nodes at one price, run as blocks of consecutive ranks (push_block);
+  //   at 1 and 2 some pushes stay inside the node, class by class either way.
+  // With the shortcuts off, the same simulation runs every round and push one by one.
+  // Every figure must agree exactly, on the profile's links and on links so slow that
+  // each bucket's exchange queues behind the last one's.
+  const ModelSpec model = *zoo_model("transformer-base");
+  struct Case {
+    const char* name;
+    std::shared_ptr<const CompiledSchedule> schedule;
+    GossipAlgorithm algorithm;
+  };
+  const Case cases[] = {
+      {"exponential", compile_schedule(make_topology("exponential", 32, 4), false), GossipAlgorithm::decent_dp},
+      {"one-peer-exp-directed", compile_schedule(make_topology("one-peer-exp-directed", 32, 4), false),
+       GossipAlgorithm::decent_dp},
+      {"sgp", compile_sgp_schedule(32, 4, false), GossipAlgorithm::sgp},
+  };
+  Variability v;
+  v.law = NoiseLaw::normal;
+  v.cv = 0.2;
+  v.slow_ranks = {{5, 1.3}};
+  v.iterations = 60;
+  v.warmup_iterations = 10;
+  for (const Case& c : cases) {
+    GossipPredictor fast(model, c.schedule, c.algorithm);
+    GossipPredictor plain(model, c.schedule, c.algorithm);
+    plain.set_shortcuts(false);
+    CHECK(fast.hypercube_chains() == (std::string(c.name) == "exponential" ? 2 : 0));
+    for (const bool slow_links : {false, true}) {
+      INFO(c.name << ", slow links: " << slow_links);
+      ClusterOverrides o;
+      o.nodes = 8;
+      if (slow_links) {
+        o.nic_gbps = 1.0;
+        o.intra_bandwidth_bytes_per_s = 0.5e9;
+      }
+      const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
+      GossipScenario s;
+      s.network = network_params(profile, 1.0, {});
+      s.compute = compute_params(profile, DType::bf16);
+      s.request = compute_request(model, WorkloadOptions{}, profile.ranks());
+      const GossipResult a = fast.predict(s);
+      const GossipResult& b = plain.predict(s);
+      CHECK(a.iteration.iteration_s == b.iteration.iteration_s);
+      CHECK(a.iteration.exposed_comm_s == b.iteration.exposed_comm_s);
+      if (slow_links) CHECK(a.iteration.exposed_comm_s > a.iteration.backward_s);  // the links pace it
+      const GossipResult x = fast.predict(s, v);
+      const GossipResult& y = plain.predict(s, v);
+      CHECK(x.iteration.iteration_s == y.iteration.iteration_s);
+      CHECK(x.iteration.exposed_comm_s == y.iteration.exposed_comm_s);
+      CHECK(x.variability.iteration_p99_s == y.variability.iteration_p99_s);
+      CHECK(x.variability.idle_min_s == y.variability.idle_min_s);
+      CHECK(x.variability.idle_max_s == y.variability.idle_max_s);
+      CHECK(x.variability.straggler_rank == y.variability.straggler_rank);
+      CHECK(x.variability.iteration_p99_s > x.iteration.iteration_s);  // the ranks did vary
+    }
+  }
+}
+
 TEST_CASE("AER on 1,024 GPUs simulates a handful of timelines", "[gossip][classes]") {
   const auto schedule = compile_schedule(make_topology("alternating-exp-ring", 1024, 4));
   CHECK(schedule_classes(*schedule) <= 8);

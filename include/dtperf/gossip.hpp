@@ -234,6 +234,15 @@ class GossipPredictor {
   /// takes part in per bucket (a directed push: two per peer, its send and its receive).
   SimulationWork variable_work(const Variability& variability, const GossipResult& settled) const;
 
+  /// Chains of consecutive hypercube rounds (every rank paired with rank XOR 2^k, on one
+  /// link level) that the exchange runs as one pass each, with the same values as round by
+  /// round: the static exponential graph has two per step, inside nodes and across them.
+  int hypercube_chains() const;
+  /// Off: every exchange round by round and every push class by class, without the
+  /// shortcuts that give the same values in fewer passes (hypercube chains, pushes at one
+  /// distance run as blocks). For tests, which compare the two bit for bit.
+  void set_shortcuts(bool on);
+
   /// Bytes held by the simulation state and the compiled schedule (buffer capacities).
   std::size_t memory_bytes() const;
 

@@ -166,9 +166,14 @@ std::size_t GossipPredictor::memory_bytes() const {
            bytes_of(sc.receive_placement);
   total += bytes_of(st.step_sorted) + bytes_of(st.local_units) + bytes_of(st.plain_groups) +
            bytes_of(st.uniform_rounds) + bytes_of(st.directed_peers) +
-           bytes_of(st.member_runs) + bytes_of(st.pair_runs) + bytes_of(st.round_first_run);
+           bytes_of(st.member_runs) + bytes_of(st.pair_runs) + bytes_of(st.round_first_run) +
+           bytes_of(st.xor_chains) + bytes_of(st.chain_from_round) + bytes_of(st.coset_latest_s);
   return total + 32001 * sizeof(double);  // the duration histogram
 }
+
+int GossipPredictor::hypercube_chains() const { return static_cast<int>(state_->xor_chains.size()); }
+
+void GossipPredictor::set_shortcuts(bool on) { state_->shortcuts = on; }
 
 const GossipResult& GossipPredictor::predict(const GossipScenario& s) {
   State& st = *state_;

@@ -1,6 +1,8 @@
 // The gossip simulation's phases inside one iteration: compute per bucket, Decent-DP's
 // group exchanges (alone or on links shared by several collectives in flight), and the
 // directed whole-model pushes of SGP and D-PSGD.
+#include <bit>
+
 #include "gossip_state.hpp"
 
 namespace dtperf {
@@ -35,6 +37,33 @@ void exchange_pairs(double* __restrict progress_x, double* __restrict stream_x, 
     const double end =
         std::max(std::max(progress_x[i], stream_x[i]), std::max(progress_y[i], stream_y[i])) + cost_s;
     progress_x[i] = stream_x[i] = progress_y[i] = stream_y[i] = end;
+  }
+}
+
+// One bucket of one-peer pushes over `count` classes, each sending to the class
+// `launch_to` points at and receiving from the one `launch_from` points at, every send
+// at `send_cost_s` over one link level (`kCrosses`: across nodes) and every receive at
+// `receive_cost_s`: exchange_directed_as's one-peer loop (the same operations in the
+// same order) over arrays, which the compiler vectorises. The launch rows are only read.
+template <bool kCrosses>
+void push_block(std::size_t count, const double* __restrict launch, const double* __restrict launch_to,
+                const double* __restrict launch_from, double* __restrict intra_free, double* __restrict inter_free,
+                double* __restrict received, double* __restrict bucket_done, double* __restrict done,
+                double send_cost_s, double receive_cost_s) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const double launched = launch[i];
+    const double intra = std::max(intra_free[i], launched);
+    const double inter = std::max(inter_free[i], launched);
+    const double send_start = std::max(kCrosses ? inter : intra, launch_to[i]);
+    const double receive_start = std::max(std::max(launch_from[i], launched), received[i]);
+    const double sent = send_start + send_cost_s;
+    const double got = receive_start + receive_cost_s;
+    received[i] = got;
+    intra_free[i] = kCrosses ? intra : sent;
+    inter_free[i] = kCrosses ? sent : inter;
+    const double end = std::max(std::max(launched, sent), got);
+    bucket_done[i] = end;
+    done[i] = std::max(done[i], end);
   }
 }
 
@@ -201,6 +230,12 @@ void GossipPredictor::State::exchange_groups_as(const CompiledStep& st, std::siz
   double* stream_shares[2] = {intra_share.data(), inter_share.data()};
   for (std::uint32_t r = st.first_round; r < st.first_round + st.round_count; ++r) {
     const CompiledRound& round = sc.rounds[r];
+    if (!kStretched && shortcuts && chain_from_round[r] >= 0) {
+      const XorChain& chain = xor_chains[static_cast<std::size_t>(chain_from_round[r])];
+      exchange_xor_chain(chain, b, progress);
+      r += chain.rounds - 1;
+      continue;
+    }
     if (!kStretched && uniform_rounds[r]) {
       // Pairs on one stream at one price: the loop below without the per-group reads of
       // count, stream and price (the same operations on the same values), run by run. The
@@ -253,6 +288,88 @@ void GossipPredictor::State::exchange_groups_as(const CompiledStep& st, std::siz
         std::fill_n(stream + m->first, m->count, end);
         if (kStretched) std::fill_n(stream_shares[g->level] + m->first, m->count, share);
       }
+    }
+  }
+}
+
+void GossipPredictor::State::find_xor_chains() {
+  const CompiledSchedule& sc = *schedule;
+  const auto classes = static_cast<std::uint32_t>(sc.classes);
+  chain_from_round.assign(sc.rounds.size(), -1);
+  // The distance d of a uniform round that pairs every class x with x XOR d, or 0.
+  const auto xor_distance = [&](std::size_t r) -> std::uint32_t {
+    const CompiledRound& round = sc.rounds[r];
+    if (!uniform_rounds[r] || 2 * static_cast<std::uint64_t>(round.group_count) != classes) return 0;
+    const PlainGroup& first = plain_groups[round.first_group];
+    const std::uint32_t d = first.x ^ first.y;
+    if (!std::has_single_bit(d)) return 0;
+    for (std::uint32_t g = round.first_group; g < round.first_group + round.group_count; ++g) {
+      if ((plain_groups[g].x ^ plain_groups[g].y) != d) return 0;
+    }
+    return d;  // every class is in one of the round's disjoint pairs, each at distance d
+  };
+  for (const CompiledStep& st : sc.steps) {
+    std::uint32_t r = st.first_round;
+    const std::uint32_t end = st.first_round + st.round_count;
+    while (r < end) {
+      XorChain chain{r, 0, 0, plain_groups[sc.rounds[r].first_group].level};
+      for (std::uint32_t k = r; k < end; ++k) {
+        const std::uint32_t d = xor_distance(k);
+        if (d == 0 || (chain.mask & d) != 0 || plain_groups[sc.rounds[k].first_group].level != chain.level) break;
+        // The distances' bits contiguous, so that the cosets tile blocks of classes.
+        const std::uint32_t mask = chain.mask | d;
+        const std::uint32_t lowest = mask & (~mask + 1);
+        if (!std::has_single_bit(mask / lowest + 1) || classes % (mask + lowest) != 0) break;
+        chain.mask = mask;
+        ++chain.rounds;
+      }
+      if (chain.rounds >= 2) {
+        chain_from_round[r] = static_cast<std::int32_t>(xor_chains.size());
+        xor_chains.push_back(chain);
+        r += chain.rounds;
+      } else {
+        ++r;
+      }
+    }
+  }
+  std::uint32_t widest = 0;  // the most cosets a block of a chain holds
+  for (const XorChain& c : xor_chains) widest = std::max(widest, c.mask & (~c.mask + 1));
+  coset_latest_s.assign(widest, 0.0);
+}
+
+void GossipPredictor::State::exchange_xor_chain(const XorChain& chain, std::size_t b, double* progress) {
+  const CompiledSchedule& sc = *schedule;
+  const auto classes = static_cast<std::uint32_t>(compute_clock_s.size());
+  double* const stream = chain.level == 0 ? intra_free_s.data() : inter_free_s.data();
+  double price_s[32];
+  for (std::uint32_t k = 0; k < chain.rounds; ++k) {
+    const PlainGroup& shape = plain_groups[sc.rounds[chain.first_round + k].first_group];
+    price_s[k] = cost_s[shape.placement * buckets + b];
+  }
+  const auto end_of = [&](double start) {
+    for (std::uint32_t k = 0; k < chain.rounds; ++k) start += price_s[k];
+    return start;
+  };
+  // The mask's bits are contiguous (find_xor_chains): a block of `span` classes holds
+  // `stride` cosets, class base + j * stride + low in coset `low`.
+  const std::uint32_t stride = chain.mask & (~chain.mask + 1);
+  const std::uint32_t span = chain.mask + stride;
+  double* const latest = coset_latest_s.data();
+  for (std::uint32_t base = 0; base < classes; base += span) {
+    double* p = progress + base;
+    double* s = stream + base;
+    if (stride == 1) {
+      const double end = end_of(latest_of(p, s, span));
+      for (std::uint32_t j = 0; j < span; ++j) p[j] = s[j] = end;
+      continue;
+    }
+    for (std::uint32_t low = 0; low < stride; ++low) latest[low] = std::max(p[low], s[low]);
+    for (std::uint32_t j = stride; j < span; j += stride) {
+      for (std::uint32_t low = 0; low < stride; ++low) latest[low] = std::max(latest[low], std::max(p[j + low], s[j + low]));
+    }
+    for (std::uint32_t low = 0; low < stride; ++low) latest[low] = end_of(latest[low]);
+    for (std::uint32_t j = 0; j < span; j += stride) {
+      for (std::uint32_t low = 0; low < stride; ++low) p[j + low] = s[j + low] = latest[low];
     }
   }
 }
@@ -466,9 +583,42 @@ void GossipPredictor::State::exchange_directed_as(std::size_t row) {
     inter_free[u] = std::max(launch_s[u], inter_free[u]);
     done[u] = launch_s[u];
   }
+  // One peer at one distance, every send at one placement and every receive at one (SGP's
+  // graph at a distance of a node or more): class u sends to u + to_shift and receives
+  // from u + from_shift (mod classes), run as blocks of consecutive classes between the
+  // wrap-arounds (push_block).
+  bool shifted = !kStretched && shortcuts && peers == 1 && classes > 0;
+  const auto n = static_cast<std::uint32_t>(classes);
+  const DirectedPeer& first = directed_peers[0];
+  const std::uint32_t to_shift = shifted ? first.to : 0;
+  const std::uint32_t from_shift = shifted ? first.from : 0;
+  for (std::uint32_t u = 0; shifted && u < n; ++u) {
+    const DirectedPeer& p = directed_peers[u];
+    shifted = p.to == (u + to_shift) % n && p.from == (u + from_shift) % n &&
+              p.send_placement == first.send_placement && p.receive_placement == first.receive_placement &&
+              p.crosses == first.crosses;
+  }
+  // The blocks: [0, n) split where u + to_shift and u + from_shift wrap past n.
+  std::uint32_t cuts[4] = {0, n - to_shift, n - from_shift, n};
+  std::sort(cuts, cuts + 4);
   for (std::size_t b = 0; b < buckets; ++b) {
     const double* launch = launch_s.data() + b * classes;
     double* bucket_done_s = done_s.data() + b * classes;
+    if (shifted) {
+      const double send_cost = cost_s[std::size_t{first.send_placement} * buckets + b];
+      const double receive_cost = cost_s[std::size_t{first.receive_placement} * buckets + b];
+      for (int k = 0; k < 3; ++k) {
+        const std::uint32_t lo = cuts[k];
+        const std::uint32_t count = cuts[k + 1] - lo;
+        if (count == 0) continue;
+        const double* to = launch + (lo + to_shift) % n;
+        const double* from = launch + (lo + from_shift) % n;
+        (first.crosses ? push_block<true> : push_block<false>)(count, launch + lo, to, from, intra_free + lo,
+                                                                inter_free + lo, received_s.data() + lo,
+                                                                bucket_done_s + lo, done + lo, send_cost, receive_cost);
+      }
+      continue;
+    }
     if (!kStretched && peers == 1) {
       // One peer (SGP's one-peer exponential graph): the loop below for j = 0, without
       // the loop over peers (the same operations in the same order).

@@ -226,6 +226,7 @@ struct GossipPredictor::State {
       }
     }
     round_first_run.back() = static_cast<std::uint32_t>(pair_runs.size());
+    find_xor_chains();
     received_s.assign(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)), 0.0);
     directed_peers.resize(classes * static_cast<std::size_t>(std::max(schedule->peers, 1)));
     directed_done_s.resize(classes);
@@ -291,6 +292,27 @@ struct GossipPredictor::State {
   };
   std::vector<PairRun> pair_runs;
   std::vector<std::uint32_t> round_first_run;  // per round (+ 1): its first PairRun
+  // Consecutive uniform rounds of one step on one stream, each pairing every class x with
+  // x XOR d for its own power of two d (a hypercube's rounds: the static exponential
+  // graph). On one stream a pair's members leave a round with their progress and stream
+  // both at its end, and a round's end is max(...) + price; rounding is monotone, so
+  // max(fl(a + c), fl(b + c)) = fl(max(a, b) + c), and by induction every class leaves the
+  // chain at the latest of max(progress, stream) over its coset x XOR span{d} followed by
+  // the rounds' prices added in order: the same value, bit for bit, in two passes over
+  // the classes instead of one per round (exchange_xor_chain). Chains whose distances'
+  // bits are contiguous: their cosets tile blocks of classes.
+  struct XorChain {
+    std::uint32_t first_round = 0;
+    std::uint32_t rounds = 0;
+    std::uint32_t mask = 0;   // the OR of the rounds' distances
+    std::uint32_t level = 0;  // 0: inside nodes, 1: across
+  };
+  bool shortcuts = true;  // hypercube chains and pushes as blocks (set_shortcuts)
+  std::vector<XorChain> xor_chains;
+  std::vector<std::int32_t> chain_from_round;  // per round: the chain it starts, or -1
+  std::vector<double> coset_latest_s;          // per coset of a block: exchange_xor_chain's
+  void find_xor_chains();
+  void exchange_xor_chain(const XorChain& chain, std::size_t b, double* progress);
   void exchange_on_shared_links(const ClassGroup& group, std::size_t b, double start, double stretched_s);
   double lane_free_s(std::uint32_t process_group, double start) const;
   Flight& flight(std::uint64_t id);
