@@ -130,11 +130,16 @@ TEST_CASE("beyond 10 runs the held-out errors come from 10 folds, one refit per 
   for (const RunResidual& r : fit.runs) CHECK(r.leave_one_out);
   REQUIRE(fit.loo_max_abs_error);
   CHECK(*fit.loo_max_abs_error < 0.03);
-  // The folds refit on several threads; one thread gives the same held-out errors.
+  // The fit predicts its configurations, and the folds refit, on several threads; one
+  // thread gives the same fit and the same held-out errors, to the last bit.
   RunsFitOptions one_thread;
   one_thread.threads = 1;
   const RunsFit serial = fit_runs(f.setup, runs, one_thread);
-  for (std::size_t i = 0; i < runs.size(); ++i) CHECK(serial.runs[i].leave_one_out == fit.runs[i].leave_one_out);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    CHECK(serial.runs[i].predicted_s == fit.runs[i].predicted_s);
+    CHECK(serial.runs[i].leave_one_out == fit.runs[i].leave_one_out);
+  }
+  for (std::size_t j = 0; j < fit.parameters.size(); ++j) CHECK(serial.parameters[j].value == fit.parameters[j].value);
   // Up to 10 runs it stays leave-one-out.
   const RunsFit few = fit_runs(f.setup, std::span<const MeasuredRun>(runs).first(5));
   CHECK(few.held_out_folds == 5);

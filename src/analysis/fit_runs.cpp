@@ -128,8 +128,11 @@ RunsModel apply_parameters(const Setup& base, const std::vector<Spec>& specs, co
 // evaluation: the cost follows the configurations, not the runs.
 class Problem {
  public:
-  Problem(const Setup& base, std::span<const MeasuredRun> runs, std::vector<Spec> specs)
-      : base_(base), runs_(runs), specs_(std::move(specs)) {
+  /// `threads`: how many predict the configurations of one evaluation (each
+  /// configuration has its own evaluator, and its prediction its own slot: the same values
+  /// for any number).
+  Problem(const Setup& base, std::span<const MeasuredRun> runs, std::vector<Spec> specs, std::size_t threads = 1)
+      : base_(base), runs_(runs), specs_(std::move(specs)), threads_(std::max<std::size_t>(threads, 1)) {
     config_of_.reserve(runs_.size());
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const RunConfig& config = runs_[i].config;
@@ -170,7 +173,7 @@ class Problem {
   Eigen::VectorXd residuals(const Eigen::VectorXd& u, const std::vector<int>& free) {
     Eigen::VectorXd r(static_cast<Eigen::Index>(data_rows() + free.size()));
     Eigen::Index k = 0;
-    for (std::size_t c = 0; c < first_run_.size(); ++c) predicted_[c] = predict_config_at(c, u);
+    predict_configs_at(u);
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const RunMeasurement& meas = runs_[i].measured;
       const IterationResult& p = predicted_[config_of_[i]];
@@ -287,6 +290,37 @@ class Problem {
     return evaluate(c, apply_overrides(m.profile, run.config.cluster), m.forward_scale, m.backward_scale);
   }
 
+  // Every configuration at u into predicted_, on up to threads_ threads, each taking the
+  // next configuration not yet taken (their costs differ: a ring settles slowly); the
+  // first failing configuration's error, in configuration order.
+  void predict_configs_at(const Eigen::VectorXd& u) {
+    const std::size_t configs = first_run_.size();
+    const std::size_t workers = std::min(threads_, configs);
+    if (workers <= 1) {
+      for (std::size_t c = 0; c < configs; ++c) predicted_[c] = predict_config_at(c, u);
+      return;
+    }
+    std::vector<std::exception_ptr> failures(configs);
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+      for (std::size_t c = next++; c < configs; c = next++) {
+        try {
+          predicted_[c] = predict_config_at(c, u);
+        } catch (...) {
+          failures[c] = std::current_exception();
+        }
+      }
+    };
+    {
+      std::vector<std::jthread> helpers;
+      for (std::size_t t = 1; t < workers; ++t) helpers.emplace_back(work);
+      work();
+    }
+    for (const std::exception_ptr& failure : failures) {
+      if (failure) std::rethrow_exception(failure);
+    }
+  }
+
   // predict_config at apply_parameters(base_, specs_, u), without copying a profile per
   // configuration: each configuration keeps the base profile with its run's overrides,
   // and only the parameters move in it (those an override fixes keep the override, as
@@ -329,6 +363,7 @@ class Problem {
   std::vector<Evaluator> evaluators_;   // per configuration
   std::vector<RunsModel> at_parameters_;  // per configuration, for predict_config_at
   std::vector<IterationResult> predicted_;  // per configuration, within residuals()
+  std::size_t threads_ = 1;
 };
 
 bool is_distributed(const Setup& base, const MeasuredRun& run) {
@@ -435,9 +470,14 @@ struct FitCore {
   Eigen::MatrixXd covariance;
 };
 
+std::size_t cores_for(const RunsFitOptions& options) {
+  return options.threads > 0 ? static_cast<std::size_t>(options.threads)
+                             : std::max(1u, std::thread::hardware_concurrency());
+}
+
 // The fit proper: all applicable parameters with their priors.
 FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options) {
-  Problem problem(base, runs, applicable_specs(base, runs, options));
+  Problem problem(base, runs, applicable_specs(base, runs, options), cores_for(options));
   const std::vector<Spec>& specs = problem.specs();
   const auto n = static_cast<Eigen::Index>(specs.size());
   Eigen::VectorXd prior(n);
@@ -611,6 +651,7 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
           RunsFitOptions inner = options;
           inner.leave_one_out = false;
           inner.on_refit = {};
+          inner.threads = 1;  // the folds share the cores
           without[fold] = fit_core(base, others, inner).model;
         } catch (...) {
           failures[fold] = std::current_exception();
@@ -621,8 +662,7 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
       }
     };
     {
-      const std::size_t cores = options.threads > 0 ? static_cast<std::size_t>(options.threads)
-                                                    : std::max(1u, std::thread::hardware_concurrency());
+      const std::size_t cores = cores_for(options);
       std::vector<std::jthread> workers;
       for (std::size_t t = 1; t < std::min(cores, folds); ++t) workers.emplace_back(refit);
       refit();

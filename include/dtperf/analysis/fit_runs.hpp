@@ -180,7 +180,8 @@ struct RunsFitOptions {
   /// Called with (refits done, refits in all) before the held-out refits and after each
   /// (from the thread that finished it, one call at a time).
   std::function<void(int, int)> on_refit;
-  /// Threads for the held-out refits; 0: one per core. The result is the same for any.
+  /// Threads for the fit (the configurations of each evaluation) and for the held-out
+  /// refits (one fold each); 0: one per core. The result is the same for any.
   int threads = 0;
   /// The parameters to consider (default: all that apply). Compute scale is always in.
   std::optional<std::vector<RunParameter>> only;
