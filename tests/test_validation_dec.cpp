@@ -14,10 +14,13 @@
 // as priors); the fitted profile then predicts the nine decentralized cells, which the fit
 // never saw. Bounds, fixed before the result was known: median |error| <= 3 %, max <= 8 %,
 // and advise's verdict right at every scale (AER is 18-20 % faster than All-Reduce in
-// every column: "decentralize"). The max bound is its own test case, a known failure since
+// every column: "decentralize"). The max bound is its own test case, allowed to fail: since
 // 16-bit compute moves 16-bit activations where autocast runs in 16 bits (their training
-// loop runs under torch.autocast): AER on 16 GPUs +8.3 % and one-peer-exp +6.0 %, where
-// fp32-sized activations in every dtype gave +2.8 % and +0.6 %; median 2.7 %.
+// loop runs under torch.autocast), AER on 16 GPUs is +7.6 % and one-peer-exp +5.3 %
+// (median 2.0 %), where fp32-sized activations in every dtype gave +2.8 % and +0.6 %. It
+// was +8.3 % (median 2.7 %) while the fit's local search ran to its 200 iterations: the
+// three runs leave most parameters open, and where the search stops moves them, so the
+// 8 % is met by a margin the fit does not determine.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

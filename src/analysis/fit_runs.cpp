@@ -31,6 +31,18 @@ constexpr double kIdentifiedRatio = 0.5;
 constexpr double kReportedCorrelation = 0.5;
 // The standard normal's 90th percentile: P10 and P90 are -/+ this many sigmas.
 constexpr double kP90Sigmas = 1.2816;
+// The local search ends when an iteration lowers the objective (a sum of squared
+// residuals in standard errors, priors included) by less than this many standard errors'
+// worth. A rise of 1 is one standard error away from the mode along any direction, so
+// what is left of the search then moves the parameters by far less than their
+// uncertainty. Where the runs scatter more than the errors assumed (the objective over
+// its residuals, the reduced chi-square, above 1), one standard error of that scatter is
+// that many times 1 (the usual scaling of a fit's errors by its reduced chi-square), and
+// the tolerance scales with it. Where max() in the timelines leaves a long shallow
+// valley, the search otherwise crawls along it for its 200 iterations: on 50
+// configurations of five schemes, 200 iterations gained 0.36 over the last 160, each
+// iteration 1e-4 to 0.02.
+constexpr double kObjectiveTolerance = 0.01;
 
 /// A parameter in its fitting scale u: log for scales, efficiencies and latencies; the
 /// host work per launch in us and per byte in ns/B.
@@ -265,7 +277,8 @@ class Problem {
           cost = cv;
           lambda = std::max(lambda / 3.0, 1e-9);
           improved = true;
-          if (gain < 1e-12 * (1.0 + cost)) return u;
+          const double reduced_chi_square = cost / static_cast<double>(r.size());
+          if (gain < kObjectiveTolerance * std::max(1.0, reduced_chi_square)) return u;
           break;
         }
         lambda *= 4.0;
