@@ -312,6 +312,10 @@ void GossipPredictor::State::find_xor_chains() {
     std::uint32_t r = st.first_round;
     const std::uint32_t end = st.first_round + st.round_count;
     while (r < end) {
+      if (xor_distance(r) == 0) {
+        ++r;
+        continue;
+      }
       XorChain chain{r, 0, 0, plain_groups[sc.rounds[r].first_group].level};
       for (std::uint32_t k = r; k < end; ++k) {
         const std::uint32_t d = xor_distance(k);
@@ -589,7 +593,7 @@ void GossipPredictor::State::exchange_directed_as(std::size_t row) {
   // wrap-arounds (push_block).
   bool shifted = !kStretched && shortcuts && peers == 1 && classes > 0;
   const auto n = static_cast<std::uint32_t>(classes);
-  const DirectedPeer& first = directed_peers[0];
+  const DirectedPeer first = shifted ? directed_peers[0] : DirectedPeer{};
   const std::uint32_t to_shift = shifted ? first.to : 0;
   const std::uint32_t from_shift = shifted ? first.from : 0;
   for (std::uint32_t u = 0; shifted && u < n; ++u) {
