@@ -6,6 +6,7 @@
 #include "bench_scale.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -95,6 +96,37 @@ void cli_case(const std::string& dtperf, const std::string& what, const std::vec
   std::string goal = goal_s > 0.0 ? fmt_goal(f.seconds < goal_s, goal_s, "s") : "";
   if (goal_mib > 0.0) goal += ", " + fmt_goal(f.peak_mib < goal_mib, goal_mib, "MiB");
   std::printf("  %-58s %8.3f s %8.1f MiB  %s\n", what.c_str(), f.seconds, f.peak_mib, goal.c_str());
+}
+
+// A runs file of `count` runs of ResNet-50 with times drawn from 150-400 ms by a fixed
+// generator (which no model explains: the fit's search runs long). `schemes` cycle over
+// the runs, nodes (2-32) and batch (16-64) are drawn; All-Reduce alone also draws a NIC
+// rate (5-100 Gbit/s), which makes every run its own configuration.
+std::string write_runs(const std::vector<std::string>& schemes, int count) {
+  char path[] = "/tmp/dtperf-bench-runs-XXXXXX";
+  const int fd = mkstemp(path);
+  close(fd);
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  const auto draw = [&state](std::uint64_t below) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % below;
+  };
+  std::ofstream out(path);
+  out << "{\"schema\": \"dtperf.runs/1\", \"runs\": [\n";
+  const int nodes[] = {2, 4, 8, 16, 32};
+  const int batches[] = {16, 32, 64};
+  for (int i = 0; i < count; ++i) {
+    const std::string& scheme = schemes[static_cast<std::size_t>(i) % schemes.size()];
+    const int n = nodes[draw(5)];
+    const int batch = batches[draw(3)];
+    out << (i > 0 ? ",\n" : "") << "{\"label\": \"r" << i << "\", \"scheme\": \"" << scheme << "\", \"nodes\": " << n
+        << ", \"batch_per_gpu\": " << batch;
+    // A NIC rate of its own (5-100 Gbit/s) makes each All-Reduce run its own configuration.
+    if (scheme == "all-reduce" && schemes.size() == 1) out << ", \"nic_gbps\": " << 5.0 + 0.001 * static_cast<double>(draw(95000));
+    out << ", \"iteration_ms\": " << 150.0 + 0.1 * static_cast<double>(draw(2500)) << "}";
+  }
+  out << "\n]}\n";
+  return path;
 }
 
 }  // namespace
@@ -207,6 +239,19 @@ void bench_scale(const std::string& self, const std::string& dtperf) {
                                 "--compute-cv", "0.1"});
   std::printf("  %-58s %8.3f s  exit %d  %s\n", "ring on 1,048,576 GPUs", beyond.seconds, beyond.exit_code,
               fmt_goal(beyond.exit_code == 2 && beyond.seconds < 1.0, 1, "s").c_str());
+  // fit --runs: its time follows the distinct configurations and how long the search runs.
+  std::printf("fit --runs, ResNet-50 on p3dn-24xlarge, times drawn at random (the fit's search runs long):\n");
+  const std::vector<std::string> five{"all-reduce", "ring", "one-peer-exp", "alternating-exp-ring", "sgp"};
+  const std::pair<std::vector<std::string>, int> fits[] = {{five, 50}, {{"all-reduce"}, 300}, {{"all-reduce"}, 1000}};
+  for (const auto& [fit_schemes, count] : fits) {
+    const std::string runs = write_runs(fit_schemes, count);
+    const std::string fitted = runs + ".json";
+    cli_case(dtperf,
+             std::to_string(count) + (fit_schemes.size() > 1 ? " runs of five schemes" : " All-Reduce runs"),
+             {"fit", "--runs", runs, "--profile", "p3dn-24xlarge", "--model", "resnet50", "-o", fitted}, 10.0);
+    std::remove(runs.c_str());
+    std::remove(fitted.c_str());
+  }
 }
 
 }  // namespace dtperf::bench
