@@ -135,6 +135,36 @@ RunsModel apply_parameters(const Setup& base, const std::vector<Spec>& specs, co
   return m;
 }
 
+// Items 0..count-1 on up to `threads` threads, each taking the next item not yet taken
+// (their costs differ), `done(i)` after each, one call at a time, whether or not it
+// failed; then the first failing item's error, in item order. Each item writes only its
+// own slots, so the result does not depend on the number of threads.
+template <typename Item, typename Done>
+void for_each_on_threads(std::size_t count, std::size_t threads, Item&& item, Done&& done) {
+  std::vector<std::exception_ptr> failures(count);
+  std::atomic<std::size_t> next{0};
+  std::mutex reporting;
+  const auto work = [&] {
+    for (std::size_t i = next++; i < count; i = next++) {
+      try {
+        item(i);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+      const std::lock_guard lock(reporting);
+      done(i);
+    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    for (std::size_t t = 1; t < std::min(threads, count); ++t) helpers.emplace_back(work);
+    work();
+  }
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
 // The fit's objective over a set of runs. Runs of one configuration (repeated
 // measurements) predict alike, so each distinct configuration is predicted once per
 // evaluation: the cost follows the configurations, not the runs.
@@ -308,30 +338,12 @@ class Problem {
   // first failing configuration's error, in configuration order.
   void predict_configs_at(const Eigen::VectorXd& u) {
     const std::size_t configs = first_run_.size();
-    const std::size_t workers = std::min(threads_, configs);
-    if (workers <= 1) {
+    if (threads_ <= 1 || configs <= 1) {
       for (std::size_t c = 0; c < configs; ++c) predicted_[c] = predict_config_at(c, u);
       return;
     }
-    std::vector<std::exception_ptr> failures(configs);
-    std::atomic<std::size_t> next{0};
-    const auto work = [&] {
-      for (std::size_t c = next++; c < configs; c = next++) {
-        try {
-          predicted_[c] = predict_config_at(c, u);
-        } catch (...) {
-          failures[c] = std::current_exception();
-        }
-      }
-    };
-    {
-      std::vector<std::jthread> helpers;
-      for (std::size_t t = 1; t < workers; ++t) helpers.emplace_back(work);
-      work();
-    }
-    for (const std::exception_ptr& failure : failures) {
-      if (failure) std::rethrow_exception(failure);
-    }
+    for_each_on_threads(
+        configs, threads_, [&](std::size_t c) { predicted_[c] = predict_config_at(c, u); }, [](std::size_t) {});
   }
 
   // predict_config at apply_parameters(base_, specs_, u), without copying a profile per
@@ -649,40 +661,24 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
     // each from its own copy of the runs, and their models are applied in fold order, so
     // the result does not depend on the number of threads.
     std::vector<std::optional<RunsModel>> without(folds);
-    std::vector<std::exception_ptr> failures(folds);
-    std::atomic<std::size_t> next_fold{0};
-    std::mutex reporting;
     int refitted = 0;
     if (options.on_refit) options.on_refit(0, static_cast<int>(folds));
-    const auto refit = [&] {
-      for (std::size_t fold = next_fold++; fold < folds; fold = next_fold++) {
-        try {
-          std::vector<MeasuredRun> others;
-          for (std::size_t k = 0; k < runs.size(); ++k) {
-            if (k % folds != fold) others.push_back(runs[k]);
-          }
-          RunsFitOptions inner = options;
-          inner.leave_one_out = false;
-          inner.on_refit = {};
-          inner.threads = 1;  // the folds share the cores
-          without[fold] = fit_core(base, others, inner).model;
-        } catch (...) {
-          failures[fold] = std::current_exception();
-        }
-        const std::lock_guard lock(reporting);
-        ++refitted;
-        if (options.on_refit) options.on_refit(refitted, static_cast<int>(folds));
+    const auto refit = [&](std::size_t fold) {
+      std::vector<MeasuredRun> others;
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        if (k % folds != fold) others.push_back(runs[k]);
       }
+      RunsFitOptions inner = options;
+      inner.leave_one_out = false;
+      inner.on_refit = {};
+      inner.threads = 1;  // the folds share the cores
+      without[fold] = fit_core(base, others, inner).model;
     };
-    {
-      const std::size_t cores = cores_for(options);
-      std::vector<std::jthread> workers;
-      for (std::size_t t = 1; t < std::min(cores, folds); ++t) workers.emplace_back(refit);
-      refit();
-    }
-    for (const std::exception_ptr& failure : failures) {  // the first failing fold's
-      if (failure) std::rethrow_exception(failure);
-    }
+    const auto reported = [&](std::size_t) {
+      ++refitted;
+      if (options.on_refit) options.on_refit(refitted, static_cast<int>(folds));
+    };
+    for_each_on_threads(folds, cores_for(options), refit, reported);  // the first failing fold's error
     std::vector<double> loo(runs.size());
     for (std::size_t fold = 0; fold < folds; ++fold) {
       for (std::size_t i = fold; i < runs.size(); i += folds) {
