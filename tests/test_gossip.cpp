@@ -277,6 +277,29 @@ TEST_CASE("ranks of a node crossing together share its NICs", "[gossip][traffic]
   CHECK_THAT(r.iteration.nic_busy_s, WithinRel(4e-3 / 3, 1e-9));  // one step in three
 }
 
+TEST_CASE("a node link shared by crossing ranks names the iteration they would reach taking turns",
+          "[gossip][traffic]") {
+  const ModelSpec m = one_tensor();
+  GossipPredictor p(m, compile_schedule(make_topology("one-peer-exp", 4, 2)));
+  GossipScenario s = two_ranks(0.5e9);
+  s.network.gpus_per_node = 2;
+  // Step 0 pairs the ranks of each node; step 1 pairs each rank with one on the other node:
+  // both ranks of a node cross at once, 2 x 10 MB through its one NIC, each pair at half of
+  // 0.5 GB/s (40 ms), in phase. The link carries 20 MB every two iterations: 20 ms per
+  // iteration, more than forward and backward (15 ms), so taking turns would approach that.
+  const GossipResult& r = p.predict(s);
+  CHECK(r.node_link_crossing_ranks == 2);
+  CHECK_THAT(r.node_link_in_turns_s, WithinRel(20e-3, 1e-9));
+  CHECK(r.iteration.iteration_s > 1.05 * 20e-3);
+  // Two NICs, a rail per rank: nothing is shared, nothing to name.
+  s.network.nics_per_node = 2;
+  CHECK(p.predict(s).node_link_in_turns_s == 0.0);
+  // One NIC of 10 GB/s: the link is busy 1 ms per iteration, compute bounds it.
+  s = two_ranks(10e9);
+  s.network.gpus_per_node = 2;
+  CHECK(p.predict(s).node_link_in_turns_s == 0.0);
+}
+
 TEST_CASE("rank classes reproduce the per-rank simulation", "[gossip][classes]") {
   const ModelSpec model = *zoo_model("transformer-base");
   ClusterOverrides o;

@@ -183,6 +183,16 @@ struct GossipResult {
   double step_p90_s = 0.0;
   bool variable = false;          // compute varied: `variability` holds its outcome
   VariabilityOutcome variability;
+  // Where some step has more ranks of a node crossing nodes at once than the node has
+  // rails (each at its share of the node's link, as the model has them: in phase), the
+  // node link's busy time per iteration (its bytes per node over its rate); 0 otherwise.
+  // Ranks that take turns on the link instead keep it busy, and where the link is what
+  // bounds the iteration, the iteration then approaches this time: a second settled
+  // regime that the in-phase timeline cannot reach (docs/VALIDATION.md, the end-to-end
+  // grid: one-peer-exp and ring on 2 nodes x 2 ranks at 100 Mbit/s ran 308-314 ms with
+  // the link busy throughout, or 327-335 ms in phase).
+  double node_link_in_turns_s = 0.0;
+  int node_link_crossing_ranks = 0;  // the most ranks of a node crossing at once (when shared)
 };
 
 /// The topology compiled for simulation: rank classes, their groups per step and round,

@@ -404,6 +404,8 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
   out.step_p50_s = r.step_p50_s;
   out.step_p90_s = r.step_p90_s;
   out.rank_classes = r.rank_classes;
+  out.node_link_in_turns_s = r.node_link_in_turns_s;
+  out.node_link_crossing_ranks = r.node_link_crossing_ranks;
   if (with_mixing && scheme.kind == Scheme::Kind::gossip) out.mixing = mixing(topology, schedule_ranks, schedule_per_node);
   return out;
 }

@@ -29,6 +29,10 @@ double GossipPredictor::State::mean_over_ranks(const std::vector<double>& per_cl
   return mean.mean();
 }
 
+namespace {
+constexpr double kInTurnsMargin = 0.05;
+}  // namespace
+
 void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) {
   const CompiledSchedule& sc = *schedule;
   IterationResult& r = result.iteration;
@@ -74,6 +78,30 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
   result.steps = traffic;
   result.period = sc.period;
   result.rank_classes = sc.classes;
+  // A node's link shared by more crossing ranks than it has rails: each gets less than
+  // its rank cap (network.hpp) while all cross at once.
+  result.node_link_in_turns_s = 0.0;
+  result.node_link_crossing_ranks = 0;
+  const double node_rate = s.network.node_nic_bytes_per_s();
+  if (multi_node && !sc.directed && node_rate > 0.0) {
+    const double rank_cap = s.network.rank_nic_cap_bytes_per_s();
+    int crossing = 0;
+    for (const PlacementCount& count : sc.counts) {
+      const Placement& place = sc.placements[count.placement];
+      if (place.nodes > 1 && place.crossing_per_node * rank_cap > node_rate * (1.0 + 1e-9)) {
+        crossing = std::max(crossing, place.crossing_per_node);
+      }
+    }
+    // Reported only where the link bounds the iteration (its busy time is at least the
+    // compute chain's) and taking turns would matter (more than 5 % below the in-phase
+    // iteration: the margin advise needs to call a winner, advice.hpp).
+    const double link_busy = r.inter_bytes_per_node / node_rate;
+    const double compute_chain = r.accumulation_s + r.forward_s + r.backward_s + r.optimizer_s + r.overhead_s;
+    if (crossing > 0 && link_busy >= compute_chain && link_busy < (1.0 - kInTurnsMargin) * r.iteration_s) {
+      result.node_link_crossing_ranks = crossing;
+      result.node_link_in_turns_s = link_busy;
+    }
+  }
 }
 
 

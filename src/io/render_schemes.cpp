@@ -159,6 +159,10 @@ Rendered render(const PredictReport& r) {
   if (o.local_sgd) json["round"] = local_sgd_json(*o.local_sgd, o.local_sgd_options);
   if (o.variability) json["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
   if (o.band) json["band"] = band_json(*o.band);
+  if (o.node_link_in_turns_s > 0.0) {
+    json["node_link_in_turns"] = {{"iteration_ms", o.node_link_in_turns_s / units::ms},
+                                  {"crossing_ranks", o.node_link_crossing_ranks}};
+  }
 
   std::string text = run_header(r.run) + fmt::format("# scheme: {}", scheme.name());
   if (scheme.kind == Scheme::Kind::allreduce || scheme.low_communication()) {
@@ -172,6 +176,13 @@ Rendered render(const PredictReport& r) {
   if (o.band) {
     text += fmt::format("# iteration {:.2f} ms, P10-P90 {} ms: {}\n", o.iteration.iteration_s / units::ms,
                         band_text(*o.band), band_origin(r.run));
+  }
+  if (o.node_link_in_turns_s > 0.0) {
+    text += fmt::format(
+        "# node link: {} ranks of a node cross at once, each at its share of the link (in phase); where they take "
+        "turns, the link stays busy and an iteration approaches {:.2f} ms, its busy time (a second regime, "
+        "docs/VALIDATION.md)\n",
+        o.node_link_crossing_ranks, o.node_link_in_turns_s / units::ms);
   }
   text += "\n" + iteration_tables(o.iteration, r.run.model.sample_unit);
   if (o.variability) text += "\n" + variability_table(*o.variability);

@@ -103,6 +103,10 @@ struct SchemeOutcome {
   std::optional<LocalSgdRound> local_sgd;  // local SGD and DiLoCo: the round
   LocalSgdOptions local_sgd_options;       // and the options it ran with
   int rank_classes = 0;
+  // Gossip on a node link shared by more crossing ranks than it has rails: the iteration
+  // its ranks approach when they take turns on it (GossipResult); 0 otherwise.
+  double node_link_in_turns_s = 0.0;
+  int node_link_crossing_ranks = 0;
   // With variable compute: quantiles, idle times (its idle_per_rank_s is left empty; the
   // values are in idle_per_rank_s below, which copies of the outcome keep).
   std::optional<VariabilityOutcome> variability;
