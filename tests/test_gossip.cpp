@@ -298,6 +298,17 @@ TEST_CASE("a node link shared by crossing ranks names the iteration they would r
   s = two_ranks(10e9);
   s.network.gpus_per_node = 2;
   CHECK(p.predict(s).node_link_in_turns_s == 0.0);
+  // AER on 2 x 2 crosses nodes in one collective of all four ranks (its second step): they
+  // share the link inside it, there are no separate exchanges to take turns. At 0.25 GB/s
+  // the link is busy 7.5 MB / 0.25 GB/s = 30 ms per iteration, above the compute (15 ms)
+  // and 20 % below the iteration (37.6 ms): without that rule it would be named.
+  GossipPredictor whole(m, compile_schedule(make_topology("alternating-exp-ring", 4, 2)));
+  s = two_ranks(0.25e9);
+  s.network.gpus_per_node = 2;
+  const GossipResult& w = whole.predict(s);
+  CHECK_THAT(w.iteration.inter_bytes_per_node / 0.25e9, WithinRel(30e-3, 1e-9));
+  CHECK(w.iteration.iteration_s > 30e-3 / 0.95);
+  CHECK(w.node_link_in_turns_s == 0.0);
 }
 
 TEST_CASE("rank classes reproduce the per-rank simulation", "[gossip][classes]") {

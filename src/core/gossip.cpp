@@ -78,8 +78,10 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
   result.steps = traffic;
   result.period = sc.period;
   result.rank_classes = sc.classes;
-  // A node's link shared by more crossing ranks than it has rails: each gets less than
-  // its rank cap (network.hpp) while all cross at once.
+  // A node's link shared by more crossing ranks than it has rails, each in its own group
+  // (one member per node: independent exchanges that could take turns; a group with several
+  // ranks on a node shares the link inside one collective): each gets less than its rank
+  // cap (network.hpp) while all cross at once.
   result.node_link_in_turns_s = 0.0;
   result.node_link_crossing_ranks = 0;
   const double node_rate = s.network.node_nic_bytes_per_s();
@@ -88,7 +90,8 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
     int crossing = 0;
     for (const PlacementCount& count : sc.counts) {
       const Placement& place = sc.placements[count.placement];
-      if (place.nodes > 1 && place.crossing_per_node * rank_cap > node_rate * (1.0 + 1e-9)) {
+      if (place.nodes > 1 && place.ranks_per_node == 1 &&
+          place.crossing_per_node * rank_cap > node_rate * (1.0 + 1e-9)) {
         crossing = std::max(crossing, place.crossing_per_node);
       }
     }

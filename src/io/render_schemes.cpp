@@ -78,6 +78,11 @@ Columns<C> compare_columns(bool variable, bool banded) {
 
 }  // namespace
 
+// The other regime of a node link its crossing ranks share (gossip.hpp), where it exists.
+Json node_link_in_turns_json(const SchemeOutcome& o) {
+  return {{"iteration_ms", o.node_link_in_turns_s / units::ms}, {"crossing_ranks", o.node_link_crossing_ranks}};
+}
+
 Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
   Json j = {{"scheme", o.scheme.name()}, {"available", o.available}};
   if (!o.available) {
@@ -100,6 +105,7 @@ Json scheme_outcome_json(const SchemeOutcome& o, double allreduce_iteration_s) {
   if (o.local_sgd) j["round"] = local_sgd_json(*o.local_sgd, o.local_sgd_options);
   if (o.variability) j["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
   if (o.band) j["band"] = band_json(*o.band);
+  if (o.node_link_in_turns_s > 0.0) j["node_link_in_turns"] = node_link_in_turns_json(o);
   return j;
 }
 
@@ -159,10 +165,7 @@ Rendered render(const PredictReport& r) {
   if (o.local_sgd) json["round"] = local_sgd_json(*o.local_sgd, o.local_sgd_options);
   if (o.variability) json["variability"] = variability_json(*o.variability, o.idle_per_rank_s);
   if (o.band) json["band"] = band_json(*o.band);
-  if (o.node_link_in_turns_s > 0.0) {
-    json["node_link_in_turns"] = {{"iteration_ms", o.node_link_in_turns_s / units::ms},
-                                  {"crossing_ranks", o.node_link_crossing_ranks}};
-  }
+  if (o.node_link_in_turns_s > 0.0) json["node_link_in_turns"] = node_link_in_turns_json(o);
 
   std::string text = run_header(r.run) + fmt::format("# scheme: {}", scheme.name());
   if (scheme.kind == Scheme::Kind::allreduce || scheme.low_communication()) {
@@ -198,6 +201,16 @@ Rendered render(const CompareReport& r) {
   std::string text = run_header(r.run) + compare_table(r.outcomes);
   if (std::any_of(r.outcomes.begin(), r.outcomes.end(), [](const SchemeOutcome& o) { return o.band.has_value(); })) {
     text += "# P10-P90: the iteration's band from " + band_origin(r.run) + "\n";
+  }
+  std::vector<std::string> in_turns;
+  for (const auto& o : r.outcomes) {
+    if (o.available && o.node_link_in_turns_s > 0.0) {
+      in_turns.push_back(fmt::format("{} {:.2f} ms", o.scheme.name(), o.node_link_in_turns_s / units::ms));
+    }
+  }
+  if (!in_turns.empty()) {
+    text += "# node link: where a node's crossing ranks take turns on it instead of crossing in phase: " +
+            join_names(in_turns) + " (a second regime; dtperf predict says more)\n";
   }
   return {text, json, "/schemes"};
 }
