@@ -6,7 +6,8 @@ and the compute samples whose variation it used (beside the exchanges, or alone 
 older report); for the grid the collector's layer file, the CPU vector-add log and the
 memory copy rate. This re-runs every prediction with the dtperf given (a changed model) and
 prints each run's measured time, the report's prediction and the new one, then the new
-median and max |error| and the scheme picks.
+median and max |error|, the scheme picks, and the errors against the ranges dtperf states
+(harness.BOUNDS).
 Only the measured times come from training, as in the harness.
 
   python3 validation/repredict.py REPORT [--build build] [-o NEW_REPORT]
@@ -49,8 +50,10 @@ def repredict(report: dict[str, Any], dtperf: str, work: str) -> list[harness.Ce
                                                     c["host_cpu_ns_per_byte"], variation, c.get("host_exchange_share"))
         result = harness.predict(dtperf, profile, model_path, reduction_log, c["scheme"], c["compute_ms"],
                                  ("--iteration-times", factors))
+        range_ms = harness.stated_range_ms(result)
         out.append(dict(c, report_predicted_ms=c["predicted_ms"], predicted_ms=result["iteration_ms"],
-                        error=result["iteration_ms"] / c["measured_ms"] - 1))
+                        error=result["iteration_ms"] / c["measured_ms"] - 1, range_ms=range_ms,
+                        range_error=harness.range_error(range_ms, c["measured_ms"])))
     return out
 
 
@@ -72,7 +75,9 @@ def main() -> int:
     for c in cells:
         print(f"{c['layout']:>4} {c['rate_gbps']:5.2f} Gbit/s {c['delay_us']:5d} us  {c['scheme']:21s} "
               f"measured {c['measured_ms']:8.2f}  report {c['report_predicted_ms']:8.2f}  now "
-              f"{c['predicted_ms']:8.2f} ms  ({100 * c['error']:+.1f} %)")
+              f"{c['predicted_ms']:8.2f} ms  ({100 * c['error']:+.1f} %)"
+              + (f"  in turns {c['range_ms'][0]:.2f} ms: range error {100 * c['range_error']:+.1f} %"
+                 if c["range_ms"][0] < c["predicted_ms"] else ""))
     errors = sorted(abs(c["error"]) for c in cells)
     picks = harness.scheme_picks(cells)
     print(f"# {len(cells)} runs: median |error| {100 * statistics.median(errors):.1f} %, max "
@@ -80,6 +85,10 @@ def main() -> int:
     for p in picks:
         if not p["right"]:
             print(f"#   {p['cell']}: picked {p['picked']}, {100 * p['gap']:.1f} % slower than {p['fastest']}")
+    range_errors = sorted(abs(c["range_error"]) for c in cells)
+    failures = harness.bounds_failures(cells)
+    print(f"# against the ranges dtperf states: median |error| {100 * statistics.median(range_errors):.1f} %, max "
+          f"{100 * range_errors[-1]:.1f} %; bounds: " + ("held" if not failures else "broken: " + "; ".join(failures)))
     if args.output:
         with open(args.output, "w") as f:
             json.dump(dict(report, cells=cells, median_abs_error=statistics.median(errors), max_abs_error=errors[-1],
