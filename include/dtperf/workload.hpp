@@ -58,6 +58,11 @@ struct TensorSpec {
   // (`forward_cast_elements_per_sample`). Both are 0 for a layer file's tensors: all of
   // its traffic follows the compute dtype.
   double forward_memory_bytes_per_sample = 0.0;
+  // The part of it the operator's matrix products move inside their own kernels (operands
+  // read, result written), at 4 bytes per element, in the compute dtype's size under
+  // autocast; the rest is the traffic of the elementwise and normalisation kernels that run
+  // after them on the same stream (compute.hpp).
+  double forward_gemm_memory_bytes_per_sample = 0.0;
   double forward_fp32_memory_bytes_per_sample = 0.0;
   double forward_cast_elements_per_sample = 0.0;
   // What autograd keeps from this operator's forward for backward, per sample (memory.hpp):

@@ -46,24 +46,30 @@ ComputeSource resolve_compute_source(const ModelSpec& model, const ComputeReques
 
 namespace {
 
-// Launch-bound roofline of one operator: the slowest of its arithmetic, its memory
-// traffic and the host's dispatch time (launches queue ahead of long kernels and hide,
-// short kernels wait for them). Matrix products run at the efficiency their size
-// reaches (`gemms`: how many equal GEMMs they split into; backward has data and weight
-// gradients), elementwise FLOPs at the vector rate; the products inside a fused attention
-// kernel (`attention_flops` of `gemm_flops`) at the profile's fused-attention efficiency,
-// where it gives one.
+// Launch-bound roofline of one operator, as its kernels run on one stream, one after
+// another (CUDA streams run their kernels in issue order): the matrix-product kernels at
+// the slower of their arithmetic and their own traffic (`gemm_bytes`), then the
+// elementwise and normalisation kernels at the slower of their arithmetic and the rest of
+// the traffic; the sum never below the host's dispatch time (launches queue ahead of long
+// kernels and hide, short kernels wait for them). Matrix products run at the efficiency
+// their size reaches (`gemms`: how many equal GEMMs they split into; backward has data and
+// weight gradients), elementwise FLOPs at the vector rate; the products inside a fused
+// attention kernel (`attention_flops` of `gemm_flops`) at the profile's fused-attention
+// efficiency, where it gives one.
 double roofline_s(const ComputeParams& p, double flops, double gemm_flops, double attention_flops,
-                  double memory_bytes, double gemms) {
-  double arithmetic = (flops - gemm_flops) / p.vector_flops_per_s;
+                  double memory_bytes, double gemm_bytes, double gemms) {
+  const double elementwise = (flops - gemm_flops) / p.vector_flops_per_s;
+  double products = 0.0;
   if (p.fused_attention_efficiency > 0.0 && attention_flops > 0.0) {
-    arithmetic += attention_flops / (p.peak_flops_per_s * p.fused_attention_efficiency);
+    products += attention_flops / (p.peak_flops_per_s * p.fused_attention_efficiency);
     gemm_flops = std::max(0.0, gemm_flops - attention_flops);
   }
   if (gemm_flops > 0.0) {
-    arithmetic += gemm_flops / (p.peak_flops_per_s * gemm_efficiency_at(p, gemm_flops / gemms));
+    products += gemm_flops / (p.peak_flops_per_s * gemm_efficiency_at(p, gemm_flops / gemms));
   }
-  return std::max({p.kernel_overhead_s, arithmetic, memory_bytes / p.memory_bytes_per_s});
+  const double other_bytes = std::max(0.0, memory_bytes - gemm_bytes);
+  return std::max(p.kernel_overhead_s, std::max(products, gemm_bytes / p.memory_bytes_per_s) +
+                                           std::max(elementwise, other_bytes / p.memory_bytes_per_s));
 }
 
 // A time measured at batch b0 at batch b: the work grows with the samples and never
@@ -76,17 +82,23 @@ double scale_to_batch(double measured_s, double floor_s, double batch_ratio) {
 // compute dtype's element size (TensorSpec: counted at 4 bytes, the part autocast keeps in
 // fp32 stays at 4, each cast element read at one size and written at the other, once per
 // pass). Backward moves twice forward's activations and each cast's gradient once.
+// The matrix products' own part (`gemm_*`) runs in the compute dtype.
 struct Traffic {
   double forward_bytes = 0.0;
   double backward_bytes = 0.0;
+  double gemm_forward_bytes = 0.0;
+  double gemm_backward_bytes = 0.0;
 };
 
 Traffic traffic_per_sample(const TensorSpec& t, double element_bytes) {
-  if (element_bytes == 4.0) return {t.forward_memory_bytes_per_sample, 2.0 * t.forward_memory_bytes_per_sample};
+  const double gemm = t.forward_gemm_memory_bytes_per_sample * (element_bytes / 4.0);
+  if (element_bytes == 4.0) {
+    return {t.forward_memory_bytes_per_sample, 2.0 * t.forward_memory_bytes_per_sample, gemm, 2.0 * gemm};
+  }
   const double fp32 = t.forward_fp32_memory_bytes_per_sample;
   const double activations = (t.forward_memory_bytes_per_sample - fp32) * (element_bytes / 4.0) + fp32;
   const double casts = t.forward_cast_elements_per_sample * (4.0 + element_bytes);
-  return {activations + casts, 2.0 * activations + casts};
+  return {activations + casts, 2.0 * activations + casts, gemm, 2.0 * gemm};
 }
 
 void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, ComputeTimes& out) {
@@ -98,10 +110,12 @@ void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, C
         t.forward_flops_per_sample > 0.0 ? t.forward_gemm_flops_per_sample / t.forward_flops_per_sample : 0.0;
     const Traffic traffic = traffic_per_sample(t, p.activation_bytes_per_element);
     forward += roofline_s(p, t.forward_flops_per_sample * batch, t.forward_gemm_flops_per_sample * batch,
-                          t.forward_attention_flops_per_sample * batch, traffic.forward_bytes * batch, 1.0);
+                          t.forward_attention_flops_per_sample * batch, traffic.forward_bytes * batch,
+                          traffic.gemm_forward_bytes * batch, 1.0);
     const double backward_flops = t.backward_flops_per_sample * batch;
     const double b = roofline_s(p, backward_flops, gemm_share * backward_flops,
-                                t.backward_attention_flops_per_sample * batch, traffic.backward_bytes * batch, 2.0);
+                                t.backward_attention_flops_per_sample * batch, traffic.backward_bytes * batch,
+                                traffic.gemm_backward_bytes * batch, 2.0);
     out.backward_s[i] = b;
     backward += b;
   }

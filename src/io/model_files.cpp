@@ -233,6 +233,8 @@ ModelSpec parse_layer_json(const std::string& text, const std::string& file) {
         l.optional_number("forward_memory_MB_per_sample", kMBPerSample).value_or(0.0) * 1e6;
     const std::string kind = l.has("kind") ? l.choice("kind", {"gemm", "elementwise"}) : "gemm";
     t.forward_gemm_flops_per_sample = kind == "gemm" ? t.forward_flops_per_sample : 0.0;
+    // A layer is one operator: a GEMM moves its own traffic.
+    t.forward_gemm_memory_bytes_per_sample = kind == "gemm" ? t.forward_memory_bytes_per_sample : 0.0;
     if (const auto us = l.optional_number("backward_us", limits::kTimeOrZeroUs)) t.measured_backward_s = *us * 1e-6;
     // A collector's record of the tensor's dtype and the DDP bucket PyTorch assigns it.
     l.optional_string("dtype");

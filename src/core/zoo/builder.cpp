@@ -21,14 +21,19 @@ Work operator+(Work a, Work b) {
           a.fp32_bytes + b.fp32_bytes,
           a.cast_elements + b.cast_elements,
           a.attention_flops + b.attention_flops,
-          a.backward_attention_flops + b.backward_attention_flops};
+          a.backward_attention_flops + b.backward_attention_flops,
+          a.gemm_bytes + b.gemm_bytes};
 }
 
 Work keeps(double elements) { return {0.0, 0.0, 0.0, elements * kActivationBytes, 0.0}; }
 
 Work dropout_mask(double elements) { return {0.0, 0.0, 0.0, 0.0, elements * kMaskBytes}; }
 
-Work gemm(double flops, double bytes) { return {flops, bytes, flops}; }
+Work gemm(double flops, double bytes) {
+  Work work{flops, bytes, flops};
+  work.gemm_bytes = bytes;
+  return work;
+}
 
 Work elementwise(double elements, double flops_per_element, double accesses) {
   return {elements * flops_per_element, elements * accesses * kActivationBytes};
@@ -76,6 +81,7 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
   tensor.forward_flops_per_sample = forward.flops;
   tensor.backward_flops_per_sample = backward_flops;
   tensor.forward_memory_bytes_per_sample = forward.bytes;
+  tensor.forward_gemm_memory_bytes_per_sample = forward.gemm_bytes;
   tensor.forward_fp32_memory_bytes_per_sample = forward.fp32_bytes;
   tensor.forward_cast_elements_per_sample = forward.cast_elements;
   tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
@@ -96,6 +102,7 @@ void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops
   tensor.forward_flops_per_sample += forward.flops;
   tensor.backward_flops_per_sample += backward_flops;
   tensor.forward_memory_bytes_per_sample += forward.bytes;
+  tensor.forward_gemm_memory_bytes_per_sample += forward.gemm_bytes;
   tensor.forward_fp32_memory_bytes_per_sample += forward.fp32_bytes;
   tensor.forward_cast_elements_per_sample += forward.cast_elements;
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
@@ -179,13 +186,17 @@ Work attention_products(std::int64_t model_dim, std::int64_t heads, double query
   const double mask = probs_dropout ? stored * kMaskBytes : 0.0;
   // Under autocast the products run in 16 bits and the softmax in fp32: the scores are cast
   // up for it and its output cast down for AV, and its own read and write stay fp32.
-  return {query_tokens * (gemm_flops + softmax_flops),
-          query_tokens * bytes,
-          query_tokens * gemm_flops,
-          query_tokens * kept * kActivationBytes,
-          query_tokens * mask,
-          query_tokens * 2.0 * scores * kActivationBytes,
-          query_tokens * 2.0 * scores};
+  Work work{query_tokens * (gemm_flops + softmax_flops),
+            query_tokens * bytes,
+            query_tokens * gemm_flops,
+            query_tokens * kept * kActivationBytes,
+            query_tokens * mask,
+            query_tokens * 2.0 * scores * kActivationBytes,
+            query_tokens * 2.0 * scores};
+  // The two batched products' own traffic: Q and K read, the scores written; the
+  // probabilities and V read, the context written. The softmax's is the rest.
+  work.gemm_bytes = query_tokens * (4.0 * d + 2.0 * scores) * kActivationBytes;
+  return work;
 }
 
 FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads,
@@ -202,6 +213,7 @@ FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_
   out.forward = {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops,
                  query_tokens * kept * kActivationBytes, 0.0};
   out.forward.attention_flops = query_tokens * gemm_flops;
+  out.forward.gemm_bytes = out.forward.bytes;  // one kernel
   out.forward.backward_attention_flops = query_tokens * kBackwardProductsToForward * gemm_flops;
   out.backward_flops =
       query_tokens * (kBackwardProductsToForward * gemm_flops + kBackwardToForward * softmax_flops);

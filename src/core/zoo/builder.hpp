@@ -11,7 +11,8 @@
 //    bias add (one FLOP per output element) and no memory traffic, being fused into
 //    the GEMM epilogue.
 //  - Memory traffic is activation bytes read + written in forward. GEMM/conv: input
-//    plus output. Batch norm in training: three passes (read for the statistics, read
+//    plus output, kept apart (`Work::gemm_bytes`) from the other operators' traffic: those
+//    run as kernels of their own after the product's. Batch norm in training: three passes (read for the statistics, read
 //    and write to normalise). Layer and RMS norm: read + write. Elementwise operators:
 //    every operand read and the result written. Weights are not counted.
 //  - Operators without parameters are attached to a neighbouring tensor; each model
@@ -76,6 +77,9 @@ struct Work {
   // The part of `gemm_flops` inside a fused attention kernel, and its backward's count.
   double attention_flops = 0.0;
   double backward_attention_flops = 0.0;
+  // The part of `bytes` the matrix products move themselves (their operands read and their
+  // result written, inside the GEMM kernel); the rest is other kernels' traffic.
+  double gemm_bytes = 0.0;
 };
 
 // Memory kept for backward and nothing else: `elements` activations at 4 bytes.
