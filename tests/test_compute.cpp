@@ -107,6 +107,39 @@ TEST_CASE("the flops source times each tensor on the roofline", "[compute][flops
   CHECK(b.times.source == ComputeSource::flops);
 }
 
+TEST_CASE("an operator's elementwise kernels run after its matrix products, not under them", "[compute][flops]") {
+  // One tensor: a 1-GFLOP GEMM moving 20 MB itself, then a bias, activation and residual
+  // moving 30 MB more (2 MFLOP at the vector rate). Forward:
+  //   GEMM: max(1 GFLOP at eff 0.25 of 1 TFLOP/s = 4 ms, 20 MB at 100 GB/s = 0.2 ms) = 4 ms;
+  //   the rest: max(2 MFLOP at 100 GFLOP/s = 20 us, 30 MB at 100 GB/s = 300 us) = 300 us;
+  //   4.3 ms (a fused operator, max(4 ms, 50 MB = 0.5 ms), would take 4 ms).
+  // Backward moves twice the traffic, its GEMM split in two 1-GFLOP GEMMs:
+  //   max(8 ms, 0.4 ms) + max(40 us, 600 us) = 8.6 ms.
+  TensorSpec t;
+  t.name = "fc.weight";
+  t.params = 1000;
+  t.forward_flops_per_sample = 1.002e9;
+  t.forward_gemm_flops_per_sample = 1e9;
+  t.backward_flops_per_sample = 2.004e9;
+  t.forward_memory_bytes_per_sample = 50e6;
+  t.forward_gemm_memory_bytes_per_sample = 20e6;
+  const ModelSpec m = model_of("gemm-then-elementwise", {t});
+  Buffers b(m);
+  compute_times(m, simple_params(), flops_request(), b.times);
+  CHECK_THAT(b.times.forward_s, WithinRel(4.3e-3, 1e-9));
+  CHECK_THAT(b.backward[0], WithinRel(8.6e-3, 1e-9));
+  // All of the traffic the GEMM's own (a layer file's gemm layer): it hides under the
+  // arithmetic, max(4 ms, 0.5 ms) forward and max(8 ms, 1 ms) backward, plus the 20 us of
+  // elementwise arithmetic that runs after it.
+  TensorSpec fused = t;
+  fused.forward_gemm_memory_bytes_per_sample = 50e6;
+  const ModelSpec f = model_of("gemm-only-traffic", {fused});
+  Buffers c(f);
+  compute_times(f, simple_params(), flops_request(), c.times);
+  CHECK_THAT(c.times.forward_s, WithinRel(4.02e-3, 1e-9));
+  CHECK_THAT(c.backward[0], WithinRel(8.04e-3, 1e-9));
+}
+
 TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in fp32, and pays per cast",
           "[compute][flops]") {
   ModelSpec m = two_tensor_model();

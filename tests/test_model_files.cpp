@@ -101,6 +101,8 @@ TEST_CASE("a JSON layer file gives a model", "[model_files][json]") {
   CHECK(m.tensors[0].backward_flops_per_sample == Approx(4e6));  // default: 2 x forward
   CHECK(m.tensors[1].backward_flops_per_sample == Approx(0.15e9));
   CHECK(m.tensors[1].forward_memory_bytes_per_sample == Approx(0.5e6));
+  // A layer is one operator, a GEMM unless its kind says otherwise: all its traffic is the GEMM's.
+  CHECK(m.tensors[1].forward_gemm_memory_bytes_per_sample == Approx(0.5e6));
   CHECK(!m.has_measured_layers());
 }
 

@@ -118,6 +118,10 @@ TEST_CASE("Every zoo tensor has parameters and non-negative work", "[zoo]") {
       CHECK(tensor.forward_flops_per_sample >= 0.0);
       CHECK(tensor.backward_flops_per_sample >= 0.0);
       CHECK(tensor.forward_memory_bytes_per_sample >= 0.0);
+      // The products' own traffic is part of the operator's, and moves only with products.
+      CHECK(tensor.forward_gemm_memory_bytes_per_sample >= 0.0);
+      CHECK(tensor.forward_gemm_memory_bytes_per_sample <= tensor.forward_memory_bytes_per_sample * (1 + 1e-12));
+      if (tensor.forward_gemm_flops_per_sample == 0.0) CHECK(tensor.forward_gemm_memory_bytes_per_sample == 0.0);
       CHECK_FALSE(tensor.measured_backward_s.has_value());
     }
   }
@@ -342,6 +346,7 @@ TEST_CASE("The zoo's GPT-2 and Llama-2-7B are the sized builders at their publis
       CHECK(a.tensors[i].forward_flops_per_sample == b.tensors[i].forward_flops_per_sample);
       CHECK(a.tensors[i].backward_flops_per_sample == b.tensors[i].backward_flops_per_sample);
       CHECK(a.tensors[i].forward_memory_bytes_per_sample == b.tensors[i].forward_memory_bytes_per_sample);
+      CHECK(a.tensors[i].forward_gemm_memory_bytes_per_sample == b.tensors[i].forward_gemm_memory_bytes_per_sample);
       CHECK(a.tensors[i].forward_fp32_memory_bytes_per_sample == b.tensors[i].forward_fp32_memory_bytes_per_sample);
       CHECK(a.tensors[i].forward_cast_elements_per_sample == b.tensors[i].forward_cast_elements_per_sample);
       CHECK(a.tensors[i].saved_activation_bytes_per_sample == b.tensors[i].saved_activation_bytes_per_sample);
