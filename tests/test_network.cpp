@@ -151,6 +151,24 @@ TEST_CASE("ranks of one node crossing at once share the node's NICs", "[network]
   CHECK_THAT(shared, WithinRel(40e-3, 1e-12));
 }
 
+TEST_CASE("flows of several ranks on one NIC reach what the profile measured together", "[network][nic]") {
+  NetworkParams net = eight_by_eight();
+  net.gpus_per_node = 4;
+  net.shared_nic_efficiency = 0.9;
+  // Alone, a pair keeps the NIC's full rate: 125 MB at 12.5 GB/s = 10 ms.
+  CHECK_THAT(allreduce_cost(net, GroupShape{2, 1, 1}, 125e6, Algorithm::ring).time_s, WithinRel(10e-3, 1e-12));
+  // Four pairs at once reach 0.9 x 12.5 GB/s together, 2.8125 GB/s each: 44.4 ms.
+  CHECK_THAT(allreduce_cost(net, GroupShape{2, 1, 4}, 125e6, Algorithm::ring).time_s,
+             WithinRel(125e6 / (0.9 * 12.5e9 / 4), 1e-12));
+  // One group's ring with 4 ranks on each of 2 nodes leaves a node as one flow: the full
+  // 12.5 GB/s for what one rank sends, 2 x 7/8 x 125 MB: 17.5 ms.
+  CHECK_THAT(allreduce_cost(net, GroupShape{2, 4, 4}, 125e6, Algorithm::ring).time_s,
+             WithinRel(2.0 * 7.0 / 8.0 * 125e6 / 12.5e9, 1e-12));
+  // With a NIC per rank nothing is shared: 10 ms again.
+  net.nics_per_node = 4;
+  CHECK_THAT(allreduce_cost(net, GroupShape{2, 1, 4}, 125e6, Algorithm::ring).time_s, WithinRel(10e-3, 1e-12));
+}
+
 TEST_CASE("a rank uses the NICs of its own rail when NICs are many", "[network][nic]") {
   NetworkParams net = eight_by_eight();
   net.nics_per_node = 8;  // one 100 Gbit/s NIC per GPU

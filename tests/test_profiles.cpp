@@ -87,6 +87,20 @@ TEST_CASE("a host transport's exchange share is read, range-checked and written 
   CHECK(error_of(j) == "p.json: at /inter_node/host_exchange_share: expected a number from 0 to 1, got 1.5");
 }
 
+TEST_CASE("the shared NIC efficiency is read, range-checked and written back", "[profiles]") {
+  // Two flows of one node together, over one alone: in (0, 1], 1 (no loss) unless given.
+  CHECK(parse_profile(good(), "p.json").inter.shared_nic_efficiency == 1.0);
+  CHECK_FALSE(profile_to_json(parse_profile(good(), "p.json"))["inter_node"].contains("shared_nic_efficiency"));
+  Json k = good();
+  k["inter_node"]["shared_nic_efficiency"] = 0.93;
+  const ClusterProfile q = parse_profile(k, "p.json");
+  CHECK(q.inter.shared_nic_efficiency == 0.93);
+  CHECK(profile_to_json(q)["inter_node"]["shared_nic_efficiency"] == 0.93);
+  CHECK(network_params(q, 1.0, {}).shared_nic_efficiency == 0.93);
+  k["inter_node"]["shared_nic_efficiency"] = 0.0;
+  CHECK(error_of(k).find("/inter_node/shared_nic_efficiency") != std::string::npos);
+}
+
 TEST_CASE("a profile names its collective library and whether its ring moves in lockstep", "[profiles]") {
   CHECK_FALSE(parse_profile(good(), "p.json").transport.lockstep_ring);
   Json j = good();

@@ -299,6 +299,13 @@ def collective_table(cluster: Cluster, per_node: int, procs: Processes, port: in
             for size in TABLE_SIZES]
 
 
+def shared_nic_efficiency(link: Link) -> float:
+    """What two flows of a node reach together over what one reaches alone (the profile's
+    inter_node.shared_nic_efficiency), at most 1: two streams cannot beat the link, and a
+    sum above one stream's is the one stream's noise."""
+    return min(1.0, link["inter_two_flow_gbps"] / link["inter_gbps"])
+
+
 def profile_cpu_ns_per_byte(measured: float) -> float:
     """The CPU time per byte a profile gets from a measured one: at least 0.001 ns (at
     100 Mbit/s a single phase can read below zero, within its noise)."""
@@ -317,6 +324,8 @@ def profile_json(nodes: int, per_node: int, link: Link, copy_gb_per_s: float, na
                                       cpu_ns_per_byte if cpu_ns_per_byte is not None else link["inter_cpu_ns_per_byte"])}
     if exchange_share is not None:
         inter_node["host_exchange_share"] = exchange_share
+    if "inter_two_flow_gbps" in link:  # absent from reports written before it was measured
+        inter_node["shared_nic_efficiency"] = shared_nic_efficiency(link)
     profile = {
         "schema": "dtperf.profile/1",
         "name": name,

@@ -209,7 +209,8 @@ def start_link_emulator(procs: Processes, cluster: Cluster, linkemu: str, rate_g
 
 def probe(cluster: Cluster, linkprobe: str, procs: Processes, work: str) -> dict[str, float]:
     """What the links deliver: a TCP stream and a one-byte ping-pong, node 0 -> node 1 and
-    inside node 0 (loopback)."""
+    inside node 0 (loopback); and two streams at once node 0 -> node 1, as two ranks of a
+    node crossing nodes together send them (`inter_two_flow_gbps`, their sum)."""
     server = procs.start(["ip", "netns", "exec", cluster.names[1], linkprobe, "serve", "--port", "5201"])
     local = procs.start(["ip", "netns", "exec", cluster.names[0], linkprobe, "serve", "--port", "5202"])
     time.sleep(0.3)
@@ -234,6 +235,12 @@ def probe(cluster: Cluster, linkprobe: str, procs: Processes, work: str) -> dict
         "intra_gbps": value(n0, "stream", "--host", "127.0.0.1", "--port", "5202", "--seconds", "1"),
         "intra_one_way_us": value(n0, "pingpong", "--host", "127.0.0.1", "--port", "5202", "--count", "200"),
     }
+    pair = [procs.start(["ip", "netns", "exec", n0, linkprobe, "stream", "--host", cluster.address(1), "--port",
+                         "5201", "--seconds", "2"], stdout=subprocess.PIPE) for _ in range(2)]
+    outs = [p.communicate(timeout=30)[0].decode() for p in pair]
+    if any(p.returncode != 0 for p in pair):
+        raise RuntimeError("linkprobe: two streams at once failed")
+    measured["inter_two_flow_gbps"] = sum(float(out.strip().split("=")[-1]) for out in outs)
     procs.stop(server)
     procs.stop(local)
     return measured

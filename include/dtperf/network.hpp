@@ -58,6 +58,15 @@ struct NetworkParams {
   double host_cpu_s_per_byte = 0.0;
   // How much of that CPU time an exchange itself waits for beside compute (contention.hpp).
   double host_exchange_share = 1.0;
+  // Flows of several groups crossing nodes through the same NICs at once reach this
+  // fraction of what one flow reaches alone, together (group_nic_bytes_per_s): each
+  // connection's congestion control probes for the rate the others hold, and they lose
+  // some of it to one another (measured on the emulated cluster as two streams at once
+  // against one, validation/netns.py; under BBR two flows reached 4-10 % less than one).
+  // 1: they share the NICs without loss. One group's ring leaves a node as one flow, and a
+  // rank's own collectives in flight on its link (collectives_in_flight) are not priced
+  // with it: both keep the full rate.
+  double shared_nic_efficiency = 1.0;
   double inter_latency_s = 0.0;
   // The collective library's ring moves in lockstep (ClusterProfile::Transport): every
   // step waits for the slowest hop, so a ring spanning nodes pays the inter-node latency

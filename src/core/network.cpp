@@ -46,11 +46,17 @@ int ceil_log2(int n) {
   return steps;
 }
 
-/// Bytes/s this group's ranks on one node get from that node's NICs.
+/// Bytes/s this group's ranks on one node get from that node's NICs: each rank its rail
+/// (the rank's cap), or, where more ranks cross at once than the NICs carry at that cap,
+/// an equal share of the node's rate; where those ranks belong to other groups too, of
+/// what the groups' flows reach together (shared_nic_efficiency of the node's rate). A
+/// group alone leaves its node as one flow per ring channel, whatever its ranks there.
 double group_nic_bytes_per_s(const NetworkParams& net, const GroupShape& group) {
   const int crossing = std::max(group.crossing_ranks_per_node, group.ranks_per_node);
-  const double per_rank =
-      std::min(net.rank_nic_cap_bytes_per_s(), net.node_nic_bytes_per_s() / crossing);
+  const double cap = net.rank_nic_cap_bytes_per_s();
+  const double share = net.node_nic_bytes_per_s() / crossing;
+  const double flows_loss = crossing > group.ranks_per_node ? net.shared_nic_efficiency : 1.0;
+  const double per_rank = share < cap ? share * flows_loss : cap;
   return per_rank * group.ranks_per_node;
 }
 

@@ -42,6 +42,7 @@ NetworkParams network_params(const ClusterProfile& p, double compression_ratio,
   n.host_bytes_per_s = units::gbps_to_bytes_per_s(p.inter.host_gbps);
   n.host_cpu_s_per_byte = p.inter.host_cpu_ns_per_byte * 1e-9;
   n.host_exchange_share = p.inter.host_exchange_share;
+  n.shared_nic_efficiency = p.inter.shared_nic_efficiency;
   n.inter_latency_s = p.inter.latency_s;
   n.lockstep_ring = p.transport.lockstep_ring;
   n.collectives_in_flight = p.transport.collectives_in_flight;

@@ -84,6 +84,7 @@ void read_inter(ObjectReader r, ClusterProfile::InterNode& inter) {
   inter.host_gbps = r.optional_number("host_gbps", limits::kNicGbps).value_or(0.0);
   inter.host_cpu_ns_per_byte = r.optional_number("host_cpu_ns_per_byte", limits::kNsPerByte).value_or(0.0);
   inter.host_exchange_share = r.optional_number("host_exchange_share", limits::kShare).value_or(1.0);
+  inter.shared_nic_efficiency = r.optional_number("shared_nic_efficiency", limits::kEfficiency).value_or(1.0);
   r.finish();
 }
 
@@ -323,6 +324,7 @@ Json profile_to_json(const ClusterProfile& p) {
   if (p.inter.host_gbps > 0.0) j["inter_node"]["host_gbps"] = p.inter.host_gbps;
   if (p.inter.host_cpu_ns_per_byte > 0.0) j["inter_node"]["host_cpu_ns_per_byte"] = p.inter.host_cpu_ns_per_byte;
   if (p.inter.host_exchange_share != 1.0) j["inter_node"]["host_exchange_share"] = p.inter.host_exchange_share;
+  if (p.inter.shared_nic_efficiency != 1.0) j["inter_node"]["shared_nic_efficiency"] = p.inter.shared_nic_efficiency;
   const auto& t = p.transport;
   if (!t.library.empty() || t.lockstep_ring || t.collectives_in_flight > 0 || t.launch_s > 0.0 || t.tensor_s > 0.0 || t.host_s_per_byte > 0.0 ||
       t.inter_host_s_per_byte > 0.0) {
