@@ -151,7 +151,7 @@ TEST_CASE("ranks of one node crossing at once share the node's NICs", "[network]
   CHECK_THAT(shared, WithinRel(40e-3, 1e-12));
 }
 
-TEST_CASE("flows of several ranks on one NIC reach what the profile measured together", "[network][nic]") {
+TEST_CASE("flows of several groups on one NIC reach what the profile measured together", "[network][nic]") {
   NetworkParams net = eight_by_eight();
   net.gpus_per_node = 4;
   net.shared_nic_efficiency = 0.9;

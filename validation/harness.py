@@ -101,12 +101,13 @@ TABLE_BACK_TO_BACK = 5
 # Timed-window halves further apart than this: the run had not settled; the report says so,
 # and the run is timed again, once (the second timing stands, settled or not).
 UNSETTLED_HALVES = 0.05
-# The accuracy bounds --check-bounds asserts: median and max |error| over the grid's runs.
-# Fixed before the grids ran and not moved since. A run where dtperf names a node link its crossing ranks would take in turns
-# (predict's `node_link_in_turns`) is scored against the range dtperf states, from that
-# time (the ranks in turns, the link never idle) to the prediction (the ranks in phase): the
-# model does not say which of the two a run settles in (VALIDATION.md), and the error is
-# the distance outside the range. Every other run is scored against its prediction.
+# The accuracy bounds --check-bounds asserts: median and max |error| over the grid's runs,
+# fixed before the grids ran and not moved since. A run where dtperf names a node link its
+# crossing ranks would take in turns (predict's `node_link_in_turns`) is scored against the
+# range dtperf states, from that time (the ranks in turns, the link never idle) to the
+# prediction (the ranks in phase): the model does not say which of the two a run settles
+# in (VALIDATION.md), and the error is the distance outside the range. Every other run is
+# scored against its prediction.
 BOUNDS = {"median": 0.05, "max": 0.10}
 
 

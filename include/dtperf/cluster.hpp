@@ -109,8 +109,8 @@ struct ClusterProfile {
     // How much of its own CPU time a host transport's exchange waits for beside compute
     // (Contention::host_exchange_share): 1 processor sharing, 0 served first.
     double host_exchange_share = 1.0;
-    // What flows of several ranks that share one NIC reach together, over what one flow
-    // reaches alone (NetworkParams::shared_nic_efficiency; 1: no loss).
+    // What the flows of several groups that share a node's NICs reach together, over what
+    // one flow reaches alone (NetworkParams::shared_nic_efficiency; 1: no loss).
     double shared_nic_efficiency = 1.0;
   } inter;
 
