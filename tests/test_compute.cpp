@@ -170,7 +170,7 @@ TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in
   CHECK(compute_params(io::load_profile("dgx-a100"), DType::bf16).activation_bytes_per_element == 2.0);
 }
 
-TEST_CASE("fused attention's products run at the profile's fused-attention efficiency", "[compute][flops]") {
+TEST_CASE("fused attention's products run at the fused-attention rate", "[compute][flops]") {
   TensorSpec t;
   t.name = "proj.weight";
   t.params = 1000;
@@ -185,21 +185,71 @@ TEST_CASE("fused attention's products run at the profile's fused-attention effic
   Buffers b(m);
   const ComputeRequest request = flops_request();
   ComputeParams p = simple_params();
-  // Without a fused-attention efficiency, one 2-GFLOP GEMM at eff 0.5 x 2 / 3: 6 ms.
+  // Without a fused-attention rate, one 2-GFLOP GEMM at eff 0.5 x 2 / 3: 6 ms.
   compute_times(m, p, request, b.times);
   CHECK_THAT(b.times.forward_s, WithinRel(6e-3, 1e-9));
   // At 0.25 of the 1 TFLOP/s peak the attention takes 4 ms and the projection, a 1-GFLOP
   // GEMM at eff 0.25, 4 ms more.
-  p.fused_attention_efficiency = 0.25;
+  p.fused_attention_flops_per_s = 0.25e12;
   compute_times(m, p, request, b.times);
   CHECK_THAT(b.times.forward_s, WithinRel(8e-3, 1e-9));
   // Backward: 2.5 GFLOP of attention at 0.25 (10 ms) and the 2 GFLOP left in two 1-GFLOP
   // GEMMs at eff 0.25 (8 ms).
   CHECK_THAT(b.backward[0], WithinRel(18e-3, 1e-9));
-  // Hopper's datasheet profile sets it (FlashAttention-2 at 35 % of an H100); Ampere's leaves
-  // the GEMM curve, which FlashAttention-2 matches there.
-  CHECK(compute_params(io::load_profile("dgx-h100"), DType::bf16).fused_attention_efficiency == 0.35);
-  CHECK(compute_params(io::load_profile("dgx-a100"), DType::bf16).fused_attention_efficiency == 0.0);
+  // In 16 bits, Hopper's datasheet profile sets it (FlashAttention-2 at 35 % of an H100's
+  // 989.4 TFLOP/s); Ampere's leaves the GEMM curve, which FlashAttention-2 matches there.
+  const ClusterProfile h100 = io::load_profile("dgx-h100");
+  CHECK_THAT(compute_params(h100, DType::bf16).fused_attention_flops_per_s, WithinRel(0.35 * 989.4e12, 1e-9));
+  CHECK(compute_params(io::load_profile("dgx-a100"), DType::bf16).fused_attention_flops_per_s == 0.0);
+  // In fp32 and tf32 the kernels run on the vector units: 35 % of the H100's 67 TFLOP/s
+  // fp32 peak in both dtypes, not of its 494.7 TFLOP/s tf32 peak.
+  CHECK_THAT(compute_params(h100, DType::tf32).fused_attention_flops_per_s, WithinRel(0.35 * 67e12, 1e-9));
+  CHECK_THAT(compute_params(h100, DType::fp32).fused_attention_flops_per_s, WithinRel(0.35 * 67e12, 1e-9));
+  // Without a fraction, a large fp32 GEMM's rate there: Ampere's datasheet profile, the
+  // A100's 19.5 TFLOP/s fp32 peak x its GEMM efficiency.
+  const ClusterProfile a100 = io::load_profile("dgx-a100");
+  CHECK_THAT(compute_params(a100, DType::tf32).fused_attention_flops_per_s,
+             WithinRel(19.5e12 * a100.compute.gemm_efficiency, 1e-9));
+  // A calibrated profile: the efficiency of its fp32 curve's largest point. The H200's fp32
+  // peak is its best measured fp32 GEMM, 53.48 TFLOP/s, and its largest fp32 point 0.980 of
+  // that: 52.4 TFLOP/s.
+  const ClusterProfile h200 =
+      io::load_profile(std::string(DTPERF_VALIDATION_DATA) + "/../../profiles/calibrated/h200-1gpu.json");
+  CHECK_THAT(compute_params(h200, DType::tf32).fused_attention_flops_per_s, WithinRel(53.48e12 * 0.980, 1e-3));
+}
+
+TEST_CASE("matrix products over misaligned rows run at their own rate", "[compute][flops]") {
+  TensorSpec t;
+  t.name = "head.weight";
+  t.params = 1000;
+  // 2 GFLOP of products forward, 1 GFLOP of them over rows not aligned to 16 bytes;
+  // backward 4 GFLOP of products, half of them misaligned as forward.
+  t.forward_flops_per_sample = 2e9;
+  t.forward_gemm_flops_per_sample = 2e9;
+  t.forward_misaligned_gemm_flops_per_sample = 1e9;
+  t.backward_flops_per_sample = 4e9;
+  const ModelSpec m = model_of("head", {t});
+  Buffers b(m);
+  ComputeParams p = simple_params();
+  // Aligned at the size of the whole: eff 0.5 x 2 / 3 of 1 TFLOP/s, 0.333 TFLOP/s; the
+  // misaligned GFLOP at 0.1 TFLOP/s: 10 ms + 1 GFLOP aligned 3 ms = 13 ms.
+  p.misaligned_gemm_flops_per_s = 0.1e12;
+  compute_times(m, p, flops_request(), b.times);
+  CHECK_THAT(b.times.forward_s, WithinRel(13e-3, 1e-9));
+  // Backward: two 2-GFLOP GEMMs (eff 1/3); 2 GFLOP misaligned at 0.1 TFLOP/s, 20 ms, and
+  // 2 GFLOP aligned, 6 ms.
+  CHECK_THAT(b.backward[0], WithinRel(26e-3, 1e-9));
+  // Never faster than aligned: at 10 TFLOP/s the whole is one aligned GEMM's 6 ms.
+  p.misaligned_gemm_flops_per_s = 10e12;
+  compute_times(m, p, flops_request(), b.times);
+  CHECK_THAT(b.times.forward_s, WithinRel(6e-3, 1e-9));
+  // The profiles' rates: fractions of the dtype's peak measured on one H200 (compute_params).
+  const ClusterProfile h100 = io::load_profile("dgx-h100");
+  CHECK_THAT(compute_params(h100, DType::tf32).misaligned_gemm_flops_per_s, WithinRel(0.253 * 494.7e12, 1e-9));
+  CHECK(compute_params(h100, DType::tf32).partly_aligned_gemm_flops_per_s == 0.0);
+  CHECK_THAT(compute_params(h100, DType::bf16).misaligned_gemm_flops_per_s, WithinRel(0.129 * 989.4e12, 1e-9));
+  CHECK_THAT(compute_params(h100, DType::bf16).partly_aligned_gemm_flops_per_s, WithinRel(0.237 * 989.4e12, 1e-9));
+  CHECK(compute_params(h100, DType::fp32).misaligned_gemm_flops_per_s == 0.0);
 }
 
 TEST_CASE("measured layer times follow the batch law", "[compute][measured]") {

@@ -251,6 +251,39 @@ TEST_CASE("Zoo GPT-2 small forward FLOPs follow Kaplan et al.'s estimate", "[zoo
   CHECK(model.sample_unit == "sequence");
 }
 
+TEST_CASE("Matrix products over rows not aligned to 16 bytes are counted apart", "[zoo][flops]") {
+  const auto misaligned = [](const ModelSpec& m) {
+    double total = 0.0;
+    for (const auto& t : m.tensors) total += t.forward_misaligned_gemm_flops_per_sample;
+    return total;
+  };
+  const auto partly_aligned = [](const ModelSpec& m) {
+    double total = 0.0;
+    for (const auto& t : m.tensors) total += t.forward_partly_aligned_gemm_flops_per_sample;
+    return total;
+  };
+  // GPT-2's output projection onto 50,257 tokens (odd): 2 x 768 x 50,257 x 1024 = 79.05e9
+  // FLOPs per sequence, on ln_f (the operator before the tied projection); every other
+  // product has dimensions of 768, 2,304 and 3,072, multiples of 8.
+  const ModelSpec gpt2 = zoo("gpt2-small");
+  CHECK(misaligned(gpt2) == Approx(2.0 * 768.0 * 50'257.0 * 1024.0));
+  for (const auto& t : gpt2.tensors) {
+    if (t.forward_misaligned_gemm_flops_per_sample > 0.0) CHECK(t.name == "ln_f.weight");
+  }
+  CHECK(partly_aligned(gpt2) == 0.0);
+  // A vocabulary of 50,260 is a multiple of 4, not of 8: partly aligned; 50,304 aligned.
+  dtperf::GptShape shape;
+  shape.layers = 1;
+  shape.vocab = 50'260;
+  CHECK(misaligned(dtperf::gpt_model(shape)) == 0.0);
+  CHECK(partly_aligned(dtperf::gpt_model(shape)) == Approx(2.0 * shape.model_dim * 50'260.0 * shape.context));
+  shape.vocab = 50'304;
+  CHECK(misaligned(dtperf::gpt_model(shape)) + partly_aligned(dtperf::gpt_model(shape)) == 0.0);
+  // Llama's 32,000 tokens and ResNet-50's 1,000 classes are multiples of 8.
+  CHECK(misaligned(zoo("llama-7b")) + partly_aligned(zoo("llama-7b")) == 0.0);
+  CHECK(misaligned(zoo("resnet50")) + partly_aligned(zoo("resnet50")) == 0.0);
+}
+
 TEST_CASE("Zoo samples use the documented units and optimizers", "[zoo]") {
   CHECK(zoo("resnet50").sample_unit == "image");
   CHECK(zoo("resnet50").default_optimizer == dtperf::Optimizer::sgd_momentum);
@@ -351,6 +384,9 @@ TEST_CASE("The zoo's GPT-2 and Llama-2-7B are the sized builders at their publis
       CHECK(a.tensors[i].forward_cast_elements_per_sample == b.tensors[i].forward_cast_elements_per_sample);
       CHECK(a.tensors[i].saved_activation_bytes_per_sample == b.tensors[i].saved_activation_bytes_per_sample);
       CHECK(a.tensors[i].saved_fixed_bytes_per_sample == b.tensors[i].saved_fixed_bytes_per_sample);
+      CHECK(a.tensors[i].forward_attention_flops_per_sample == b.tensors[i].forward_attention_flops_per_sample);
+      CHECK(a.tensors[i].forward_misaligned_gemm_flops_per_sample ==
+            b.tensors[i].forward_misaligned_gemm_flops_per_sample);
     }
   };
   dtperf::GptShape xl;
@@ -358,7 +394,7 @@ TEST_CASE("The zoo's GPT-2 and Llama-2-7B are the sized builders at their publis
   xl.model_dim = 1600;
   xl.heads = 25;
   xl.ffn_dim = 6400;
-  xl.attention = dtperf::Attention::eager;
+  xl.attention = dtperf::Attention::fused;  // Hugging Face's default "sdpa"
   xl.dropout = true;
   same_tensors(dtperf::gpt_model(xl), zoo("gpt2-xl"));
   dtperf::LlamaShape llama;

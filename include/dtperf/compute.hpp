@@ -54,9 +54,16 @@ struct ComputeParams {
   double half_efficiency_flops = 1e9;     // FLOPs of a GEMM that reaches half of that
   EfficiencyCurve efficiency_curve;       // calibrated, overrides
   double memory_bytes_per_s = 1e12;       // achieved memory bandwidth
-  // Fraction of peak_flops_per_s that fused attention kernels reach (0: the GEMM efficiency
-  // of their size, as any matrix product).
-  double fused_attention_efficiency = 0.0;
+  // Rate of the products inside fused attention kernels (0: the GEMM efficiency of their
+  // size, as any matrix product): the profile's fused-attention fraction of the peak of
+  // the units they run on, the vector units in fp32 and tf32 (PyTorch's fp32 kernels are
+  // SIMT), the dtype's matrix units in 16 bits (compute_params).
+  double fused_attention_flops_per_s = 0.0;
+  // Rates of matrix products whose rows are not aligned to 16 bytes (TensorSpec's
+  // misaligned and partly aligned products; 0: no slower than aligned ones), from the
+  // dtype (compute_params).
+  double misaligned_gemm_flops_per_s = 0.0;
+  double partly_aligned_gemm_flops_per_s = 0.0;
   // Bytes of one activation element in the compute dtype: 4 for fp32 and tf32 (tf32 is
   // an fp32 format in memory), 2 under 16-bit autocast (activation_bytes_per_element).
   double activation_bytes_per_element = 4.0;

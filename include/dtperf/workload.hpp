@@ -47,6 +47,13 @@ struct TensorSpec {
   // profile they run at it instead of at the GEMM efficiency.
   double forward_attention_flops_per_sample = 0.0;
   double backward_attention_flops_per_sample = 0.0;
+  // The part of the forward matrix products whose operands have a contiguous dimension
+  // (a linear layer's input or output features) that is not a multiple of 4 elements, and
+  // of those left that is not a multiple of 8: GEMM kernels load 16 bytes at a time only
+  // from rows aligned to 16 bytes, else they run slower kernels (compute.hpp). Backward's
+  // data and weight gradients read the same tensors: the same shares of its products.
+  double forward_misaligned_gemm_flops_per_sample = 0.0;
+  double forward_partly_aligned_gemm_flops_per_sample = 0.0;
   // Activation traffic per sample (bytes read + written) of that operator in forward,
   // counted at 4 bytes per element (fp32); backward is taken as twice this. The memory
   // side of the roofline. Under 16-bit compute (PyTorch's autocast) elements are 2 bytes,

@@ -46,6 +46,21 @@ ComputeSource resolve_compute_source(const ModelSpec& model, const ComputeReques
 
 namespace {
 
+// The matrix products of one operator and pass: all of them, the part inside a fused
+// attention kernel, and the parts over rows not aligned to 16 bytes (TensorSpec).
+struct Products {
+  double flops = 0.0;
+  double attention_flops = 0.0;
+  double misaligned_flops = 0.0;
+  double partly_aligned_flops = 0.0;
+};
+
+// Seconds of products at `rate`, never faster than `aligned_rate` (0: no rate of its own).
+double at_rate_s(double flops, double rate, double aligned_rate) {
+  if (flops <= 0.0) return 0.0;
+  return flops / (rate > 0.0 ? std::min(rate, aligned_rate) : aligned_rate);
+}
+
 // Launch-bound roofline of one operator, as its kernels run on one stream, one after
 // another (CUDA streams run their kernels in issue order): the matrix-product kernels at
 // the slower of their arithmetic and their own traffic (`gemm_bytes`), then the
@@ -54,21 +69,27 @@ namespace {
 // kernels and hide, short kernels wait for them). Matrix products run at the efficiency
 // their size reaches (`gemms`: how many equal GEMMs they split into; backward has data and
 // weight gradients), elementwise FLOPs at the vector rate; the products inside a fused
-// attention kernel (`attention_flops` of `gemm_flops`) at the profile's fused-attention
-// efficiency, where it gives one.
-double roofline_s(const ComputeParams& p, double flops, double gemm_flops, double attention_flops,
-                  double memory_bytes, double gemm_bytes, double gemms) {
-  const double elementwise = (flops - gemm_flops) / p.vector_flops_per_s;
-  double products = 0.0;
-  if (p.fused_attention_efficiency > 0.0 && attention_flops > 0.0) {
-    products += attention_flops / (p.peak_flops_per_s * p.fused_attention_efficiency);
-    gemm_flops = std::max(0.0, gemm_flops - attention_flops);
+// attention kernel at the fused-attention rate, where there is one, and those over
+// misaligned rows at their rates (compute_params), never faster than aligned ones.
+double roofline_s(const ComputeParams& p, double flops, Products products, double memory_bytes, double gemm_bytes,
+                  double gemms) {
+  const double elementwise = (flops - products.flops) / p.vector_flops_per_s;
+  double products_s = 0.0;
+  double rest = products.flops;
+  if (p.fused_attention_flops_per_s > 0.0 && products.attention_flops > 0.0) {
+    products_s += products.attention_flops / p.fused_attention_flops_per_s;
+    rest = std::max(0.0, rest - products.attention_flops);
   }
-  if (gemm_flops > 0.0) {
-    products += gemm_flops / (p.peak_flops_per_s * gemm_efficiency_at(p, gemm_flops / gemms));
+  if (rest > 0.0) {
+    const double aligned_rate = p.peak_flops_per_s * gemm_efficiency_at(p, rest / gemms);
+    const double misaligned = std::min(rest, products.misaligned_flops);
+    const double partly = std::min(rest - misaligned, products.partly_aligned_flops);
+    products_s += at_rate_s(misaligned, p.misaligned_gemm_flops_per_s, aligned_rate) +
+                  at_rate_s(partly, p.partly_aligned_gemm_flops_per_s, aligned_rate) +
+                  (rest - misaligned - partly) / aligned_rate;
   }
   const double other_bytes = std::max(0.0, memory_bytes - gemm_bytes);
-  return std::max(p.kernel_overhead_s, std::max(products, gemm_bytes / p.memory_bytes_per_s) +
+  return std::max(p.kernel_overhead_s, std::max(products_s, gemm_bytes / p.memory_bytes_per_s) +
                                            std::max(elementwise, other_bytes / p.memory_bytes_per_s));
 }
 
@@ -109,12 +130,23 @@ void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, C
     const double gemm_share =
         t.forward_flops_per_sample > 0.0 ? t.forward_gemm_flops_per_sample / t.forward_flops_per_sample : 0.0;
     const Traffic traffic = traffic_per_sample(t, p.activation_bytes_per_element);
-    forward += roofline_s(p, t.forward_flops_per_sample * batch, t.forward_gemm_flops_per_sample * batch,
-                          t.forward_attention_flops_per_sample * batch, traffic.forward_bytes * batch,
+    const Products forward_products{t.forward_gemm_flops_per_sample * batch,
+                                    t.forward_attention_flops_per_sample * batch,
+                                    t.forward_misaligned_gemm_flops_per_sample * batch,
+                                    t.forward_partly_aligned_gemm_flops_per_sample * batch};
+    forward += roofline_s(p, t.forward_flops_per_sample * batch, forward_products, traffic.forward_bytes * batch,
                           traffic.gemm_forward_bytes * batch, 1.0);
+    // Backward's products over misaligned rows: forward's shares of its products.
     const double backward_flops = t.backward_flops_per_sample * batch;
-    const double b = roofline_s(p, backward_flops, gemm_share * backward_flops,
-                                t.backward_attention_flops_per_sample * batch, traffic.backward_bytes * batch,
+    const double backward_gemm = gemm_share * backward_flops;
+    const auto share = [&](double forward_part) {
+      return t.forward_gemm_flops_per_sample > 0.0 ? backward_gemm * forward_part / t.forward_gemm_flops_per_sample
+                                                   : 0.0;
+    };
+    const Products backward_products{backward_gemm, t.backward_attention_flops_per_sample * batch,
+                                     share(t.forward_misaligned_gemm_flops_per_sample),
+                                     share(t.forward_partly_aligned_gemm_flops_per_sample)};
+    const double b = roofline_s(p, backward_flops, backward_products, traffic.backward_bytes * batch,
                                 traffic.gemm_backward_bytes * batch, 2.0);
     out.backward_s[i] = b;
     backward += b;

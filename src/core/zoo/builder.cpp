@@ -22,6 +22,8 @@ Work operator+(Work a, Work b) {
           a.cast_elements + b.cast_elements,
           a.attention_flops + b.attention_flops,
           a.backward_attention_flops + b.backward_attention_flops,
+          a.misaligned_gemm_flops + b.misaligned_gemm_flops,
+          a.partly_aligned_gemm_flops + b.partly_aligned_gemm_flops,
           a.gemm_bytes + b.gemm_bytes};
 }
 
@@ -32,6 +34,18 @@ Work dropout_mask(double elements) { return {0.0, 0.0, 0.0, 0.0, elements * kMas
 Work gemm(double flops, double bytes) {
   Work work{flops, bytes, flops};
   work.gemm_bytes = bytes;
+  return work;
+}
+
+Work gemm(double flops, double bytes, std::initializer_list<std::int64_t> features) {
+  Work work = gemm(flops, bytes);
+  const bool by_4 = std::all_of(features.begin(), features.end(), [](std::int64_t f) { return f % 4 == 0; });
+  const bool by_8 = std::all_of(features.begin(), features.end(), [](std::int64_t f) { return f % 8 == 0; });
+  if (!by_4) {
+    work.misaligned_gemm_flops = flops;
+  } else if (!by_8) {
+    work.partly_aligned_gemm_flops = flops;
+  }
   return work;
 }
 
@@ -87,6 +101,8 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
   tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
   tensor.forward_attention_flops_per_sample = forward.attention_flops;
   tensor.backward_attention_flops_per_sample = forward.backward_attention_flops;
+  tensor.forward_misaligned_gemm_flops_per_sample = forward.misaligned_gemm_flops;
+  tensor.forward_partly_aligned_gemm_flops_per_sample = forward.partly_aligned_gemm_flops;
   tensor.saved_activation_bytes_per_sample = forward.saved;
   tensor.saved_fixed_bytes_per_sample = forward.saved_fixed;
   model_.tensors.push_back(std::move(tensor));
@@ -108,6 +124,8 @@ void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
   tensor.forward_attention_flops_per_sample += forward.attention_flops;
   tensor.backward_attention_flops_per_sample += forward.backward_attention_flops;
+  tensor.forward_misaligned_gemm_flops_per_sample += forward.misaligned_gemm_flops;
+  tensor.forward_partly_aligned_gemm_flops_per_sample += forward.partly_aligned_gemm_flops;
   tensor.saved_activation_bytes_per_sample += forward.saved;
   tensor.saved_fixed_bytes_per_sample += forward.saved_fixed;
 }
@@ -129,7 +147,8 @@ std::size_t linear(ModelBuilder& builder, const std::string& weight_name,
                    std::int64_t out_features, double tokens) {
   const double in = static_cast<double>(in_features);
   const double out = static_cast<double>(out_features);
-  const Work product = gemm(2.0 * in * out * tokens, (in + out) * tokens * kActivationBytes) + keeps(in * tokens);
+  const Work product = gemm(2.0 * in * out * tokens, (in + out) * tokens * kActivationBytes, {in_features, out_features}) +
+                       keeps(in * tokens);
   const std::size_t weight = builder.add(weight_name, in_features * out_features, product);
   if (!bias_name.empty()) builder.add(bias_name, out_features, {out * tokens, 0.0});
   return weight;
@@ -230,7 +249,8 @@ Work tied_output_projection(std::int64_t model_dim, std::int64_t vocab, double t
   const double d = static_cast<double>(model_dim);
   const double v = static_cast<double>(vocab);
   // Its input is the final layer norm's fp32 output, cast for the product.
-  return gemm(2.0 * d * v * tokens, (d + v) * tokens * kActivationBytes) + casts(d * tokens) + keeps(d * tokens) +
+  return gemm(2.0 * d * v * tokens, (d + v) * tokens * kActivationBytes, {model_dim, vocab}) + casts(d * tokens) +
+         keeps(d * tokens) +
          softmax_cross_entropy(vocab, tokens);
 }
 

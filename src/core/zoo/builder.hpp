@@ -44,6 +44,7 @@
 //    2 passes = 1.5 GB, about 0.3 ms of its 60 ms step on an H200 at batch 8.
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "dtperf/workload.hpp"
@@ -77,6 +78,10 @@ struct Work {
   // The part of `gemm_flops` inside a fused attention kernel, and its backward's count.
   double attention_flops = 0.0;
   double backward_attention_flops = 0.0;
+  // The part of `gemm_flops` in products with a feature dimension not a multiple of 4
+  // elements, and one a multiple of 4 but not of 8 (TensorSpec).
+  double misaligned_gemm_flops = 0.0;
+  double partly_aligned_gemm_flops = 0.0;
   // The part of `bytes` the matrix products move themselves (their operands read and their
   // result written, inside the GEMM kernel); the rest is other kernels' traffic.
   double gemm_bytes = 0.0;
@@ -89,6 +94,9 @@ Work dropout_mask(double elements);
 
 // A matrix product of `flops` FLOPs moving `bytes` of activations.
 Work gemm(double flops, double bytes);
+// The same, over feature dimensions `features` (the contiguous dimensions of its operands
+// and result): counted misaligned or partly aligned where one is not a multiple of 4 or 8.
+Work gemm(double flops, double bytes, std::initializer_list<std::int64_t> features);
 
 Work operator+(Work a, Work b);
 

@@ -4,7 +4,10 @@
 // Tensor names follow each implementation's named_parameters(); the tensors are built
 // in the order their operators run in forward and returned reversed. Attached work:
 //  - Attention score products (QK^T, AV), the softmax and the residual add after the
-//    attention go to the attention output projection's weight.
+//    attention go to the attention output projection's weight. fairseq and BERT run them
+//    as PyTorch operators (eager); torchvision's ViT calls nn.MultiheadAttention with
+//    need_weights=False, which runs scaled_dot_product_attention, one fused kernel (the
+//    H200 kernel breakdown shows its fmha kernels, validation/data/single-gpu/h200-kernels.json).
 //  - GELU/ReLU to the first FFN linear's weight; the residual add after the FFN to the
 //    second FFN linear's weight.
 //  - Position additions to the position embedding (BERT, ViT) or the token embedding
@@ -202,10 +205,10 @@ void vit_layer(ModelBuilder& builder, const std::string& prefix, double tokens) 
   builder.attach(linear(builder, prefix + ".self_attention.in_proj_weight",
                         prefix + ".self_attention.in_proj_bias", kVitHidden, 3 * kVitHidden, tokens),
                  casts(static_cast<double>(kVitHidden) * tokens));
-  builder.attach(linear(builder, prefix + ".self_attention.out_proj", kVitHidden, kVitHidden,
-                        tokens),
-                 attention_products(kVitHidden, kVitHeads, tokens, tokens, tokens, false) +
-                     residual_add(kVitHidden, tokens));
+  const std::size_t out_proj = linear(builder, prefix + ".self_attention.out_proj", kVitHidden, kVitHidden, tokens);
+  const FusedAttention fused = fused_attention_products(kVitHidden, kVitHidden, kVitHeads, tokens, tokens);
+  builder.attach(out_proj, fused.forward, fused.backward_flops);
+  builder.attach(out_proj, residual_add(kVitHidden, tokens));
   layer_norm(builder, prefix + ".ln_2", kVitHidden, tokens);
   builder.attach(linear(builder, prefix + ".mlp.0", kVitHidden, kVitMlp, tokens),
                  casts(static_cast<double>(kVitHidden) * tokens) + activation(kVitMlp, tokens, kGeluFlopsPerElement));
