@@ -410,10 +410,14 @@ TEST_CASE("contention is applied only where it measured a collective across rank
   CHECK(out.notes.back().ends_with("not applied: the other side ended before the timed one."));
 }
 
-TEST_CASE("the raw file of a real one-GPU run (H200) reads and fits", "[fit][gpu-raw]") {
-  // dtperf-calibrate on one NVIDIA H200 (profiles/calibrated/README.md): NCCL on one rank,
-  // GEMMs in five dtypes, copies, and a GEMM beside a one-rank all-reduce.
-  const std::string path = std::string(DTPERF_VALIDATION_DATA) + "/../../profiles/calibrated/h200-1gpu.raw.json";
+TEST_CASE("the raw files of real one-GPU runs (H200) read and fit", "[fit][gpu-raw]") {
+  // dtperf-calibrate on one NVIDIA H200 (profiles/calibrated/README.md), three runs on two
+  // days: NCCL on one rank, GEMMs in five dtypes, copies, and a GEMM beside a one-rank
+  // all-reduce.
+  const std::string file = GENERATE(as<std::string>{}, "h200-1gpu.raw.json", "h200-1gpu.repeat1.raw.json",
+                                    "h200-1gpu.repeat2.raw.json");
+  INFO(file);
+  const std::string path = std::string(DTPERF_VALIDATION_DATA) + "/../../profiles/calibrated/" + file;
   const io::RawCalibration raw = io::read_calibration_file(path);
   CHECK(raw.schema == "dtperf.calibration/2");
   CHECK(raw.world.placement.at(0).device_name == "NVIDIA H200");
