@@ -61,7 +61,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, Optional
 
 import gloo_collectives
 from netns import CONGESTION_CONTROL, PYTHON, Cluster, Processes, probe, sh, start_link_emulator
@@ -454,9 +454,16 @@ def range_error(range_ms: Sequence[float], measured_ms: float) -> float:
     return 0.0
 
 
+def range_note(range_ms: Sequence[float], predicted_ms: float, error: float) -> str:
+    """The words a run's line adds where its prediction is a range (empty where it is a point)."""
+    if range_ms[0] >= predicted_ms:
+        return ""
+    return f"  in turns {range_ms[0]:.2f} ms: range error {100 * error:+.1f} %"
+
+
 def bounds_failures(cells: Sequence[Cell]) -> list[str]:
     """The BOUNDS the cells' range errors break, in words (none: all hold)."""
-    errors = sorted(abs(c["range_error"]) for c in cells)
+    errors = [abs(c["range_error"]) for c in cells]
     failures = []
     if statistics.median(errors) > BOUNDS["median"]:
         failures.append(f"median |error| {100 * statistics.median(errors):.1f} % is over {100 * BOUNDS['median']:g} %")
@@ -599,27 +606,30 @@ def main() -> int:
             port += 1
             link["all_reduce_points_bytes_us"] = collective_table(cluster, per_node, procs, port)
         files = schedules(dtperf, nodes * per_node, per_node, work)
-        results = {}
-        tcp = {}
+        results: dict[str, dict[str, Any]] = {}
+        tcp: dict[str, list[dict[str, int]]] = {}
         for scheme in args.scheme or SCHEMES:
             if scheme != "all-reduce" and scheme not in files:
                 continue
             if scheme == "ring" and nodes * per_node <= 2:
                 continue  # the same pairs as one-peer-exp on two ranks
-            port += 1
             trace = os.path.join(args.trace, f"{cell_name}-{scheme}") if args.trace else None
-            before = tcp_counters(cluster) if trace else None
-            results[scheme] = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s,
-                                    trace, args.gloo_threads, args.decentralized_iters)
+
+            def timed_run() -> tuple[dict[str, Any], Optional[list[dict[str, int]]]]:
+                """One training run, and the TCP counters before it where traced."""
+                nonlocal port
+                port += 1
+                counters = tcp_counters(cluster) if trace else None
+                return train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s, trace,
+                             args.gloo_threads, args.decentralized_iters), counters
+
+            results[scheme], before = timed_run()
             note = unsettled_note(results[scheme]["iteration_halves_ms"])
             if note:  # timed again, once; the second timing stands
                 print(f"{nodes}x{per_node} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme}:{note}; timing it again",
                       flush=True)
                 first = results[scheme]
-                port += 1
-                before = tcp_counters(cluster) if trace else None
-                results[scheme] = train(cluster, per_node, scheme, files.get(scheme), procs, work, port,
-                                        args.timeout_s, trace, args.gloo_threads, args.decentralized_iters)
+                results[scheme], before = timed_run()
                 results[scheme]["first_timing"] = {"iteration_ms": statistics.mean(first["iteration_ms_per_rank"]),
                                                    "halves_ms": first["iteration_halves_ms"]}
             if before is not None:  # traced
@@ -698,12 +708,10 @@ def main() -> int:
                                      "predicted_ms": other["iteration_ms"],
                                      "error": other["iteration_ms"] / measured_ms - 1}
             cells.append(cell)
-            low_ms = cell["range_ms"][0]
             print(f"{cell['layout']:>4} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme:21s} "
                   f"compute {cell['compute_ms']:7.2f}  measured {measured_ms:8.2f}  predicted "
                   f"{cell['predicted_ms']:8.2f} ms  ({100 * cell['error']:+.1f} %)"
-                  + (f"  in turns {low_ms:.2f} ms: range error {100 * cell['range_error']:+.1f} %"
-                     if low_ms < cell["predicted_ms"] else "")
+                  + range_note(cell["range_ms"], cell["predicted_ms"], cell["range_error"])
                   + unsettled_note(cell["halves_ms"]), flush=True)
         close_cell(emulator, emulator_log, cluster)
 

@@ -76,8 +76,7 @@ def main() -> int:
         print(f"{c['layout']:>4} {c['rate_gbps']:5.2f} Gbit/s {c['delay_us']:5d} us  {c['scheme']:21s} "
               f"measured {c['measured_ms']:8.2f}  report {c['report_predicted_ms']:8.2f}  now "
               f"{c['predicted_ms']:8.2f} ms  ({100 * c['error']:+.1f} %)"
-              + (f"  in turns {c['range_ms'][0]:.2f} ms: range error {100 * c['range_error']:+.1f} %"
-                 if c["range_ms"][0] < c["predicted_ms"] else ""))
+              + harness.range_note(c["range_ms"], c["predicted_ms"], c["range_error"]))
     errors = sorted(abs(c["error"]) for c in cells)
     picks = harness.scheme_picks(cells)
     print(f"# {len(cells)} runs: median |error| {100 * statistics.median(errors):.1f} %, max "
