@@ -24,7 +24,9 @@ from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
-from torch.profiler import ProfilerActivity, profile
+
+from measure_op_rates import kernel_names
+from measure_single_gpu import timed_ms
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -59,26 +61,6 @@ def vgg16_shapes() -> list[Shape]:
         side //= 2
         c_in = width
     return shapes
-
-
-def timed_ms(call: Callable[[], Any], warmup: int, iterations: int) -> float:
-    for _ in range(warmup):
-        call()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(iterations):
-        call()
-    stop.record()
-    torch.cuda.synchronize()
-    return float(start.elapsed_time(stop)) / iterations
-
-
-def kernel_names(call: Callable[[], Any]) -> list[str]:
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        call()
-        torch.cuda.synchronize()
-    return sorted({event.name for event in prof.events() if event.device_type == torch.autograd.DeviceType.CUDA})
 
 
 def points_of(shape: Shape, dtype_name: str, warmup: int, iterations: int, device: torch.device) -> list[dict[str, Any]]:

@@ -32,21 +32,9 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
+from measure_single_gpu import timed_ms
+
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
-
-
-def timed_ms(call: Callable[[], Any], warmup: int, iterations: int) -> float:
-    """Mean milliseconds per call of `iterations` calls between two CUDA events, after `warmup`."""
-    for _ in range(warmup):
-        call()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(iterations):
-        call()
-    stop.record()
-    torch.cuda.synchronize()
-    return float(start.elapsed_time(stop)) / iterations
 
 
 def kernel_names(call: Callable[[], Any]) -> list[str]:
