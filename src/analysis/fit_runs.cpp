@@ -500,14 +500,10 @@ std::size_t cores_for(const RunsFitOptions& options) {
                              : std::max(1u, std::thread::hardware_concurrency());
 }
 
-// The fit proper: all applicable parameters with their priors.
-FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options) {
-  Problem problem(base, runs, applicable_specs(base, runs, options), cores_for(options));
+// The posterior mode over every parameter at once, searched from the priors.
+Eigen::VectorXd search_mode(Problem& problem, const Eigen::VectorXd& prior, const std::vector<int>& all) {
   const std::vector<Spec>& specs = problem.specs();
   const auto n = static_cast<Eigen::Index>(specs.size());
-  Eigen::VectorXd prior(n);
-  for (Eigen::Index j = 0; j < n; ++j) prior[j] = specs[static_cast<std::size_t>(j)].prior_u;
-
   // The posterior mode over every parameter at once (the priors keep the ones the runs
   // say nothing about where they were), and the posterior covariance there (Laplace): a
   // parameter is identified when the runs narrow it to less than half its prior width.
@@ -520,8 +516,6 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
   // the parameters that first solve identifies, solved alone from the scan (the others
   // at their prior), then all of them from there; and the compute term alone first
   // (what a single measurement anchors), then all of them.
-  std::vector<int> all;
-  for (Eigen::Index j = 0; j < n; ++j) all.push_back(static_cast<int>(j));
   const auto cost = [&](const Eigen::VectorXd& v) { return problem.residuals(v, all).squaredNorm(); };
   const Eigen::VectorXd joint = problem.solve(problem.scan(prior, all), all);
   Eigen::VectorXd u = joint;
@@ -543,6 +537,16 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
   // The compute term alone first: the compute scale, or the forward and backward scales.
   consider(specs.size() > 1 && specs[0].parameter == RunParameter::forward_scale ? std::vector<int>{0, 1}
                                                                                 : std::vector<int>{0});
+  return u;
+}
+
+// The fitted model at the mode `u`: the posterior covariance there (Laplace), each
+// parameter's value, error and whether the runs identify it.
+FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& u) {
+  const std::vector<Spec>& specs = problem.specs();
+  const auto n = static_cast<Eigen::Index>(specs.size());
+  std::vector<int> all;
+  for (Eigen::Index j = 0; j < n; ++j) all.push_back(static_cast<int>(j));
   Eigen::MatrixXd posterior = problem.covariance(u, all);
   // A singular information matrix (a parameter with no effect at all and no prior pull is
   // impossible, but round-off is not): such a parameter keeps its prior width, uncorrelated.
@@ -590,6 +594,31 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
   }
   return out;
 }
+
+bool same_parameters(const std::vector<Spec>& a, const std::vector<Spec>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Spec& x, const Spec& y) { return x.parameter == y.parameter; });
+}
+
+// The fit proper: all applicable parameters with their priors. With `near`, a fit of a
+// superset of these runs with the same parameters (a held-out fold's refit), the search
+// starts from its mode instead of searching from the priors: the mode that leaving some
+// runs out moves, which is what a held-out error asks, and a handful of steps instead of
+// the whole multi-start search.
+FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options,
+                 const FitCore* near = nullptr) {
+  Problem problem(base, runs, applicable_specs(base, runs, options), cores_for(options));
+  const std::vector<Spec>& specs = problem.specs();
+  const auto n = static_cast<Eigen::Index>(specs.size());
+  Eigen::VectorXd prior(n);
+  for (Eigen::Index j = 0; j < n; ++j) prior[j] = specs[static_cast<std::size_t>(j)].prior_u;
+  std::vector<int> all;
+  for (Eigen::Index j = 0; j < n; ++j) all.push_back(static_cast<int>(j));
+  const Eigen::VectorXd u = near != nullptr && same_parameters(near->specs, specs) ? problem.solve(near->u, all)
+                                                                                   : search_mode(problem, prior, all);
+  return finish_core(problem, base, u);
+}
+
 
 }  // namespace
 
@@ -672,7 +701,7 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
       inner.leave_one_out = false;
       inner.on_refit = {};
       inner.threads = 1;  // the folds share the cores
-      without[fold] = fit_core(base, others, inner).model;
+      without[fold] = fit_core(base, others, inner, &core).model;
     };
     const auto reported = [&](std::size_t) {
       ++refitted;
