@@ -20,13 +20,7 @@ namespace {
 // GPT-2 small as validation/activation_memory.py writes it out in PyTorch: attention as
 // PyTorch operators (eager), the score matrices kept for backward.
 ModelSpec gpt2_small_eager() {
-  GptShape s;
-  s.layers = 12;
-  s.model_dim = 768;
-  s.heads = 12;
-  s.ffn_dim = 3072;
-  s.context = 1024;
-  s.vocab = 50257;
+  GptShape s;  // GPT-2 small's dimensions are the defaults
   s.batch_per_gpu = 8;
   s.attention = Attention::eager;
   s.dropout = true;

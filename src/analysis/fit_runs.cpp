@@ -1,6 +1,7 @@
 #include "dtperf/analysis/fit_runs.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -501,12 +502,15 @@ std::size_t cores_for(const RunsFitOptions& options) {
 }
 
 // The posterior mode over every parameter at once, searched from the priors.
-Eigen::VectorXd search_mode(Problem& problem, const Eigen::VectorXd& prior, const std::vector<int>& all) {
+Eigen::VectorXd search_mode(Problem& problem, const std::vector<int>& all) {
   const std::vector<Spec>& specs = problem.specs();
   const auto n = static_cast<Eigen::Index>(specs.size());
+  Eigen::VectorXd prior(n);
+  for (Eigen::Index j = 0; j < n; ++j) prior[j] = specs[static_cast<std::size_t>(j)].prior_u;
   // The posterior mode over every parameter at once (the priors keep the ones the runs
-  // say nothing about where they were), and the posterior covariance there (Laplace): a
-  // parameter is identified when the runs narrow it to less than half its prior width.
+  // say nothing about where they were); finish_core takes the posterior covariance there
+  // (Laplace): a parameter is identified when the runs narrow it to less than half its
+  // prior width.
   // Holding the others at their prior and fitting again would drop a parameter the runs
   // do pin, only jointly with another (a large marginal error from a correlation), and
   // leave the runs unexplained; the covariance keeps the pair's correlation instead.
@@ -542,11 +546,9 @@ Eigen::VectorXd search_mode(Problem& problem, const Eigen::VectorXd& prior, cons
 
 // The fitted model at the mode `u`: the posterior covariance there (Laplace), each
 // parameter's value, error and whether the runs identify it.
-FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& u) {
+FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& u, const std::vector<int>& all) {
   const std::vector<Spec>& specs = problem.specs();
   const auto n = static_cast<Eigen::Index>(specs.size());
-  std::vector<int> all;
-  for (Eigen::Index j = 0; j < n; ++j) all.push_back(static_cast<int>(j));
   Eigen::MatrixXd posterior = problem.covariance(u, all);
   // A singular information matrix (a parameter with no effect at all and no prior pull is
   // impossible, but round-off is not): such a parameter keeps its prior width, uncorrelated.
@@ -608,17 +610,13 @@ bool same_parameters(const std::vector<Spec>& a, const std::vector<Spec>& b) {
 FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options,
                  const FitCore* near = nullptr) {
   Problem problem(base, runs, applicable_specs(base, runs, options), cores_for(options));
-  const std::vector<Spec>& specs = problem.specs();
-  const auto n = static_cast<Eigen::Index>(specs.size());
-  Eigen::VectorXd prior(n);
-  for (Eigen::Index j = 0; j < n; ++j) prior[j] = specs[static_cast<std::size_t>(j)].prior_u;
-  std::vector<int> all;
-  for (Eigen::Index j = 0; j < n; ++j) all.push_back(static_cast<int>(j));
-  const Eigen::VectorXd u = near != nullptr && same_parameters(near->specs, specs) ? problem.solve(near->u, all)
-                                                                                   : search_mode(problem, prior, all);
-  return finish_core(problem, base, u);
+  std::vector<int> all(problem.specs().size());
+  std::iota(all.begin(), all.end(), 0);
+  const Eigen::VectorXd u = near != nullptr && same_parameters(near->specs, problem.specs())
+                                ? problem.solve(near->u, all)
+                                : search_mode(problem, all);
+  return finish_core(problem, base, u, all);
 }
-
 
 }  // namespace
 
