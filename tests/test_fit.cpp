@@ -411,11 +411,11 @@ TEST_CASE("contention is applied only where it measured a collective across rank
 }
 
 TEST_CASE("the raw files of real one-GPU runs (H200) read and fit", "[fit][gpu-raw]") {
-  // dtperf-calibrate on one NVIDIA H200 (profiles/calibrated/README.md), three runs on two
+  // dtperf-calibrate on one NVIDIA H200 (profiles/calibrated/README.md), four runs on three
   // days: NCCL on one rank, GEMMs in five dtypes, copies, and a GEMM beside a one-rank
   // all-reduce.
   const std::string file = GENERATE(as<std::string>{}, "h200-1gpu.raw.json", "h200-1gpu.repeat1.raw.json",
-                                    "h200-1gpu.repeat2.raw.json");
+                                    "h200-1gpu.repeat2.raw.json", "h200-1gpu.repeat3.raw.json");
   INFO(file);
   const std::string path = std::string(DTPERF_VALIDATION_DATA) + "/../../profiles/calibrated/" + file;
   const io::RawCalibration raw = io::read_calibration_file(path);
