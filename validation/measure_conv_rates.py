@@ -3,7 +3,7 @@ pass (forward, input gradient, weight gradient), to give the compute model measu
 for convolutions by shape and dtype (the single-GPU ResNets and VGG-16 are predicted too
 fast on an H200: docs/VALIDATION.md).
 
-    python3 validation/measure_conv_rates.py -o conv-rates.json
+    python3 validation/measure_conv_rates.py -o conv-rates.json [--dtype bf16 ...]
 
 Shapes: every distinct convolution of torchvision's ResNet-50 (v1.5: the stride on the
 3x3) at batch 256 and of VGG-16 at batch 128, on 224 x 224 images, channels-last as
@@ -99,7 +99,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--dtype", action="append", choices=sorted(DTYPES),
+                        help="measure this dtype (repeatable; default: all four, fp32 last: its autotuning is slow)")
     args = parser.parse_args(argv)
+    dtypes = args.dtype or ["tf32", "fp16", "bf16", "fp32"]
     device = torch.device("cuda")
     torch.backends.cudnn.benchmark = True
     points: list[dict[str, Any]] = []
@@ -107,14 +110,14 @@ def main(argv: list[str]) -> int:
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
               "cudnn": torch.backends.cudnn.version(), "warmup": args.warmup, "iterations": args.iterations,
               "points": points}
-    for dtype_name in DTYPES:
+    for dtype_name in dtypes:
         on = dtype_name == "tf32"
         torch.backends.cuda.matmul.allow_tf32 = on
         torch.backends.cudnn.allow_tf32 = on
         for shape in resnet50_shapes() + vgg16_shapes():
             points += points_of(shape, dtype_name, args.warmup, args.iterations, device)
-        with open(args.output, "w") as out:  # after each dtype: what was measured, should a later one stop
-            json.dump(report, out, indent=1)
+            with open(args.output, "w") as out:  # after each shape: what was measured, should the run be stopped
+                json.dump(report, out, indent=1)
         print(dtype_name, "done", file=sys.stderr, flush=True)
     for p in points:
         print(f"{p['dtype']:5} {p['model']:8} {p['side']:4} {p['c_in']:5}->{p['c_out']:<5} k{p['kernel']} s{p['stride']} "
