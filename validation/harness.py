@@ -300,6 +300,24 @@ def collective_table(cluster: Cluster, per_node: int, procs: Processes, port: in
             for size in TABLE_SIZES]
 
 
+# The start of a collective beside compute: lone all-reduces this small, where the
+# transport's CPU per byte adds nothing measurable, timed alone and while every rank
+# computes (gloo_collectives.py --beside-compute).
+START_SIZES = [1 << 12, 1 << 16]
+
+
+def start_beside_compute_ms(cluster: Cluster, per_node: int, procs: Processes, port: int) -> float:
+    """For the reader (the report's link, not the profile): what a lone gloo all-reduce
+    adds when it starts while every rank computes, the mean over START_SIZES of its time
+    beside compute less its time alone, at least 0. Measured before training, blind to it,
+    as the collective table is. Charged once per exchange that starts on an idle transport
+    beside compute, it brought DDP on 2 x 1 closer but put four ranks on two cores 10-20
+    points too slow (docs/VALIDATION.md), so dtperf is not given it."""
+    measured = gloo_collectives.measure(cluster, procs, per_node, START_SIZES, (1,), port, beside_compute=True)
+    extra = [measured[str(size)]["beside_alone"] - measured[str(size)]["alone"] for size in START_SIZES]
+    return max(0.0, statistics.mean(extra))
+
+
 def shared_nic_efficiency(link: Link) -> float:
     """What two flows of a node reach together over what one reaches alone (the profile's
     inter_node.shared_nic_efficiency), at most 1: two streams cannot beat the link, and a
@@ -605,6 +623,8 @@ def main() -> int:
         if args.collective_table:
             port += 1
             link["all_reduce_points_bytes_us"] = collective_table(cluster, per_node, procs, port)
+        port += 1
+        link["start_beside_compute_ms"] = start_beside_compute_ms(cluster, per_node, procs, port)
         files = schedules(dtperf, nodes * per_node, per_node, work)
         results: dict[str, dict[str, Any]] = {}
         tcp: dict[str, list[dict[str, int]]] = {}
