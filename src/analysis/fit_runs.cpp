@@ -1,12 +1,12 @@
 #include "dtperf/analysis/fit_runs.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <atomic>
 #include <cmath>
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 
@@ -501,16 +501,15 @@ std::size_t cores_for(const RunsFitOptions& options) {
                              : std::max(1u, std::thread::hardware_concurrency());
 }
 
-// The posterior mode over every parameter at once, searched from the priors.
+// The posterior mode over every parameter at once, searched from the priors (which keep
+// the parameters the runs say nothing about where they were); finish_core takes the
+// posterior covariance there (Laplace): a parameter is identified when the runs narrow it
+// to less than half its prior width.
 Eigen::VectorXd search_mode(Problem& problem, const std::vector<int>& all) {
   const std::vector<Spec>& specs = problem.specs();
   const auto n = static_cast<Eigen::Index>(specs.size());
   Eigen::VectorXd prior(n);
   for (Eigen::Index j = 0; j < n; ++j) prior[j] = specs[static_cast<std::size_t>(j)].prior_u;
-  // The posterior mode over every parameter at once (the priors keep the ones the runs
-  // say nothing about where they were); finish_core takes the posterior covariance there
-  // (Laplace): a parameter is identified when the runs narrow it to less than half its
-  // prior width.
   // Holding the others at their prior and fitting again would drop a parameter the runs
   // do pin, only jointly with another (a large marginal error from a correlation), and
   // leave the runs unexplained; the covariance keeps the pair's correlation instead.
