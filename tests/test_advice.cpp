@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "dtperf/analysis/advice.hpp"
 #include "dtperf/error.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/render.hpp"
+#include "dtperf/topology.hpp"
+#include "dtperf/variability.hpp"
 #include "dtperf/zoo.hpp"
 
 using namespace dtperf;
@@ -322,4 +326,68 @@ TEST_CASE("a model that fits only sharded: the sharded scheme named even with va
   CHECK(a.nodes.why == BreakEven::Why::does_not_fit);
   CHECK(a.bandwidth.why == BreakEven::Why::does_not_fit);
   CHECK_FALSE(a.low_communication.has_value());
+}
+
+// advise's budget (limits.hpp, kMaxCommandSimulationS) prices every simulation it will run
+// before it runs one: every scheme once, the factor attribution (three more of All-Reduce
+// and of the dearest topology) and the break-even compute-CV search (eight more of the two,
+// at the search's 200 iterations and 20 of warm-up), each at SimulationWork's estimate. The
+// refusal's figure is that sum, worked out here from the same plans.
+TEST_CASE("advise's refusal prices every scheme, the attribution and the compute-CV search", "[advice][limits]") {
+  static const ModelSpec resnet = *zoo_model("resnet50");
+  Setup s;
+  s.cluster = io::load_profile("dgx-h100");
+  s.cluster.nodes = 16384;  // 131,072 GPUs: ResNet-50's 1.18 M rank-buckets, within the CV search's 2^21
+  s.model = &resnet;
+  s.variability.law = NoiseLaw::normal;  // --compute-cv 0.1
+  s.variability.cv = 0.1;
+  s.variability.iterations = 1000;
+  s.variability.warmup_iterations = 50;
+  Evaluator e(s);
+  std::vector<Scheme> topology_schemes;  // Decent-DP's, but the complete one (the attribution's dearest among them)
+  for (const TopologyInfo& t : topologies()) {
+    if (t.gossip && t.name != "complete") topology_schemes.push_back(Scheme::gossip(t.name));
+  }
+  std::vector<Scheme> schemes{Scheme::allreduce(), Scheme::gossip("complete")};
+  schemes.insert(schemes.end(), topology_schemes.begin(), topology_schemes.end());
+  for (const Scheme& scheme : {Scheme::sgp(), Scheme::sgp_sync(), Scheme::dpsgd()}) schemes.push_back(scheme);
+  // Each simulation at `iterations` measured, rounded up to whole periods, beside its warm-up.
+  struct Priced {
+    double each_s = 0.0, warmup = 0.0, period = 1.0;
+    bool runs = false;  // refused for its own size at these iterations: not run, not counted
+    double at(double iterations, double most_warmup) const {
+      return runs ? each_s * (std::ceil(iterations / period) * period + std::min(warmup, most_warmup)) : 0.0;
+    }
+  };
+  const auto priced = [&](const Scheme& scheme) {
+    const SchemeOutcome o = e.plan(scheme);
+    REQUIRE(o.simulation_work);
+    const SimulationWork& w = *o.simulation_work;
+    return Priced{w.estimated_s_per_iteration(), w.iterations - w.measured_iterations, static_cast<double>(w.period),
+                  o.available};
+  };
+  double every_s = 0.0;
+  for (const Scheme& scheme : schemes) every_s += priced(scheme).at(1000.0, 50.0);
+  const Priced allreduce = priced(Scheme::allreduce());
+  Priced dearest;  // the dearest Decent-DP topology, the complete one aside, run or not
+  for (const Scheme& scheme : topology_schemes) {
+    const Priced p = priced(scheme);
+    if (p.each_s > dearest.each_s) dearest = p;
+  }
+  const double attribution_s = 3.0 * (allreduce.at(1000.0, 50.0) + dearest.at(1000.0, 50.0));
+  const double cv_search_s = 8.0 * (allreduce.at(200.0, 20.0) + dearest.at(200.0, 20.0));
+  const double total_s = every_s + attribution_s + cv_search_s;
+  INFO("every scheme " << every_s << " s + attribution " << attribution_s << " s + compute-CV search " << cv_search_s
+                       << " s = " << total_s << " s");
+  REQUIRE(cv_search_s > 2.0);  // so that the rounded figure shows whether it is counted
+  try {
+    advise(e);
+    FAIL("advise ran beyond its budget");
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    INFO(message);
+    const std::size_t at = message.find("for about ");
+    REQUIRE(at != std::string::npos);
+    CHECK(std::abs(std::stod(message.substr(at + 10)) - total_s) <= 0.5);
+  }
 }

@@ -62,8 +62,9 @@ inline constexpr double kMaxFactor = 1e3;                // slow ranks and nodes
 // 1,048,576 ranks the same runs took 13-183 s and up to 1.7 GB.
 inline constexpr std::int64_t kMaxVariableRanks = 131'072;
 inline constexpr double kMaxRankSteps = 2'147'483'648.0;
-// A command's variable-compute simulations together (compare's schemes; advise's schemes
-// and its factor attribution, its searches being held to their own limit): at most
+// A command's variable-compute simulations together (compare's schemes; advise's schemes,
+// its factor attribution and its compute-CV search, advice.cpp, check_simulation_budget;
+// its node and NIC-rate searches are held to their own limits): at most
 // kMaxCommandSimulationS seconds as SimulationWork::estimated_s prices them on the
 // reference core (one core of the 2-core development VM). Its rates, per simulated
 // iteration, from `dtperf predict --compute-cv 0.1 --sim-iterations` 20 and 80 (the

@@ -553,14 +553,26 @@ std::vector<Caveat> caveats(Evaluator& e, const Advice& a) {
   return out;
 }
 
+// How many evaluations (each of All-Reduce and the best topology) the break-even compute-CV
+// search is priced at in advise's budget: its two ends and the narrowing's evaluations
+// where the advantage is near linear in the CV (crossing.hpp: 5-8 in all; 6 measured on
+// ResNet-50 at 131,072 GPUs and on GPT-2 XL at 1,024, 2026-11-30). Where the advantage
+// bends the narrowing may take up to 15 (bisection's 14 and one), beyond the price.
+constexpr int kCvSearchPricedEvaluations = 8;
+
 // A command's simulations of every rank under variable compute, as the reference core
 // would take them (SimulationWork::estimated_s, each simulation's work planned by
 // Evaluator::plan at the setup's iterations): each of `schemes` once, then All-Reduce and
 // the dearest Decent-DP topology among them `attribution` more times each (advise's factor
 // attribution runs All-Reduce and the best topology three more times; the best is not
-// known before). Beyond limits::kMaxCommandSimulationS the command is refused before
-// anything is simulated, naming the most iterations that fit.
-void check_simulation_budget(Evaluator& e, const std::vector<Scheme>& schemes, int attribution = 0) {
+// known before), and, with `cv_search`, advise's break-even compute-CV search: the same
+// two kCvSearchPricedEvaluations times at its shortened iterations (kSearchIterations),
+// where its limit lets it run. Beyond limits::kMaxCommandSimulationS the command is
+// refused before anything is simulated, naming the most iterations that fit. Not priced:
+// the node and NIC-rate searches (at most 1,024 nodes; the rate scan only below 2^19
+// rank-buckets) and the schedules' planning.
+void check_simulation_budget(Evaluator& e, const std::vector<Scheme>& schemes, int attribution = 0,
+                             bool cv_search = false) {
   const Variability& v = e.setup().variability;
   if (!v.any()) return;
   struct Priced {
@@ -569,6 +581,9 @@ void check_simulation_budget(Evaluator& e, const std::vector<Scheme>& schemes, i
     double period = 1.0;
     double times = 1.0;
     bool runs = false;  // false: refused for its own size (available no longer), not at these iterations
+    double most_iterations = std::numeric_limits<double>::infinity();  // a search's shortened run
+    double buckets = 0.0;
+    double ranks = 0.0;
   };
   std::vector<Priced> priced;
   std::optional<Priced> allreduce;
@@ -578,7 +593,8 @@ void check_simulation_budget(Evaluator& e, const std::vector<Scheme>& schemes, i
     if (!o.simulation_work) continue;
     const SimulationWork& w = *o.simulation_work;
     const Priced p{w.estimated_s_per_iteration(), w.iterations - w.measured_iterations,
-                   static_cast<double>(w.period), 1.0, o.available};
+                   static_cast<double>(w.period), 1.0, o.available, std::numeric_limits<double>::infinity(),
+                   w.buckets, w.ranks};
     priced.push_back(p);
     if (scheme.kind == Scheme::Kind::allreduce) allreduce = p;
     if (scheme.kind == Scheme::Kind::gossip && scheme.topology != "complete" && (!dearest || p.each_s > dearest->each_s)) {
@@ -590,11 +606,23 @@ void check_simulation_budget(Evaluator& e, const std::vector<Scheme>& schemes, i
     p->times = attribution;
     priced.push_back(*p);
   }
+  // The CV search runs where ranks x (All-Reduce's buckets + the topology's) is within its
+  // limit (the dearest topology's buckets standing for the best's).
+  if (cv_search && allreduce && dearest &&
+      allreduce->ranks * (allreduce->buckets + dearest->buckets) <= kMaxSearchRankBuckets) {
+    for (Priced p : {*allreduce, *dearest}) {
+      p.times = kCvSearchPricedEvaluations;
+      p.most_iterations = kSearchIterations;
+      p.warmup = std::min(p.warmup, static_cast<double>(kSearchIterations / 10));
+      priced.push_back(p);
+    }
+  }
   // At `iterations` measured: each run rounds them up to whole periods beside its warm-up.
   const auto estimate_s = [&](double iterations, bool every) {
     double total_s = 0.0;
     for (const Priced& p : priced) {
-      if (every || p.runs) total_s += p.times * p.each_s * (std::ceil(iterations / p.period) * p.period + p.warmup);
+      const double measured = std::min(iterations, p.most_iterations);
+      if (every || p.runs) total_s += p.times * p.each_s * (std::ceil(measured / p.period) * p.period + p.warmup);
     }
     return total_s;
   };
@@ -711,14 +739,14 @@ Advice advise(Evaluator& e, const AdviceProgress& progress) {
   }
   const Factors factors = a.unfit_without_variability ? deterministic : Factors{};
   if (variable && !a.unfit_without_variability) {
-    // Every scheme below, and the factor attribution (three more of All-Reduce and of the
-    // best topology). The searches run shortened simulations and are held to their own
-    // limits (kMaxRateSearchRankBuckets, kMaxSearchRankBuckets; the node search at up to
-    // 1,024 nodes).
+    // Every scheme below, the factor attribution (three more of All-Reduce and of the best
+    // topology) and the compute-CV search. The searches run shortened simulations and are
+    // held to their own limits too (kMaxRateSearchRankBuckets, kMaxSearchRankBuckets; the
+    // node search at up to 1,024 nodes).
     std::vector<Scheme> simulated{Scheme::allreduce(), Scheme::gossip("complete")};
     for (const Scheme& scheme : decentdp_schemes()) simulated.push_back(scheme);
     for (const Scheme& scheme : whole_model_gossip_schemes()) simulated.push_back(scheme);
-    check_simulation_budget(e, simulated, 3);
+    check_simulation_budget(e, simulated, 3, true);
   }
   // The budget's refusal, if any, comes before the first progress line (it is one line).
   step("every scheme");
