@@ -265,3 +265,26 @@ TEST_CASE("runs with different bucket counts pin the work per collective, and a 
   CHECK(std::none_of(alone.parameters.begin(), alone.parameters.end(),
                      [](const FittedParameter& p) { return p.parameter == RunParameter::launch_overhead; }));
 }
+
+// A datasheet value's departure across clusters as a prediction interval for the next
+// cluster: the sample sd times sqrt(1 + 1/n), in Student's t with n - 1 degrees of freedom,
+// carried as a normal term whose 1.2816 sigmas are t's 90th percentile.
+TEST_CASE("a datasheet spread's prediction interval for the next cluster", "[fit_runs][bands]") {
+  // Six clusters, sd 0.38: 0.38 x sqrt(7/6) x 1.4759 / 1.2816 = 0.4727.
+  CHECK_THAT((ClusterSpread{0.24, 0.38, 6}.predictive_sd()), Catch::Matchers::WithinRel(0.4727, 1e-3));
+  // Two clusters, sd 0.06: 0.06 x sqrt(3/2) x 3.0777 / 1.2816 = 0.1765.
+  CHECK_THAT((ClusterSpread{0.01, 0.06, 2}.predictive_sd()), Catch::Matchers::WithinRel(0.1765, 1e-3));
+  // One value gives no spread; many tend to the sd itself.
+  CHECK(ClusterSpread{0.3, 0.0, 1}.predictive_sd() == 0.0);
+  CHECK_THAT((ClusterSpread{0.0, 0.1, 1000}.predictive_sd()), Catch::Matchers::WithinRel(0.1, 1e-3));
+  CHECK(student_t90(1) == 3.0777);
+  CHECK(student_t90(30) == 1.3104);
+  CHECK(student_t90(31) == 1.2816);
+  CHECK_THROWS(student_t90(0));
+  // The product's datasheet uncertainty carries the means and those sds.
+  const ClusterProfile::RunsFit u = datasheet_uncertainty();
+  REQUIRE(u.parameters.size() == 2);
+  CHECK(u.parameters[0].mean_u == kDatasheetCompute.mean_ln);
+  CHECK(u.covariance[0] == kDatasheetCompute.predictive_sd() * kDatasheetCompute.predictive_sd());
+  CHECK(u.parameters[1].mean_u == kDatasheetInterEfficiency.mean_ln);
+}

@@ -179,8 +179,14 @@ struct Table {
   std::vector<double> held_out;  // and with the other clusters' constants
   int inside = 0;                // measurements inside the datasheet prediction's P10-P90
   int far_outside = 0;           // outside it and missed by more than 10 %
-  std::map<RunParameter, double> ln_sd;  // of each banded parameter's departure, over every cluster
+  std::map<RunParameter, ClusterSpread> spread;  // of each banded parameter's departure, over every cluster
 };
+
+double mean_of(const std::vector<double>& v) {
+  double mean = 0.0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  return mean;
+}
 
 // The sample standard deviation.
 double sd_of(const std::vector<double>& v) {
@@ -188,6 +194,13 @@ double sd_of(const std::vector<double>& v) {
   for (double x : v) mean += x / static_cast<double>(v.size());
   for (double x : v) sum_sq += (x - mean) * (x - mean);
   return std::sqrt(sum_sq / static_cast<double>(v.size() - 1));
+}
+
+// The departures' mean and spread, as the datasheet band takes them (none from fewer than
+// two: one value gives no spread, and the band is not moved on its word alone).
+ClusterSpread spread_of(const std::vector<double>& d) {
+  if (d.size() < 2) return {0.0, 0.0, static_cast<int>(d.size())};
+  return {mean_of(d), sd_of(d), static_cast<int>(d.size())};
 }
 
 // The parameters whose spread across clusters the datasheet band carries (fit_runs.hpp,
@@ -232,15 +245,19 @@ const Table& table() {
     for (const RunParameter p : kBanded) {
       const std::vector<double> d = departures_of(p, all, fits, all.size(), flops);
       if (d.size() < 2) continue;
-      out.ln_sd[p] = sd_of(d);
-      out.text += fmt::format("  {} over {} clusters: sd of its ln {:.2f} (a factor of {:.2f})\n", name_of(p), d.size(),
-                              out.ln_sd[p], std::exp(out.ln_sd[p]));
+      const ClusterSpread c = out.spread[p] = spread_of(d);
+      out.text += fmt::format(
+          "  {} over {} clusters: mean of its ln {:.2f} (x{:.2f}), sd {:.2f}; the next cluster's {:.2f} (a factor of "
+          "{:.2f})\n",
+          name_of(p), d.size(), c.mean_ln, std::exp(c.mean_ln), c.sd_ln, c.predictive_sd(), std::exp(c.predictive_sd()));
     }
     out.text += "\neach cluster predicted with the constants of the others (median departure over the clusters\n"
                 "that identified it), against its datasheet profile as given; |error| median / max (%):\n";
     out.text += fmt::format("  {:<16} {:>4}  {:>15}  {:>15}\n", "held out", "runs", "as given", "others' constants");
     std::string constants = "\nthe constants applied (median departure, over how many clusters):\n";
-    std::string bands = "\nthe datasheet prediction's P10-P90 band, each datasheet value uncertain by the other clusters' spread:\n";
+    std::string bands =
+        "\nthe datasheet prediction's P10-P90 band, each datasheet value where the other clusters put the next one's\n"
+        "(mean +/- predictive sd of its ln, over how many clusters):\n";
     for (std::size_t h = 0; h < all.size(); ++h) {
       const Cluster& held = all[h];
       std::map<RunParameter, std::vector<double>> found;
@@ -261,17 +278,18 @@ const Table& table() {
         set_run_parameter(p, value, model);
         applied += fmt::format("{}{} ({})", applied.empty() ? "" : ", ", describe(p, d), departures.size());
       }
-      // The datasheet prediction's band: each banded parameter uncertain by the spread the
-      // other clusters' fits show (compute: FLOPs compute only), independently, and the
-      // model's 2 % floor, as datasheet_uncertainty() builds it.
+      // The datasheet prediction's band: each banded parameter where the other clusters'
+      // fits put the next cluster's (compute: FLOPs compute only; ClusterSpread), independently,
+      // and the model's 2 % floor, as datasheet_uncertainty() builds it.
       ClusterProfile::RunsFit uncertain = datasheet_uncertainty();
       std::string spreads;
       for (std::size_t j = 0; j < uncertain.parameters.size(); ++j) {
         const RunParameter p = *parse_name<RunParameter>(uncertain.parameters[j].name);
-        const std::vector<double> d = departures_of(p, all, fits, h, held);
-        const double sd = d.size() >= 2 ? sd_of(d) : 0.0;
-        uncertain.covariance[j * uncertain.parameters.size() + j] = sd * sd;
-        spreads += fmt::format("{}{} {:.2f}", spreads.empty() ? "" : ", ", name_of(p), sd);
+        const ClusterSpread c = spread_of(departures_of(p, all, fits, h, held));
+        uncertain.parameters[j].mean_u = c.mean_ln;
+        uncertain.covariance[j * uncertain.parameters.size() + j] = c.predictive_sd() * c.predictive_sd();
+        spreads += fmt::format("{}{} {:+.2f} +/- {:.2f} ({})", spreads.empty() ? "" : ", ", name_of(p), c.mean_ln,
+                               c.predictive_sd(), c.clusters);
       }
       const BandModels band_models(uncertain, as_given);
       std::vector<double> given_errors, held_errors;
@@ -292,7 +310,7 @@ const Table& table() {
         out.far_outside += !in && given_errors.back() > 0.10 ? 1 : 0;
       }
       out.inside += inside;
-      bands += fmt::format("  {:<16} {:2} of {:2} inside (sd in ln: {})\n", held.name, inside, held.runs.size(), spreads);
+      bands += fmt::format("  {:<16} {:2} of {:2} inside ({})\n", held.name, inside, held.runs.size(), spreads);
       out.as_given.insert(out.as_given.end(), given_errors.begin(), given_errors.end());
       out.held_out.insert(out.held_out.end(), held_errors.begin(), held_errors.end());
       out.text += fmt::format("  {:<16} {:>4}  {:6.1f} / {:6.1f}  {:6.1f} / {:6.1f}\n", held.name, held.runs.size(),
@@ -315,16 +333,24 @@ const Table& table() {
 
 }  // namespace
 
-// The datasheet band's compute uncertainty (fit_runs.hpp) is this spread, to the two
-// digits it is given with: a change to the model or the data that moves it shows here.
-TEST_CASE("the datasheet band's spreads are the ones the clusters' fits show", "[.][validation][loco]") {
+// The datasheet band's departures (fit_runs.hpp, kDatasheetCompute and
+// kDatasheetInterEfficiency) are these clusters' mean and spread, to the two digits they
+// are given with: a change to the model or the data that moves them shows here.
+TEST_CASE("the datasheet band's departures are the ones the clusters' fits show", "[.][validation][loco]") {
   const ClusterProfile::RunsFit u = datasheet_uncertainty();
   REQUIRE(u.parameters.size() == std::size(kBanded));
+  const ClusterSpread given[] = {kDatasheetCompute, kDatasheetInterEfficiency};
   for (std::size_t j = 0; j < u.parameters.size(); ++j) {
     const RunParameter p = kBanded[j];
-    INFO(name_of(p) << ": sd of its ln over the clusters " << table().ln_sd.at(p));
+    const ClusterSpread& found = table().spread.at(p);
+    INFO(name_of(p) << ": over " << found.clusters << " clusters, mean of its ln " << found.mean_ln << ", sd "
+                    << found.sd_ln);
     CHECK(u.parameters[j].name == name_of(p));
-    CHECK(std::abs(std::sqrt(u.covariance[j * u.parameters.size() + j]) - table().ln_sd.at(p)) < 0.005);
+    CHECK(given[j].clusters == found.clusters);
+    CHECK(std::abs(given[j].mean_ln - found.mean_ln) < 0.005);
+    CHECK(std::abs(given[j].sd_ln - found.sd_ln) < 0.005);
+    CHECK(u.parameters[j].mean_u == given[j].mean_ln);
+    CHECK(std::sqrt(u.covariance[j * u.parameters.size() + j]) == given[j].predictive_sd());
   }
 }
 

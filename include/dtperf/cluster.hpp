@@ -187,6 +187,10 @@ struct ClusterProfile {
       double u = 0.0;
       double low_u = 0.0;   // the range the fit searched
       double high_u = 0.0;
+      // Where the true value lies on average from the profile's, in u: 0 for a fit (its
+      // mode is the profile's value); a datasheet value's mean departure across measured
+      // clusters (analysis/fit_runs.hpp, datasheet_uncertainty). Not written to a profile.
+      double mean_u = 0.0;
     };
     std::vector<Parameter> parameters;
     std::vector<double> covariance;  // parameters.size() squared, row-major

@@ -726,7 +726,10 @@ BandModels::BandModels(const ClusterProfile::RunsFit& fit, const RunsModel& base
   n_ = n;
   covariance_ = fit.covariance;
   model_sigma_ = fit.model_sigma;
-  for (const auto& x : fit.parameters) names_.push_back(x.name);
+  for (const auto& x : fit.parameters) {
+    names_.push_back(x.name);
+    mean_u_.push_back(x.mean_u);
+  }
   for (std::size_t j = 0; j < n_; ++j) {
     const auto& x = fit.parameters[j];
     const auto p = parse_name<RunParameter>(x.name);
@@ -776,7 +779,9 @@ Band BandModels::band(double point_s, std::span<const double> times_s, double re
     }
   }
   const double sigma = std::sqrt(std::max(0.0, variance));
-  return {point_s * std::exp(-kP90Sigmas * sigma), point_s * std::exp(kP90Sigmas * sigma)};
+  double centre = 0.0;
+  for (std::size_t a = 0; a < n_; ++a) centre += g[a] * mean_u_[a];
+  return {point_s * std::exp(centre - kP90Sigmas * sigma), point_s * std::exp(centre + kP90Sigmas * sigma)};
 }
 
 std::string BandModels::widest(std::span<const double> times_s) const {
@@ -821,16 +826,31 @@ std::vector<double> band_times(Evaluator& e, const BandModels& models, const Sch
   return times;
 }
 
+double student_t90(int dof) {
+  // t(0.90; dof) for dof = 1..30.
+  static constexpr double kT90[] = {3.0777, 1.8856, 1.6377, 1.5332, 1.4759, 1.4398, 1.4149, 1.3968, 1.3830, 1.3722,
+                                    1.3634, 1.3562, 1.3502, 1.3450, 1.3406, 1.3368, 1.3334, 1.3304, 1.3277, 1.3253,
+                                    1.3232, 1.3212, 1.3195, 1.3178, 1.3163, 1.3150, 1.3137, 1.3125, 1.3114, 1.3104};
+  if (dof < 1) throw std::invalid_argument("student_t90: fewer than one degree of freedom");
+  return dof <= 30 ? kT90[dof - 1] : kP90Sigmas;
+}
+
+double ClusterSpread::predictive_sd() const {
+  if (clusters < 2) return 0.0;
+  return sd_ln * std::sqrt(1.0 + 1.0 / clusters) * student_t90(clusters - 1) / kP90Sigmas;
+}
+
 ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute) {
   ClusterProfile::RunsFit u;
   // u = 0 for each: BandModels moves each around the profile's own value, within the
-  // ranges the fit searches (applicable_specs).
+  // ranges the fit searches (applicable_specs); mean_u places the band where the next
+  // cluster's value lies on average.
   const ClusterProfile::RunsFit::Parameter compute{name_of(RunParameter::compute_scale), true, 1.0, 0.0,
-                                                   std::log(1e-2), std::log(1e2)};
+                                                   std::log(1e-2), std::log(1e2), kDatasheetCompute.mean_ln};
   const ClusterProfile::RunsFit::Parameter efficiency{name_of(RunParameter::inter_efficiency), true, 1.0, 0.0,
-                                                      std::log(1e-3), 0.0};
-  const double compute_var = kDatasheetComputeLnSd * kDatasheetComputeLnSd;
-  const double efficiency_var = kDatasheetInterEfficiencyLnSd * kDatasheetInterEfficiencyLnSd;
+                                                      std::log(1e-3), 0.0, kDatasheetInterEfficiency.mean_ln};
+  const double compute_var = std::pow(kDatasheetCompute.predictive_sd(), 2);
+  const double efficiency_var = std::pow(kDatasheetInterEfficiency.predictive_sd(), 2);
   if (flops_compute) {
     u.parameters = {compute, efficiency};
     u.covariance = {compute_var, 0.0, 0.0, efficiency_var};

@@ -177,13 +177,18 @@ std::string band_origin(const RunContext& run) {
     case BandSource::none: break;
     case BandSource::fitted: return "the fitted profile's uncertainty and the model's residual";
     case BandSource::datasheet: {
-      const std::string links = fmt::format("inter-node efficiency x{:.2f}", std::exp(kDatasheetInterEfficiencyLnSd));
-      const std::string values =
-          run.compute_source == ComputeSource::flops
-              ? fmt::format("compute from FLOPs x{:.2f}, {}", std::exp(kDatasheetComputeLnSd), links)
-              : links;
-      return fmt::format("the datasheet's uncertainty ({} at one sigma: the spread that fits find across measured "
-                         "clusters) and the model's residual; dtperf fit --runs narrows it",
+      // As a factor on the datasheet's value: where the next cluster's lies on average,
+      // and one predictive sigma around it (fit_runs.hpp, ClusterSpread).
+      const auto spread = [](const ClusterSpread& c) {
+        return fmt::format("x{:.2f} +/- x{:.2f}", std::exp(c.mean_ln), std::exp(c.predictive_sd()));
+      };
+      const std::string links = fmt::format("inter-node efficiency {}", spread(kDatasheetInterEfficiency));
+      const std::string values = run.compute_source == ComputeSource::flops
+                                     ? fmt::format("compute time from FLOPs {}, {}", spread(kDatasheetCompute), links)
+                                     : links;
+      return fmt::format("the datasheet's uncertainty ({} at one sigma: where fits put the next cluster's values, "
+                         "from those they find on measured clusters) and the model's residual; dtperf fit --runs "
+                         "narrows it",
                          values);
     }
   }

@@ -221,7 +221,8 @@ class BandModels {
   const std::vector<RunsModel>& models() const { return models_; }
   /// The band of `point_s` from the times at models() (same order). A ratio of two
   /// predictions (a speedup) passes the ratios and `residual_scale` sqrt(2): each carries
-  /// the model's own residual.
+  /// the model's own residual. Centred on point_s x exp(g . mean_u), g = d ln T / d u:
+  /// where the parameters' true values lie on average (a fit's mode: the point itself).
   Band band(double point_s, std::span<const double> times_s, double residual_scale = 1.0) const;
   /// The parameter that contributes most to that band's width (g_j^2 C_jj), "" for none.
   std::string widest(std::span<const double> times_s) const;
@@ -233,6 +234,7 @@ class BandModels {
   std::vector<double> step_u_;      // u above - u below, per pair
   std::vector<std::string> names_;  // every parameter's
   std::vector<double> covariance_;
+  std::vector<double> mean_u_;      // every parameter's mean departure (Parameter::mean_u)
   std::size_t n_ = 0;
   double model_sigma_ = 0.0;
 };
@@ -245,27 +247,52 @@ class BandModels {
 /// two simulations. The evaluator's compute scales and variability are restored.
 std::vector<double> band_times(Evaluator& evaluator, const BandModels& models, const Scheme& scheme);
 
+/// A datasheet value's departure across measured clusters, d = ln(fitted / datasheet) on
+/// each of `clusters` clusters whose fits identify it: their mean and sample standard
+/// deviation. The next cluster's departure, as a prediction interval from those
+/// (a normal population, mean and spread both estimated): d ~ mean + s sqrt(1 + 1/n) t,
+/// t of Student's law with n - 1 degrees of freedom. The band's P10-P90 takes it as a
+/// normal term of standard deviation predictive_sd(), whose +/-1.2816 sigmas are t's 10th
+/// and 90th percentiles: exact where this term dominates the band, and an approximation
+/// where several add (their t laws' sum is not a t law).
+struct ClusterSpread {
+  double mean_ln = 0.0;
+  double sd_ln = 0.0;
+  int clusters = 0;
+  /// 0 with fewer than two clusters: one value gives no spread.
+  double predictive_sd() const;
+};
+/// Student's t law's 90th percentile for `dof` degrees of freedom (1 and more; the
+/// normal's 1.2816 in the limit). Tabulated to 4 digits for 1-30 (any statistics table,
+/// e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2), the normal's beyond.
+double student_t90(int dof);
+
 /// The uncertainty of a prediction no fit to runs narrows, for its band: how far the
-/// datasheet's values are off, measured as the spread of what fits to real runs find on
-/// the clusters in validation/data (the leave-one-cluster-out test prints each and checks
-/// these values against it, tests/test_validation_loco.cpp; docs/VALIDATION.md):
+/// datasheet's values are off, measured as what fits to real runs find on the clusters in
+/// validation/data (the leave-one-cluster-out test prints each and checks these values
+/// against it, tests/test_validation_loco.cpp; docs/VALIDATION.md), each as a prediction
+/// interval for the next cluster (ClusterSpread):
 ///  - compute from FLOPs (datasheet peaks and efficiencies, or a calibration's GEMM
 ///    rates) is off by a factor that differs from cluster to cluster and model to model:
-///    ln(compute scale) has a standard deviation of 0.38 over the six clusters whose
-///    compute comes from FLOPs (x0.90 to x2.49), a factor of 1.46 at one sigma;
+///    over the six clusters whose compute comes from FLOPs ln(compute scale) has a mean
+///    of 0.24 (the datasheet's compute runs x1.27 fast on average: x0.90 to x2.49) and a
+///    standard deviation of 0.38; the next cluster's, 0.38 x sqrt(1 + 1/6) x t90(5) /
+///    1.2816 = 0.47 (a factor of 1.60 at one sigma) around x1.27;
 ///  - the inter-node transport's achieved fraction of line rate: ln(efficiency / the
-///    profile's) has a standard deviation of 0.06 over the two clusters whose fits
-///    identify it (x0.97 and x1.05), a factor of 1.06. Two values make a weak estimate
-///    of a spread; it is what the data gives.
-/// Independent of each other; the residual is the model's 2 % floor. Host work and the
-/// intra-node links are not in it: host work's fitted departures do not carry from one
-/// cluster to another, and the intra-node efficiency, which the two FSDP clusters' fits
-/// identify (x0.58 and x0.70 of the datasheet's NVLink rate), has no spread the band could
-/// take yet (both below one: a bias, not a spread around the datasheet). Where compute is
-/// measured (`flops_compute` false: a per-layer log, a single-GPU iteration), only the
-/// link term applies.
-inline constexpr double kDatasheetComputeLnSd = 0.38;
-inline constexpr double kDatasheetInterEfficiencyLnSd = 0.06;
+///    profile's) over the two clusters whose fits identify it (x0.97 and x1.05): mean
+///    0.01, standard deviation 0.06, and with two values the next cluster's is 0.06 x
+///    sqrt(1 + 1/2) x t90(1) / 1.2816 = 0.18 (a factor of 1.19): two values say little
+///    about a spread, and the interval says so.
+/// The point prediction stays the datasheet's (the physics); only its band carries the
+/// departures' mean. Independent of each other; the residual is the model's 2 % floor.
+/// Host work and the intra-node links are not in it: host work's fitted departures do not
+/// carry from one cluster to another, and the intra-node efficiency is identified by two
+/// FSDP clusters only (x0.58 and x0.70 of the datasheet's NVLink rate), whose prediction
+/// interval (t90(1) again) would span x0.2 to x2.6 of the rate. Where compute is measured
+/// (`flops_compute` false: a per-layer log, a single-GPU iteration), only the link term
+/// applies.
+inline constexpr ClusterSpread kDatasheetCompute{0.24, 0.38, 6};
+inline constexpr ClusterSpread kDatasheetInterEfficiency{0.01, 0.06, 2};
 ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute = true);
 
 /// Where a prediction's P10-P90 band comes from: a profile fitted to runs of this model
