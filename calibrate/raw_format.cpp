@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -62,6 +63,19 @@ RawSpread make_raw_spread(int rank, const std::vector<double>& samples_s) {
   spread.mean_us = mean_s * 1e6;
   spread.stddev_us = stddev_s * 1e6;
   spread.cv = mean_s > 0.0 ? stddev_s / mean_s : 0.0;
+  std::vector<double> sorted = samples_s;
+  std::sort(sorted.begin(), sorted.end());
+  const auto quantile = [&](double q) {
+    const double at = q * (n - 1.0);
+    const auto below = static_cast<std::size_t>(std::floor(at));
+    const std::size_t above = std::min(below + 1, sorted.size() - 1);
+    return sorted[below] + (at - std::floor(at)) * (sorted[above] - sorted[below]);
+  };
+  const double median_s = quantile(0.5);
+  // A normal law's interquartile range is 1.349 standard deviations.
+  constexpr double kNormalIqrSigmas = 1.349;
+  spread.median_us = median_s * 1e6;
+  spread.robust_cv = median_s > 0.0 ? (quantile(0.75) - quantile(0.25)) / kNormalIqrSigmas / median_s : 0.0;
   return spread;
 }
 
@@ -139,8 +153,13 @@ nlohmann::ordered_json to_json(const RawRun& run) {
   }
   json["iteration_spread"] = nlohmann::ordered_json::array();
   for (const RawSpread& s : run.iteration_spread) {
-    json["iteration_spread"].push_back({{"rank", s.rank}, {"iterations", s.iterations}, {"mean_us", s.mean_us},
-                                        {"stddev_us", s.stddev_us}, {"cv", s.cv}});
+    json["iteration_spread"].push_back({{"rank", s.rank},
+                                        {"iterations", s.iterations},
+                                        {"mean_us", s.mean_us},
+                                        {"stddev_us", s.stddev_us},
+                                        {"cv", s.cv},
+                                        {"median_us", s.median_us},
+                                        {"robust_cv", s.robust_cv}});
   }
   return json;
 }

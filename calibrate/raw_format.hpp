@@ -1,5 +1,5 @@
 #pragma once
-// The raw calibration file, `dtperf.calibration/2` (calibrate/FORMAT.md): measurements only,
+// The raw calibration file, `dtperf.calibration/3` (calibrate/FORMAT.md): measurements only,
 // units in the key names, GB = 1e9 bytes. Rank 0 fills a RawRun and writes it atomically
 // (a temporary file in the same folder, then rename), so a reader never sees half a file.
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 namespace dtperf::calibrate {
 
-inline constexpr const char* kRawSchema = "dtperf.calibration/2";
+inline constexpr const char* kRawSchema = "dtperf.calibration/3";
 inline const std::string kToolName = std::string("dtperf-calibrate ") + kVersion;
 
 struct RawPoint {
@@ -49,6 +49,10 @@ struct RawCopy {
 struct RawSpread {
   int rank = 0, iterations = 0;
   double mean_us = 0.0, stddev_us = 0.0, cv = 0.0;
+  // The same spread without the stalls: the median, and the interquartile range over
+  // 1.349 (a normal law's) over the median, which a quarter of the samples stalled
+  // leaves unmoved.
+  double median_us = 0.0, robust_cv = 0.0;
 };
 
 /// A GEMM and a collective, each timed alone and beside the other (GPU backend): how much
@@ -93,7 +97,8 @@ RawPoint make_raw_point(const PlanEntry& entry, std::size_t point, const PointRe
 RawCollective make_raw_collective(const PlanEntry& entry, const std::vector<PointResult>& results,
                                   const SweepCounts& counts);
 
-/// Mean, standard deviation (population) and CV of per-iteration times.
+/// Mean, standard deviation (population) and CV of per-iteration times; their median and
+/// robust CV (quartiles by linear interpolation between order statistics).
 RawSpread make_raw_spread(int rank, const std::vector<double>& samples_s);
 
 /// Fills the run's world description from the topology.

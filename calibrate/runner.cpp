@@ -56,6 +56,8 @@ void measure_spread(const Plan& plan, Backend& backend, RawRun& run) {
   const RawSpread mine = make_raw_spread(control.rank(), backend.spread_samples_s(2, iterations));
   const std::vector<double> means_us = gather_nonnegative(control, mine.mean_us);
   const std::vector<double> stddevs_us = gather_nonnegative(control, mine.stddev_us);
+  const std::vector<double> medians_us = gather_nonnegative(control, mine.median_us);
+  const std::vector<double> robust_cvs = gather_nonnegative(control, mine.robust_cv);
   if (control.rank() != 0) return;
   for (int rank = 0; rank < control.world_size(); ++rank) {
     RawSpread spread;
@@ -64,6 +66,8 @@ void measure_spread(const Plan& plan, Backend& backend, RawRun& run) {
     spread.mean_us = means_us[static_cast<std::size_t>(rank)];
     spread.stddev_us = stddevs_us[static_cast<std::size_t>(rank)];
     spread.cv = spread.mean_us > 0.0 ? spread.stddev_us / spread.mean_us : 0.0;
+    spread.median_us = medians_us[static_cast<std::size_t>(rank)];
+    spread.robust_cv = robust_cvs[static_cast<std::size_t>(rank)];
     run.iteration_spread.push_back(spread);
   }
 }

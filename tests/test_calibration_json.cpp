@@ -172,9 +172,9 @@ TEST_CASE("GEMM, copy and spread entries are checked", "[calibration_json][error
   j["created"] = "21.11.2026";
   CHECK(error_of(j) == "raw.json: at /created: expected an ISO date-time like 2026-11-21T10:00:00Z, got '21.11.2026'");
   j = good();
-  j["schema"] = "dtperf.calibration/3";
-  CHECK(error_of(j) == "raw.json: at /schema: unsupported schema 'dtperf.calibration/3'; this dtperf reads "
-                       "'dtperf.calibration/2' and 'dtperf.calibration/1'");
+  j["schema"] = "dtperf.calibration/4";
+  CHECK(error_of(j) == "raw.json: at /schema: unsupported schema 'dtperf.calibration/4'; this dtperf reads "
+                       "'dtperf.calibration/3', 'dtperf.calibration/2' and 'dtperf.calibration/1'");
   j = good();
   j.erase("truncated");
   CHECK(error_of(j) == "raw.json: at /truncated: missing required field 'truncated'");
@@ -243,4 +243,25 @@ TEST_CASE("version 2's additions are checked", "[calibration_json][errors]") {
   j["schema"] = "dtperf.calibration/1";  // version 1 had no contention
   CHECK(error_of(j) == "raw.json: at /contention: contention is new in 'dtperf.calibration/2'; this file says "
                        "'dtperf.calibration/1'");
+}
+
+TEST_CASE("version 3's spread without stalls is read, and checked", "[calibration_json][errors]") {
+  const Json spread = good()["iteration_spread"][0];
+  Json j = one_gpu();
+  j["schema"] = "dtperf.calibration/3";
+  j["iteration_spread"] = Json::array({spread});
+  j["iteration_spread"][0]["median_us"] = 1232.0;
+  j["iteration_spread"][0]["robust_cv"] = 0.0071;
+  const RawCalibration raw = parse_calibration(j, "raw.json");
+  CHECK(raw.iteration_spread.at(0).median_us == 1232.0);
+  CHECK(raw.iteration_spread.at(0).robust_cv == 0.0071);
+  // Both or neither.
+  j["iteration_spread"][0].erase("robust_cv");
+  CHECK(error_of(j) == "raw.json: at /iteration_spread/0/median_us: median_us and robust_cv come together "
+                       "(calibrate/FORMAT.md)");
+  // Version 2 had neither: an unknown key there.
+  j = one_gpu();
+  j["iteration_spread"] = Json::array({spread});
+  j["iteration_spread"][0]["robust_cv"] = 0.0071;
+  CHECK(error_of(j).find("raw.json: at /iteration_spread/0/robust_cv: unknown key") == 0);
 }

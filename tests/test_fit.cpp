@@ -657,3 +657,36 @@ TEST_CASE("guardrails: GEMMs far below the efficiency the profile assumes are wa
   CHECK(fit_note_is_warning(warnings[0].kind));
   CHECK_FALSE(fit_note_is_warning(FitNote::Kind::nic_from_sendrecv));
 }
+
+// The profile's iteration CV, the spread variable compute draws from, is the robust one
+// where a raw file gives it: a stall or two in a short sample moves a standard deviation,
+// not the quartiles. A version 2 file keeps its CV.
+TEST_CASE("fit takes the iteration spread without its stalls, and says so", "[fit][spread]") {
+  const auto fitted_cv = [](io::Json spread, const char* schema) {
+    io::Json raw = {{"schema", schema}, {"tool", "t"}, {"backend", "host"},
+                    {"created", "2026-11-30T10:00:00Z"}, {"arguments", io::Json::array()},
+                    {"world", {{"ranks", 1}, {"nodes", 1}, {"ranks_per_node", 1}, {"hosts", {"a"}},
+                               {"placement", io::Json::array()}}},
+                    {"budget_s", 60}, {"elapsed_s", 50}, {"truncated", false},
+                    {"iteration_spread", io::Json::array({spread})}};
+    io::FitInputs inputs;
+    inputs.raws.emplace_back("raw.json", io::parse_calibration(raw, "raw.json"));
+    io::FitSettings settings;
+    settings.created = "2026-11-30";
+    settings.base = io::load_profile("gbe10-box");
+    return io::build_calibrated_profile(inputs, settings);
+  };
+  // 158.4 us +/- 28.0 us (cv 0.177, one H200's repeat), 143.9 us and 0.024 without stalls.
+  io::Json spread = {{"rank", 0}, {"iterations", 50}, {"mean_us", 158.4}, {"stddev_us", 28.0}, {"cv", 28.0 / 158.4}};
+  const FitOutcome v2 = fitted_cv(spread, "dtperf.calibration/2");
+  REQUIRE(v2.profile.compute.compute_cv);
+  CHECK(*v2.profile.compute.compute_cv == Approx(28.0 / 158.4));
+  spread["median_us"] = 143.9;
+  spread["robust_cv"] = 0.024;
+  const FitOutcome v3 = fitted_cv(spread, "dtperf.calibration/3");
+  REQUIRE(v3.profile.compute.compute_cv);
+  CHECK(*v3.profile.compute.compute_cv == 0.024);
+  CHECK(std::any_of(v3.notes.begin(), v3.notes.end(), [](const std::string& n) {
+    return n.find("a CV of 0.177 with its stalls, 0.024 without them") != std::string::npos;
+  }));
+}

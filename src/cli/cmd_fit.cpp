@@ -51,7 +51,7 @@ void read_input(const std::string& path, const io::NcclTestsOptions& log_options
     }
     if (!json.is_object() || !json.contains("results")) {
       throw InputError(path, "(root)",
-                       "neither a raw calibration file (\"schema\": \"dtperf.calibration/2\") nor nccl-tests -J output "
+                       "neither a raw calibration file (\"schema\": \"dtperf.calibration/3\") nor nccl-tests -J output "
                        "(\"results\")");
     }
   }

@@ -193,7 +193,19 @@ void add_compute(const FitInputs& in, bool datasheet_gpu, ClusterProfile& p, std
   for (const auto& [file, raw] : in.raws) {
     for (const auto& g : raw.gemm) gemm.push_back({g.dtype, g.flops, g.time_us * units::us});
     for (const auto& c : raw.copy) copy.push_back({2.0 * c.bytes, c.time_us * units::us});
-    for (const auto& s : raw.iteration_spread) cv.push_back(s.cv);
+    for (const auto& s : raw.iteration_spread) {
+      // Without the stalls where the file gives it: the steady spread of compute that
+      // variable compute draws from; a stall or two in a short sample moves a standard
+      // deviation by far more (one H200's repeat: 0.177 against 0.022-0.026 in three
+      // others).
+      cv.push_back(s.robust_cv.value_or(s.cv));
+      if (s.robust_cv && s.cv > 2.0 * *s.robust_cv && s.cv > 0.05) {
+        notes.push_back(fmt::format(
+            "{}: rank {}'s fixed workload varied by a CV of {:.3f} with its stalls, {:.3f} without them "
+            "(interquartile range); the profile's iteration_cv takes the latter (--compute-cv sets another)",
+            file, s.rank, s.cv, *s.robust_cv));
+      }
+    }
   }
   std::vector<FitNote> gemm_notes;
   p.calibration.gemm = gemm_efficiency_curves(gemm, p.gpu.peak_flops_per_s, true, gemm_notes);

@@ -251,7 +251,7 @@ CalibrationCopy read_copy(ObjectReader r) {
   return c;
 }
 
-CalibrationSpread read_spread(ObjectReader r, const CalibrationWorld& w) {
+CalibrationSpread read_spread(ObjectReader r, const CalibrationWorld& w, bool robust_allowed) {
   CalibrationSpread s;
   s.rank = whole(r, "rank", 0, limits::kMaxGpus);
   if (s.rank >= w.ranks) r.fail("rank", fmt::format("rank {} is not below the {} ranks", s.rank, w.ranks));
@@ -262,6 +262,13 @@ CalibrationSpread read_spread(ObjectReader r, const CalibrationWorld& w) {
   const double cv = s.stddev_us / s.mean_us;
   if (std::abs(s.cv - cv) > std::max(1e-4, kTolerance * cv)) {
     r.fail("cv", fmt::format("cv {:g} is not stddev / mean = {:.4g}", s.cv, cv));
+  }
+  if (robust_allowed) {
+    s.median_us = r.optional_number("median_us", limits::kTimeUs);
+    s.robust_cv = r.optional_number("robust_cv", limits::kComputeCv);
+    if (s.median_us.has_value() != s.robust_cv.has_value()) {
+      r.fail(s.median_us ? "median_us" : "robust_cv", "median_us and robust_cv come together (calibrate/FORMAT.md)");
+    }
   }
   r.finish();
   return s;
@@ -317,7 +324,7 @@ void check_duplicates(const std::vector<CalibrationCollective>& collectives, con
 RawCalibration parse_calibration(const Json& json, const std::string& file) {
   ObjectReader r(json, file, "");
   RawCalibration raw;
-  raw.schema = r.expect_schema(std::vector<std::string>{kCalibrationSchema, kCalibrationSchemaV1});
+  raw.schema = r.expect_schema(std::vector<std::string>{kCalibrationSchema, kCalibrationSchemaV2, kCalibrationSchemaV1});
   raw.tool = r.string("tool");
   raw.backend = r.choice("backend", {"nccl", "host"});
   raw.created = r.string("created");
@@ -348,14 +355,14 @@ RawCalibration parse_calibration(const Json& json, const std::string& file) {
   raw.gemm = read_list<CalibrationGemm>(r, "gemm", [](ObjectReader g) { return read_gemm(std::move(g)); });
   raw.copy = read_list<CalibrationCopy>(r, "copy", [](ObjectReader c) { return read_copy(std::move(c)); });
   raw.iteration_spread = read_list<CalibrationSpread>(r, "iteration_spread", [&](ObjectReader s) {
-    return read_spread(std::move(s), raw.world);
+    return read_spread(std::move(s), raw.world, raw.schema == kCalibrationSchema);
   });
   raw.contention = read_list<CalibrationContention>(r, "contention", [&](ObjectReader c) {
     return read_contention(std::move(c), raw.world);
   });
   if (!raw.contention.empty() && raw.schema == kCalibrationSchemaV1) {
     throw InputError(file, "/contention", fmt::format("contention is new in '{}'; this file says '{}'",
-                                                      kCalibrationSchema, kCalibrationSchemaV1));
+                                                      kCalibrationSchemaV2, kCalibrationSchemaV1));
   }
   reject_unknown_keys(json, file, "", kRootKeys);
   return raw;

@@ -29,7 +29,7 @@ COLLECTIVE_KEYS = ["collective", "group", "ranks", "nodes", "concurrent_per_node
 POINT_KEYS = ["bytes", "count", "time_us", "time_us_min", "time_us_max", "algbw_GB_per_s",
               "busbw_GB_per_s", "correct"]
 OPTIONAL_POINT_KEYS = {"time_us_median"}  # after time_us_max where calls are timed one by one
-SPREAD_KEYS = ["rank", "iterations", "mean_us", "stddev_us", "cv"]
+SPREAD_KEYS = ["rank", "iterations", "mean_us", "stddev_us", "cv", "median_us", "robust_cv"]
 GROUPS = {"world", "node", "one_per_node", "pair_intra", "pair_inter", "two_nodes"}
 
 failures = []
@@ -63,7 +63,7 @@ def check_point(where, entry, point, previous_bytes):
 
 def check_format(raw):
     expect(list(raw) == TOP_KEYS, f"top-level keys {list(raw)}")
-    expect(raw["schema"] == "dtperf.calibration/2", "schema")
+    expect(raw["schema"] == "dtperf.calibration/3", "schema")
     expect(raw["backend"] == "host", "backend")
     world = raw["world"]
     expect(list(world) == WORLD_KEYS, f"world keys {list(world)}")

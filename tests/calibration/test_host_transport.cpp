@@ -133,7 +133,7 @@ TEST_CASE("A quick host calibration of 4 ranks on 2 nodes writes a complete raw 
   std::ifstream in(output);
   REQUIRE(in);
   const nlohmann::json raw = nlohmann::json::parse(in);
-  CHECK(raw["schema"] == "dtperf.calibration/2");
+  CHECK(raw["schema"] == "dtperf.calibration/3");
   CHECK(raw["backend"] == "host");
   CHECK(raw["world"]["ranks"] == 4);
   CHECK(raw["world"]["nodes"] == 2);

@@ -67,6 +67,23 @@ TEST_CASE("The iteration spread is the population standard deviation over the me
   CHECK(spread.mean_us == Approx(2000));
   CHECK(spread.stddev_us == Approx(816.4966).epsilon(1e-6));
   CHECK(spread.cv == Approx(0.4082483).epsilon(1e-6));
+  // Quartiles by linear interpolation: 1.5, 2, 2.5 ms; robust cv = 1 / 1.349 / 2 = 0.3706.
+  CHECK(spread.median_us == Approx(2000));
+  CHECK(spread.robust_cv == Approx(0.3706449).epsilon(1e-6));
+}
+
+TEST_CASE("A stall moves the iteration spread's CV, not its robust CV", "[calibrate][raw]") {
+  // 19 iterations of 1.00-1.09 ms (steps of 5 us), and one stall of 10 ms.
+  std::vector<double> samples_s;
+  for (int i = 0; i < 19; ++i) samples_s.push_back(1e-3 + i * 5e-6);
+  samples_s.push_back(10e-3);
+  const RawSpread spread = make_raw_spread(0, samples_s);
+  // Sorted: the 19 steady ones, then the stall. Quartiles at positions 4.75, 9.5, 14.25:
+  // 1.02375, 1.0475, 1.07125 ms; (1.07125 - 1.02375) / 1.349 / 1.0475 = 0.03361.
+  CHECK(spread.median_us == Approx(1047.5));
+  CHECK(spread.robust_cv == Approx(0.0336143).epsilon(1e-5));
+  // Mean 1.4775 ms, population sd 1.9656 ms: cv 1.33.
+  CHECK(spread.cv > 1.3);
 }
 
 TEST_CASE("The raw JSON has the keys of FORMAT.md in order", "[calibrate][raw]") {
@@ -83,8 +100,9 @@ TEST_CASE("The raw JSON has the keys of FORMAT.md in order", "[calibrate][raw]")
   CHECK(keys_of(json["collectives"][0]["points"][0]) ==
         std::vector<std::string>{"bytes", "count", "time_us", "time_us_min", "time_us_max", "algbw_GB_per_s",
                                  "busbw_GB_per_s", "correct"});
-  CHECK(keys_of(json["iteration_spread"][0]) == std::vector<std::string>{"rank", "iterations", "mean_us", "stddev_us", "cv"});
-  CHECK(json["schema"] == "dtperf.calibration/2");
+  CHECK(keys_of(json["iteration_spread"][0]) ==
+        std::vector<std::string>{"rank", "iterations", "mean_us", "stddev_us", "cv", "median_us", "robust_cv"});
+  CHECK(json["schema"] == "dtperf.calibration/3");
   CHECK(json["world"]["hosts"] == nlohmann::ordered_json::array({"node0", "node1"}));
 }
 

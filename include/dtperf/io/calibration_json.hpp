@@ -1,5 +1,5 @@
 #pragma once
-// Raw calibration measurements (schema "dtperf.calibration/2", and /1, calibrate/FORMAT.md): what
+// Raw calibration measurements (schema "dtperf.calibration/3", and /2 and /1, calibrate/FORMAT.md): what
 // dtperf-calibrate writes and `dtperf fit` reads. Reading is strict, as for profiles:
 // every failure is an InputError at the JSON pointer of the bad value. Beyond types and
 // ranges it checks:
@@ -17,7 +17,8 @@
 //    wrong, so the time measures something else;
 //  - gemm: flops = 2 m n k and tflops = flops / time, within 1 %; copy: GB_per_s =
 //    2 x bytes / time (each byte copied is read and written) within 1 %;
-//    iteration_spread: cv = stddev / mean within 1 % (or 1e-4); contention: the
+//    iteration_spread: cv = stddev / mean within 1 % (or 1e-4), median_us and robust_cv
+//    together (version 3); contention: the
 //    all-reduce's group is world (all ranks) or self (one rank), every time positive.
 #include <cstdint>
 #include <map>
@@ -30,7 +31,9 @@
 
 namespace dtperf::io {
 
-inline constexpr const char* kCalibrationSchema = "dtperf.calibration/2";
+inline constexpr const char* kCalibrationSchema = "dtperf.calibration/3";
+/// The second version, still read: no `median_us` and `robust_cv` in `iteration_spread`.
+inline constexpr const char* kCalibrationSchemaV2 = "dtperf.calibration/2";
 /// The first version, still read: no `contention`, no group `self`, no fp8 GEMMs.
 inline constexpr const char* kCalibrationSchemaV1 = "dtperf.calibration/1";
 
@@ -95,6 +98,10 @@ struct CalibrationSpread {
   double mean_us = 0.0;
   double stddev_us = 0.0;
   double cv = 0.0;
+  // Without the stalls (written by calibration programs since 2026-11-30): the median and
+  // the interquartile range / 1.349 / median. Both or neither.
+  std::optional<double> median_us;
+  std::optional<double> robust_cv;
 };
 
 /// A GEMM and an all-reduce each timed alone and beside the other (slowest rank's mean).
