@@ -613,7 +613,9 @@ void check_simulation_budget(Evaluator& e, const std::vector<Scheme>& schemes, i
     for (Priced p : {*allreduce, *dearest}) {
       p.times = kCvSearchPricedEvaluations;
       p.most_iterations = kSearchIterations;
-      p.warmup = std::min(p.warmup, static_cast<double>(kSearchIterations / 10));
+      // Its warm-up is shortened too, unless a topology's settling set it (gossip.cpp,
+      // variable_warmup_iterations: never shorter than the deterministic run's settling).
+      if (p.warmup <= v.warmup_iterations) p.warmup = std::min(p.warmup, static_cast<double>(kSearchIterations / 10));
       priced.push_back(p);
     }
   }
