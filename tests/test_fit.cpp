@@ -382,6 +382,20 @@ TEST_CASE("a raw calibration file fits into a profile that parses", "[fit][round
   CHECK(back.provenance.residuals[1].starts_with("sendrecv 2 ranks/2 nodes: rms 0.0 %, worst 0.0 % at "));
 }
 
+namespace {
+
+// A raw calibration file as `dtperf fit` turns it into a profile on `base`.
+FitOutcome fit_raw(const io::Json& file, const char* base, const char* created) {
+  io::FitInputs inputs;
+  inputs.raws.emplace_back("raw.json", io::parse_calibration(file, "raw.json"));
+  io::FitSettings settings;
+  settings.created = created;
+  settings.base = io::load_profile(base);
+  return io::build_calibrated_profile(inputs, settings);
+}
+
+}  // namespace
+
 TEST_CASE("contention is applied only where it measured a collective across ranks, covered", "[fit][contention]") {
   io::Json raw = {{"schema", "dtperf.calibration/2"}, {"tool", "t"}, {"backend", "nccl"},
                   {"created", "2026-11-21T10:00:00Z"}, {"arguments", io::Json::array()},
@@ -392,14 +406,7 @@ TEST_CASE("contention is applied only where it measured a collective across rank
       "collective": "all_reduce", "group": "world", "ranks": 2, "nodes": 1, "bytes": 268435456, "calls": 20,
       "gemm_time_us_alone": 1000, "gemm_time_us_beside": 990, "collective_time_us_alone": 500,
       "collective_time_us_beside": 900, "covered": true}])");
-  const auto fitted = [](const io::Json& file) {
-    io::FitInputs inputs;
-    inputs.raws.emplace_back("raw.json", io::parse_calibration(file, "raw.json"));
-    io::FitSettings settings;
-    settings.created = "2026-11-21";
-    settings.base = io::load_profile("dgx-h100");
-    return io::build_calibrated_profile(inputs, settings);
-  };
+  const auto fitted = [](const io::Json& file) { return fit_raw(file, "dgx-h100", "2026-11-21"); };
   FitOutcome out = fitted(raw);
   CHECK(out.profile.compute.interference_factor == 1.0);  // 990 / 1000 < 1: noise, no slowdown
   CHECK(out.profile.compute.comm_interference_factor == Approx(1.8));  // 900 / 500
@@ -669,12 +676,7 @@ TEST_CASE("fit takes the iteration spread without its stalls, and says so", "[fi
                                {"placement", io::Json::array()}}},
                     {"budget_s", 60}, {"elapsed_s", 50}, {"truncated", false},
                     {"iteration_spread", io::Json::array({spread})}};
-    io::FitInputs inputs;
-    inputs.raws.emplace_back("raw.json", io::parse_calibration(raw, "raw.json"));
-    io::FitSettings settings;
-    settings.created = "2026-11-30";
-    settings.base = io::load_profile("gbe10-box");
-    return io::build_calibrated_profile(inputs, settings);
+    return fit_raw(raw, "gbe10-box", "2026-11-30");
   };
   // 158.4 us +/- 28.0 us (cv 0.177, one H200's repeat), 143.9 us and 0.024 without stalls.
   io::Json spread = {{"rank", 0}, {"iterations", 50}, {"mean_us", 158.4}, {"stddev_us", 28.0}, {"cv", 28.0 / 158.4}};
