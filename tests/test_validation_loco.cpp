@@ -31,13 +31,14 @@
 //
 // Second, what the datasheet prediction's uncertainty is: its compute scale and its
 // inter-node efficiency are off by factors that the fits find to differ from cluster to
-// cluster. For each held-out cluster, the standard deviation of each one's departure over
-// the others' fits is taken as its uncertainty, with the model's 2 % floor, as
-// datasheet_uncertainty() builds it for every prediction no fit narrows (fit_runs.hpp),
-// through the same delta method as a fitted profile's bands (BandModels); the test counts
-// the measurements inside that P10-P90 band. Target (the product's for bands): 70-90 %
+// cluster. For each held-out cluster, the others' departures of each give a prediction
+// interval for the held-out one's (their mean, and their sd x sqrt(1 + 1/n) in Student's t:
+// ClusterSpread), with the model's 2 % floor, as datasheet_uncertainty() builds it for
+// every prediction no fit narrows (fit_runs.hpp), through the same delta method as a
+// fitted profile's bands (BandModels); the test counts the measurements inside that
+// P10-P90 band. Target (the product's for bands): 70-90 %
 // inside, and none missed by more than 10 % outside it. A third case checks the product's
-// spreads against those over all the clusters.
+// departures against those over all the clusters.
 //
 // Bounds, fixed before the result was known, are the product's requirements for
 // predictions on a cluster not tuned to: median |error| <= 5 %, max <= 10 % over every
