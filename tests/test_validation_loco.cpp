@@ -191,8 +191,8 @@ double mean_of(const std::vector<double>& v) {
 
 // The sample standard deviation.
 double sd_of(const std::vector<double>& v) {
-  double mean = 0.0, sum_sq = 0.0;
-  for (double x : v) mean += x / static_cast<double>(v.size());
+  const double mean = mean_of(v);
+  double sum_sq = 0.0;
   for (double x : v) sum_sq += (x - mean) * (x - mean);
   return std::sqrt(sum_sq / static_cast<double>(v.size() - 1));
 }
