@@ -4,10 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
 #include "dtperf/analysis/fit_runs.hpp"
+#include "dtperf/error.hpp"
 #include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"
@@ -143,6 +145,65 @@ TEST_CASE("beyond 10 runs the held-out errors come from 10 folds, one refit per 
   // Up to 10 runs it stays leave-one-out.
   const RunsFit few = fit_runs(f.setup, std::span<const MeasuredRun>(runs).first(5));
   CHECK(few.held_out_folds == 5);
+}
+
+TEST_CASE("a fit is held to its time: refused before its search, stopped in it or in its refits", "[fit_runs]") {
+  Fixture f;
+  RunsModel truth{f.setup.cluster, 2.0, 2.0};
+  std::vector<MeasuredRun> runs;
+  for (int nodes : {1, 2, 4, 8}) {
+    for (double gbps : {10.0, 25.0, 40.0, 100.0}) {
+      runs.push_back(run(fmt::format("{}x{}", nodes, gbps), Scheme::allreduce(), nodes, gbps));
+    }
+  }
+  for (MeasuredRun& r : runs) r.measured.iteration_s = predict_run(f.setup, truth, r).iteration_s;
+  RunsFitOptions options;
+  options.threads = 1;  // each evaluation's cost charged whole
+  const RunsFit full = fit_runs(f.setup, runs, options);
+  // 16 All-Reduce configurations, each a closed form at 1.4 us: an evaluation costs
+  // 16 x 1.4 = 22.4 us, and the search charged a whole number of them.
+  const double evaluation_s = 16 * limits::kFitClosedFormPredictionS;
+  const double evaluations = full.charged_search_s / evaluation_s;
+  INFO("search " << full.charged_search_s << " s = " << evaluations << " evaluations; refits "
+                 << full.charged_refits_s << " s");
+  CHECK_THAT(evaluations, WithinRel(std::round(evaluations), 1e-9));
+  CHECK(full.charged_refits_s > 0.0);
+  CHECK(full.charged_search_s + full.charged_refits_s < limits::kMaxFitS);
+
+  const auto refusal = [&](double limit_s) {
+    RunsFitOptions limited = options;
+    limited.limit_s = limit_s;
+    try {
+      fit_runs(f.setup, runs, limited);
+    } catch (const InputError& e) {
+      CHECK(e.file() == runs.front().file);
+      return e.reason();
+    }
+    return std::string();
+  };
+  // The first scan: each parameter over 26 points, twice, after the first evaluation at
+  // the priors.
+  const std::size_t scan = 1 + 2 * 26 * full.parameters.size();
+  const double projected_s = evaluation_s * static_cast<double>(scan);
+  REQUIRE(full.charged_search_s > 1.01 * projected_s);
+  const std::string before = refusal(0.99 * projected_s);
+  CHECK_THAT(before, Catch::Matchers::Contains("would take about"));
+  CHECK_THAT(before, Catch::Matchers::Contains(fmt::format("their 16 distinct configurations take 0.0224 ms per "
+                                                           "evaluation at the priors, and the search's first scan "
+                                                           "alone makes {})",
+                                                           scan)));
+  const std::string during = refusal(1.01 * projected_s);
+  CHECK_THAT(during, Catch::Matchers::Contains("evaluations of its 16 distinct configurations its search had not "
+                                               "converged"));
+  const std::string refits = refusal(full.charged_search_s + 0.5 * full.charged_refits_s);
+  CHECK_THAT(refits, Catch::Matchers::Contains("the held-out refits would take the fit past"));
+  CHECK_THAT(refits, Catch::Matchers::Contains(fmt::format("the fit made {:.0f} evaluations", evaluations)));
+  CHECK_THAT(refits, Catch::Matchers::Contains("--no-leave-one-out skips them"));
+  // At the limit it took, the same fit.
+  RunsFitOptions enough = options;
+  enough.limit_s = (full.charged_search_s + full.charged_refits_s) * (1.0 + 1e-9);
+  const RunsFit again = fit_runs(f.setup, runs, enough);
+  for (std::size_t j = 0; j < full.parameters.size(); ++j) CHECK(again.parameters[j].value == full.parameters[j].value);
 }
 
 TEST_CASE("repeated measurements of one configuration are predicted as that configuration", "[fit_runs]") {

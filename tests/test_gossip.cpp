@@ -344,6 +344,35 @@ TEST_CASE("rank classes reproduce the per-rank simulation", "[gossip][classes]")
   CHECK(d.iteration.iteration_s == Approx(dpsgd_each.predict(s).iteration.iteration_s).epsilon(1e-12));
 }
 
+TEST_CASE("a prediction counts its exchange slots per iteration, the work it is priced by", "[gossip][classes]") {
+  // Per rank (32 classes on 8 nodes x 4): each rank is in one pair per step of a ring and
+  // of one-peer-exp, in one group of all 32 on the complete graph, in log2 32 = 5 pairs
+  // per step of the exponential graph, and sends and receives once per step under SGP.
+  const ModelSpec model = *zoo_model("transformer-base");
+  ClusterOverrides o;
+  o.nodes = 8;
+  const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
+  GossipScenario s;
+  s.network = network_params(profile, 1.0, {});
+  s.compute = compute_params(profile, DType::bf16);
+  s.request = compute_request(model, WorkloadOptions{}, profile.ranks());
+  for (const auto& [name, slots] : {std::pair{"ring", 32.0}, {"one-peer-exp", 32.0}, {"complete", 32.0},
+                                    {"exponential", 160.0}}) {
+    INFO(name);
+    GossipPredictor each(model, compile_schedule(make_topology(name, 32, 4), false));
+    const GossipResult& r = each.predict(s);
+    CHECK(r.rank_classes == 32);
+    CHECK(r.exchange_slots_per_iteration == slots);
+    CHECK(r.iterations_simulated > 0);
+  }
+  GossipPredictor sgp(model, compile_sgp_schedule(32, 4, false), GossipAlgorithm::sgp);
+  CHECK(sgp.predict(s).exchange_slots_per_iteration == 64.0);
+  // Merged into classes, the ring counts each class once: as many slots as classes.
+  GossipPredictor merged(model, compile_schedule(make_topology("ring", 32, 4), true));
+  const GossipResult& m = merged.predict(s);
+  CHECK(m.exchange_slots_per_iteration == m.rank_classes);
+}
+
 TEST_CASE("the simulation's shortcuts give what round by round and class by class give, to the last bit",
           "[gossip][classes]") {
   // On 8 nodes x 4 GPUs, every rank its own timeline (variable compute, one slow rank):

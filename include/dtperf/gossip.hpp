@@ -172,6 +172,11 @@ struct GossipResult {
   int period = 0;
   int rank_classes = 0;           // timelines simulated
   int iterations_simulated = 0;
+  // What the timelines compute per simulated iteration, for the price of a prediction
+  // (limits.hpp, kMaxFitS): rank classes, and their places in the period's exchanges per
+  // iteration (a class in two groups of a step: two; a directed push: a send and a
+  // receive per peer).
+  double exchange_slots_per_iteration = 0.0;
   bool steady = true;             // the mean iteration time settled
   // Deterministic runs, in the steady state: each step's iteration time (mean over the
   // ranks) and the nearest-rank p50 and p90 of the ranks' iteration times over a period

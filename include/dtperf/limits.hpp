@@ -91,6 +91,28 @@ inline constexpr double kSimulationRoundS = 0.3e-9;
 inline constexpr double kSimulationCachedRanks = 16'384.0;
 inline constexpr double kSimulationUncachedFactor = 2.0;
 
+// A fit to measured runs (fit_runs.cpp): its evaluations (every distinct configuration
+// predicted at one set of parameters) at most kMaxFitS seconds as the reference core
+// would take them, shared over the threads that make them (the configurations of one
+// evaluation; the held-out refits, one per thread). Its rates, from the fits of 300 runs
+// per scheme (ResNet-50 on p3dn-24xlarge, 2 to 32 nodes, each run its own configuration;
+// `dtperf fit --runs F --profile p3dn-24xlarge --model resnet50 --no-leave-one-out`,
+// user time on the 2-core development VM, 2026-11-30), by least squares on the counted
+// work of each scheme's fit:
+//  - an All-Reduce, sharded or local-SGD prediction (closed forms): 1.4 us;
+//  - a gossip prediction's set-up and results: 5.9 us;
+//  - per rank class, bucket and simulated iteration: 5.2 ns for its compute pass and
+//    6.0 ns for each exchange it takes part in.
+// On the ten fits (All-Reduce, complete, one-peer-exp, exponential, torus, ring,
+// alternating-exp-ring, SGP, D-PSGD, random matching) the estimate is 0.69x (alternating-
+// exp-ring: link sharing between crossing flights, not counted) to 1.25x (D-PSGD) the
+// time taken.
+inline constexpr double kMaxFitS = 10.0;
+inline constexpr double kFitClosedFormPredictionS = 1.4e-6;
+inline constexpr double kFitGossipPredictionS = 5.9e-6;
+inline constexpr double kFitClassBucketS = 5.2e-9;
+inline constexpr double kFitExchangeSlotS = 6.0e-9;
+
 // Physical quantities, wherever they are read. Each range is wide enough for any cluster
 // built or announced, and narrow enough that every product the model forms (bytes / rate,
 // time x batch ratio) stays a finite double.

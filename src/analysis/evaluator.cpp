@@ -404,6 +404,10 @@ SchemeOutcome Evaluator::evaluate_unchecked(const ClusterProfile& cluster, const
   out.step_p50_s = r.step_p50_s;
   out.step_p90_s = r.step_p90_s;
   out.rank_classes = r.rank_classes;
+  if (!variable) {
+    out.iterations_simulated = r.iterations_simulated;
+    out.exchange_slots_per_iteration = r.exchange_slots_per_iteration;
+  }
   out.node_link_in_turns_s = r.node_link_in_turns_s;
   out.node_link_crossing_ranks = r.node_link_crossing_ranks;
   if (with_mixing && scheme.kind == Scheme::Kind::gossip) out.mixing = mixing(topology, schedule_ranks, schedule_per_node);

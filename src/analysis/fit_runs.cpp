@@ -11,8 +11,10 @@
 #include <thread>
 
 #include <Eigen/Dense>
+#include <fmt/format.h>
 
 #include "dtperf/error.hpp"
+#include "dtperf/limits.hpp"
 #include "dtperf/units.hpp"
 
 namespace dtperf {
@@ -166,6 +168,83 @@ void for_each_on_threads(std::size_t count, std::size_t threads, Item&& item, Do
   }
 }
 
+// What one prediction costs as the reference core takes it (limits.hpp, kMaxFitS: the
+// rates and their measurement).
+double prediction_cost_s(const SchemeOutcome& o) {
+  if (o.iterations_simulated == 0) return limits::kFitClosedFormPredictionS;
+  const double per_iteration = o.iteration.buckets * (o.rank_classes * limits::kFitClassBucketS +
+                                                      o.exchange_slots_per_iteration * limits::kFitExchangeSlotS);
+  return limits::kFitGossipPredictionS + o.iterations_simulated * per_iteration;
+}
+
+// The time a fit may take (limits::kMaxFitS), charged as its evaluations are made: each
+// evaluation's cost over the threads that share the work. A fit that would pass it stops
+// with an error on the runs file, saying what took the time. Deterministic for a given
+// number of threads: the costs are counted, not timed.
+class FitBudget {
+ public:
+  FitBudget(std::string file, double limit_s) : file_(std::move(file)), limit_s_(limit_s) {}
+
+  /// The distinct configurations of the fit's runs, for the messages.
+  void set_configurations(std::size_t configurations) { configurations_ = configurations; }
+
+  /// Where the search's first scan alone, `evaluations` at `first_cost_s` each (the
+  /// first, at the priors), would pass the limit: refused before it starts.
+  void refuse_if_projected(double first_cost_s, std::size_t evaluations, std::size_t threads) const {
+    const double projected_s = first_cost_s * static_cast<double>(evaluations) / static_cast<double>(threads);
+    if (projected_s <= limit_s_) return;
+    throw InputError(file_, "",
+                     fmt::format("fitting these runs would take about {:.3g} s or more on {} thread{} (their {} "
+                                 "distinct configuration{} take {:.3g} ms per evaluation at the priors, and the "
+                                 "search's first scan alone makes {}), beyond the {:.3g} s a fit may take: {}",
+                                 projected_s, threads, threads == 1 ? "" : "s", configurations_,
+                                 configurations_ == 1 ? "" : "s", first_cost_s * 1e3, evaluations, limit_s_,
+                                 shorter()));
+  }
+
+  /// One evaluation of `cost_s`, made on `threads` threads; `refit`: by a held-out refit.
+  void charge(double cost_s, std::size_t threads, bool refit) {
+    const std::lock_guard lock(mutex_);
+    (refit ? refits_s_ : search_s_) += cost_s / static_cast<double>(threads);
+    ++(refit ? refit_evaluations_ : evaluations_);
+    if (search_s_ + refits_s_ <= limit_s_) return;
+    if (refit) {
+      throw InputError(file_, "",
+                       fmt::format("the held-out refits would take the fit past the {:.3g} s it may take (the fit "
+                                   "made {} evaluations of its {} distinct configuration{}, the refits {} more "
+                                   "before they were stopped): --no-leave-one-out skips them",
+                                   limit_s_, evaluations_, configurations_, configurations_ == 1 ? "" : "s",
+                                   refit_evaluations_));
+    }
+    throw InputError(file_, "",
+                     fmt::format("the fit would take more than the {:.3g} s it may take: after {} evaluations of "
+                                 "its {} distinct configuration{} its search had not converged: {}",
+                                 limit_s_, evaluations_, configurations_, configurations_ == 1 ? "" : "s", shorter()));
+  }
+
+  double search_s() const { return search_s_; }
+  double refits_s() const { return refits_s_; }
+
+ private:
+  // What shortens a fit: fewer configurations to predict, and fewer ranks where a
+  // topology simulates each (random matchings) or settles slowly (rings).
+  std::string shorter() const {
+    return fmt::format("fit {}runs on fewer ranks of topologies that simulate every rank (random matchings) or "
+                       "settle slowly (rings)",
+                       configurations_ > 1 ? "fewer distinct configurations (repeated runs of one count once), or "
+                                           : "");
+  }
+
+  std::string file_;
+  double limit_s_ = 0.0;
+  std::size_t configurations_ = 0;
+  std::mutex mutex_;
+  double search_s_ = 0.0;
+  double refits_s_ = 0.0;
+  long evaluations_ = 0;
+  long refit_evaluations_ = 0;
+};
+
 // The fit's objective over a set of runs. Runs of one configuration (repeated
 // measurements) predict alike, so each distinct configuration is predicted once per
 // evaluation: the cost follows the configurations, not the runs.
@@ -173,9 +252,17 @@ class Problem {
  public:
   /// `threads`: how many predict the configurations of one evaluation (each
   /// configuration has its own evaluator, and its prediction its own slot: the same values
-  /// for any number).
-  Problem(const Setup& base, std::span<const MeasuredRun> runs, std::vector<Spec> specs, std::size_t threads = 1)
-      : base_(base), runs_(runs), specs_(std::move(specs)), threads_(std::max<std::size_t>(threads, 1)) {
+  /// for any number). With a `budget`, each evaluation is charged to it, its cost shared by
+  /// `sharing` threads (these, or the held-out refits running beside each other).
+  Problem(const Setup& base, std::span<const MeasuredRun> runs, std::vector<Spec> specs, std::size_t threads = 1,
+          FitBudget* budget = nullptr, std::size_t sharing = 1, bool refit = false)
+      : base_(base),
+        runs_(runs),
+        specs_(std::move(specs)),
+        threads_(std::max<std::size_t>(threads, 1)),
+        budget_(budget),
+        sharing_(std::max<std::size_t>(sharing, 1)),
+        refit_(refit) {
     config_of_.reserve(runs_.size());
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const RunConfig& config = runs_[i].config;
@@ -196,7 +283,15 @@ class Problem {
       at_parameters_.push_back({apply_overrides(base_.cluster, config.cluster), 1.0, 1.0});
     }
     predicted_.resize(first_run_.size());
+    cost_s_.resize(first_run_.size());
+    // An evaluation's configurations share no more threads than there are of them.
+    if (!refit_) sharing_ = std::min(sharing_, first_run_.size());
+    if (budget_ != nullptr && !refit_) budget_->set_configurations(first_run_.size());
   }
+
+  std::size_t configurations() const { return first_run_.size(); }
+  /// What the last evaluation of every configuration cost (prediction_cost_s).
+  double last_evaluation_cost_s() const { return std::accumulate(cost_s_.begin(), cost_s_.end(), 0.0); }
 
   const std::vector<Spec>& specs() const { return specs_; }
 
@@ -258,6 +353,12 @@ class Problem {
   /// gradient, nor in a far valley when a near one explains the runs as well.
   Eigen::VectorXd scan(Eigen::VectorXd u, const std::vector<int>& free) {
     double best = residuals(u, free).squaredNorm();
+    // The fit's first scan, priced from its first evaluation: refused before it runs
+    // where it alone would pass the time a fit may take.
+    if (budget_ != nullptr && !scanned_) {
+      budget_->refuse_if_projected(last_evaluation_cost_s(), 1 + 2 * 26 * free.size(), sharing_);
+    }
+    scanned_ = true;
     for (int sweep = 0; sweep < 2; ++sweep) {
       for (const int j : free) {
         const Spec& s = specs_[static_cast<std::size_t>(j)];
@@ -341,10 +442,11 @@ class Problem {
     const std::size_t configs = first_run_.size();
     if (threads_ <= 1 || configs <= 1) {
       for (std::size_t c = 0; c < configs; ++c) predicted_[c] = predict_config_at(c, u);
-      return;
+    } else {
+      for_each_on_threads(
+          configs, threads_, [&](std::size_t c) { predicted_[c] = predict_config_at(c, u); }, [](std::size_t) {});
     }
-    for_each_on_threads(
-        configs, threads_, [&](std::size_t c) { predicted_[c] = predict_config_at(c, u); }, [](std::size_t) {});
+    if (budget_ != nullptr) budget_->charge(last_evaluation_cost_s(), sharing_, refit_);
   }
 
   // predict_config at apply_parameters(base_, specs_, u), without copying a profile per
@@ -378,6 +480,7 @@ class Problem {
       throw;
     }
     if (!o.available) throw InputError(run.file, run.pointer, o.unavailable_reason);
+    cost_s_[c] = prediction_cost_s(o);
     return o.iteration;
   }
 
@@ -389,7 +492,12 @@ class Problem {
   std::vector<Evaluator> evaluators_;   // per configuration
   std::vector<RunsModel> at_parameters_;  // per configuration, for predict_config_at
   std::vector<IterationResult> predicted_;  // per configuration, within residuals()
+  std::vector<double> cost_s_;              // per configuration: its last prediction's cost
   std::size_t threads_ = 1;
+  FitBudget* budget_ = nullptr;
+  std::size_t sharing_ = 1;
+  bool refit_ = false;
+  bool scanned_ = false;
 };
 
 bool is_distributed(const Setup& base, const MeasuredRun& run) {
@@ -607,8 +715,10 @@ bool same_parameters(const std::vector<Spec>& a, const std::vector<Spec>& b) {
 // runs out moves, which is what a held-out error asks, and a handful of steps instead of
 // the whole multi-start search.
 FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options,
-                 const FitCore* near = nullptr) {
-  Problem problem(base, runs, applicable_specs(base, runs, options), cores_for(options));
+                 FitBudget& budget, const FitCore* near = nullptr, std::size_t refits_beside = 0) {
+  const std::size_t threads = cores_for(options);
+  Problem problem(base, runs, applicable_specs(base, runs, options), threads, &budget,
+                  near != nullptr ? refits_beside : threads, near != nullptr);
   std::vector<int> all(problem.specs().size());
   std::iota(all.begin(), all.end(), 0);
   const Eigen::VectorXd u = near != nullptr && same_parameters(near->specs, problem.specs())
@@ -626,7 +736,8 @@ IterationResult predict_run(const Setup& base, const RunsModel& model, const Mea
 
 RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const RunsFitOptions& options) {
   if (runs.empty()) throw std::invalid_argument("no measured runs to fit");
-  FitCore core = fit_core(base, runs, options);
+  FitBudget budget(runs.front().file, options.limit_s);
+  FitCore core = fit_core(base, runs, options, budget);
   RunsFit out;
   out.parameters = core.parameters;
   out.fitted = core.model;
@@ -698,7 +809,7 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
       inner.leave_one_out = false;
       inner.on_refit = {};
       inner.threads = 1;  // the folds share the cores
-      without[fold] = fit_core(base, others, inner, &core).model;
+      without[fold] = fit_core(base, others, inner, budget, &core, std::min(folds, cores_for(options))).model;
     };
     const auto reported = [&](std::size_t) {
       ++refitted;
@@ -716,6 +827,8 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
     out.loo_median_abs_error = median(loo);
     out.loo_max_abs_error = *std::max_element(loo.begin(), loo.end());
   }
+  out.charged_search_s = budget.search_s();
+  out.charged_refits_s = budget.refits_s();
   return out;
 }
 

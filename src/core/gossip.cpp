@@ -78,6 +78,8 @@ void GossipPredictor::State::fill_result(const GossipScenario& s, int measured) 
   result.steps = traffic;
   result.period = sc.period;
   result.rank_classes = sc.classes;
+  result.exchange_slots_per_iteration = sc.directed ? 2.0 * sc.classes * sc.peers
+                                                   : static_cast<double>(sc.group_classes.size()) / sc.period;
   // A node's link shared by more crossing ranks than it has rails, each in its own group
   // (one member per node: independent exchanges that could take turns; a group with several
   // ranks on a node shares the link inside one collective): each gets less than its rank

@@ -103,6 +103,11 @@ struct SchemeOutcome {
   std::optional<LocalSgdRound> local_sgd;  // local SGD and DiLoCo: the round
   LocalSgdOptions local_sgd_options;       // and the options it ran with
   int rank_classes = 0;
+  // Gossip without variable compute: the iterations its timelines ran to a steady state
+  // (warm-up and measured windows) and their places in exchanges per iteration
+  // (GossipResult); 0 for schemes that simulate none. What the prediction cost.
+  int iterations_simulated = 0;
+  double exchange_slots_per_iteration = 0.0;
   // Gossip on a node link shared by more crossing ranks than it has rails: the iteration
   // its ranks approach when they take turns on it (GossipResult); 0 otherwise.
   double node_link_in_turns_s = 0.0;

@@ -63,8 +63,9 @@
 #include <vector>
 
 #include "dtperf/analysis/evaluator.hpp"
-#include "dtperf/fit_note.hpp"
 #include "dtperf/analysis/runs.hpp"
+#include "dtperf/fit_note.hpp"
+#include "dtperf/limits.hpp"
 #include "dtperf/names.hpp"
 
 namespace dtperf {
@@ -171,12 +172,22 @@ struct RunsFit {
   double prior_median_abs_error = 0.0;
   double prior_max_abs_error = 0.0;
   std::vector<FitNote> notes;       // what the fit decided and why, for the user
+  // The fit's evaluations as its time limit counts them (RunsFitOptions::limit_s): the
+  // search's and the held-out refits', each evaluation's estimated cost on the reference
+  // core over the threads that shared it (limits.hpp, kMaxFitS).
+  double charged_search_s = 0.0;
+  double charged_refits_s = 0.0;
 };
 
 inline constexpr int kMaxHeldOutFits = 10;
 
 struct RunsFitOptions {
   bool leave_one_out = true;  // the held-out refits (RunsFit::held_out_folds)
+  /// The time the fit may take, as its evaluations are priced (limits.hpp, kMaxFitS). A
+  /// fit whose first scan alone would pass it is refused before it starts; one that passes
+  /// it later stops there. Either way an InputError on the runs file says what took the
+  /// time and what would shorten it.
+  double limit_s = limits::kMaxFitS;
   /// Called with (refits done, refits in all) before the held-out refits and after each
   /// (from the thread that finished it, one call at a time).
   std::function<void(int, int)> on_refit;
