@@ -19,13 +19,15 @@ dtperf predicts it blind from:
     exchanges themselves wait for come from the compute-beside-exchanges phases of the
     cell's runs (host_cpu_ns_per_byte and host_exchange_share below);
   * the model: dtperf_collect's layer file of the same model (one process);
-  * compute: the compute-only phases (every rank computing at once, no communication),
-    given as --single-gpu-iteration-ms (the median over the cell's runs), and how much it
+  * compute: the compute-only phases (every rank computing at once, no communication;
+    one before training and one after, so that they bracket the machine's speed while it
+    trained), given as --single-gpu-iteration-ms (the median over the cell's runs), and how much it
     varies from iteration to iteration beside the exchanges, as --iteration-times (the
     compute-beside-exchanges phase of the cell's run of median variation, compute_factors
     below; 4 ranks time-sharing 2 cores with gloo's threads are stragglers in turn).
 
-All these phases run before training (train.py), so the prediction stays blind.
+All these phases run apart from training (train.py: before it, and compute alone once more
+after it), and none reads a training time, so the prediction stays blind.
 
 The profile also carries gloo's all-reduce as measured on the cell's nodes before training
 (calibration.collectives: 64 KiB to 4 MiB, five launched at once, as DDP launches its

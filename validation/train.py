@@ -11,15 +11,17 @@ are what dtperf models (include/dtperf/gossip.hpp):
        the bucket's flattened parameters on a gloo group.
 
 The groups of every step come from `dtperf topologies --schedule --json`, so the harness
-runs exactly the schedule dtperf simulates. Four phases: first `--warmup` + `--compute-iters`
-iterations with no communication at all (every rank computing at once, as in training: the
-compute time dtperf is given; untimed iterations before and after keep every rank computing
-until all have finished theirs), then as many with the run's exchanges alone (the CPU time
+runs exactly the schedule dtperf simulates. Five phases: first `--warmup` + `--compute-iters`
+iterations with no communication at all (every rank computing at once, as in training;
+untimed iterations before and after keep every rank computing until all have finished
+theirs), then as many with the run's exchanges alone (the CPU time
 gloo takes per byte sent, for the reader), then compute beside the run's exchanges (what the
 transport takes from compute per byte sent, and how much compute varies beside it: the
 figures dtperf is given), then `--train-warmup` (default `--warmup`) + `--iters` training
 iterations (or whole multiples of `--iters`, to last `--min-timed-s`: timed_iterations
-below). Rank 0 writes every rank's figures (compute median and samples, iteration mean and
+below), and last the compute-only phase again, on a fresh copy of the model: the compute
+time dtperf is given is each rank's median over both, which bracket the training window.
+Rank 0 writes every rank's figures (compute median and samples, iteration mean and
 the means of the timed window's two halves, CPU times, loss per byte and the scatter of
 compute beside the exchanges) to `--out` as JSON; `--trace` keeps every rank's iteration
 starts and exchange launches and waits (DDP: each iteration's forward, backward and
@@ -234,6 +236,36 @@ def compute_until_every_rank_is_here(step: Callable[[], None]) -> None:
     arrived.wait()
 
 
+def compute_only(step: Callable[[], None], args: argparse.Namespace) -> tuple[list[float], float, float]:
+    """A compute-only phase, every rank at once: `--warmup` untimed iterations, then
+    `--compute-iters` timed ones between untimed iterations that keep every rank computing
+    until all are here. Returns each timed iteration's seconds, and this process's and the
+    whole machine's CPU seconds per timed iteration."""
+    dist.barrier()
+    for _ in range(args.warmup):
+        step()
+    compute_until_every_rank_is_here(step)
+    times: list[float] = []
+    cpu0, busy0 = time.process_time(), machine_busy_s()
+    for _ in range(args.compute_iters):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    cpu_s = (time.process_time() - cpu0) / args.compute_iters
+    machine_s = (machine_busy_s() - busy0) / args.compute_iters
+    compute_until_every_rank_is_here(step)
+    dist.barrier()
+    return times, cpu_s, machine_s
+
+
+def gather_samples(samples: Sequence[float], world: int) -> list[list[float]]:
+    """Every rank's samples (each rank as many), gathered to every rank in rank order."""
+    mine = torch.tensor(samples, dtype=torch.float64)
+    every = [torch.zeros_like(mine) for _ in range(world)]
+    dist.all_gather(every, mine)
+    return [t.tolist() for t in every]
+
+
 def machine_busy_s() -> float:
     """CPU seconds the whole machine has been busy (all cores; /proc/stat), which counts
     what the ranks' processes do and what the kernel and the link emulator do for them."""
@@ -416,27 +448,13 @@ def main() -> None:
 
     # Phase 1: compute only, every rank at once.
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-    compute: list[float] = []  # seconds per timed iteration
-
     def compute_step() -> None:
         x, y = batch_fn(args.batch)
         opt.zero_grad(set_to_none=True)
         loss_fn(model(x), y).backward()
         opt.step()
 
-    dist.barrier()
-    for _ in range(args.warmup):
-        compute_step()
-    compute_until_every_rank_is_here(compute_step)
-    cpu0, busy0 = time.process_time(), machine_busy_s()
-    for _ in range(args.compute_iters):
-        t0 = time.perf_counter()
-        compute_step()
-        compute.append(time.perf_counter() - t0)
-    compute_cpu_s = (time.process_time() - cpu0) / args.compute_iters
-    compute_machine_s = (machine_busy_s() - busy0) / args.compute_iters
-    compute_until_every_rank_is_here(compute_step)
-    dist.barrier()
+    compute, compute_cpu_s, compute_machine_s = compute_only(compute_step, args)
 
     # Phase 2: communication only, the run's own collectives without compute: what the
     # gloo transport costs the host's CPU per byte sent (its threads, copies, sums and
@@ -508,6 +526,21 @@ def main() -> None:
                        "events": [dict(zip(("event", "step", "bucket", "t0_s", "t1_s"), e))
                                   for e in ((gossip.events or []) if gossip else ddp_events)]}, f)
     dist.barrier()
+    # Phase 4: compute only again, on a fresh copy of the model (the trained one carries
+    # the run's hooks, which would exchange). With phase 1 it brackets the training window:
+    # the compute dtperf is given is the machine's speed on either side of it, not that of
+    # the half second before it alone (on the 2-core VM one rank has read 49 ms and the
+    # other 75 ms in the same phase, and a cell's phases 62 ms beside training at 59 ms).
+    fresh, _ = models.build(args.model)
+    fresh_opt = torch.optim.SGD(fresh.parameters(), lr=lr, momentum=momentum)
+
+    def fresh_step() -> None:
+        x, y = batch_fn(args.batch)
+        fresh_opt.zero_grad(set_to_none=True)
+        loss_fn(fresh(x), y).backward()
+        fresh_opt.step()
+
+    compute_after, _, _ = compute_only(fresh_step, args)
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
@@ -520,10 +553,8 @@ def main() -> None:
     gathered = [torch.zeros(len(mine), dtype=torch.float64) for _ in range(args.world)]
     dist.all_gather(gathered, torch.tensor(list(mine.values()), dtype=torch.float64))
     everyone = [dict(zip(mine, t.tolist())) for t in gathered]
-    samples = torch.tensor(compute, dtype=torch.float64)
-    every_sample = [torch.zeros_like(samples) for _ in range(args.world)]
-    dist.all_gather(every_sample, samples)
-    samples_per_rank = [t.tolist() for t in every_sample]
+    samples_per_rank = gather_samples(compute, args.world)
+    after_per_rank = gather_samples(compute_after, args.world)
     every_beside = [None] * args.world
     dist.all_gather_object(every_beside, beside_factors)
     every_exchange_round = [None] * args.world
@@ -536,11 +567,13 @@ def main() -> None:
             "compute_ms": summary_ms(samples_per_rank[0]),
             "iteration_ms": summary_ms(times),
             "timed_iterations": iters,
-            "compute_ms_per_rank": [statistics.median(k) * 1e3 for k in samples_per_rank],
-            # Every timed compute-only iteration of every rank: how much it varies alone; and
-            # every iteration wholly beside the exchanges over its round's mean: how much it
-            # varies as training loads the machine.
+            # Each rank's median over both compute-only phases, before and after training.
+            "compute_ms_per_rank": [statistics.median(k + a) * 1e3 for k, a in zip(samples_per_rank, after_per_rank)],
+            # Every timed compute-only iteration of every rank, before training and after:
+            # how much it varies alone; and every iteration wholly beside the exchanges over
+            # its round's mean: how much it varies as training loads the machine.
             "compute_samples_ms_per_rank": [[x * 1e3 for x in k] for k in samples_per_rank],
+            "compute_after_samples_ms_per_rank": [[x * 1e3 for x in k] for k in after_per_rank],
             "beside_factors_per_rank": every_beside,
             # The exchanges of that phase against the same alone: [bytes sent, alone s,
             # beside compute s] per round in which the rank sent.
