@@ -725,6 +725,7 @@ def main() -> int:
             cell["halves_ms"] = result["iteration_halves_ms"]
             cell["timed_iterations"] = result["timed_iterations"]
             cell["compute_samples_ms_per_rank"] = result["compute_samples_ms_per_rank"]
+            cell["compute_after_samples_ms_per_rank"] = result.get("compute_after_samples_ms_per_rank")
             cell["beside_factors_per_rank"] = result["beside_factors_per_rank"]
             cell["other_compute"] = {"from": "cell" if args.compute_from == "run" else "run", "compute_ms": other_ms,
                                      "predicted_ms": other["iteration_ms"],
