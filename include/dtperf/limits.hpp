@@ -105,8 +105,8 @@ inline constexpr double kSimulationUncachedFactor = 2.0;
 //    6.0 ns for each exchange it takes part in.
 // On the ten fits (All-Reduce, complete, one-peer-exp, exponential, torus, ring,
 // alternating-exp-ring, SGP, D-PSGD, random matching) the estimate is 0.69x (alternating-
-// exp-ring: link sharing between crossing flights, not counted) to 1.25x (D-PSGD) the
-// time taken.
+// exp-ring; ring 0.73x) to 1.25x (D-PSGD) the time taken. A separate rate for the slots
+// of groups that cross nodes came out negative: what the rings take more is not that.
 inline constexpr double kMaxFitS = 10.0;
 inline constexpr double kFitClosedFormPredictionS = 1.4e-6;
 inline constexpr double kFitGossipPredictionS = 5.9e-6;

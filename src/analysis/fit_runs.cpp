@@ -206,15 +206,16 @@ class FitBudget {
   void charge(double cost_s, std::size_t threads, bool refit) {
     const std::lock_guard lock(mutex_);
     (refit ? refits_s_ : search_s_) += cost_s / static_cast<double>(threads);
-    ++(refit ? refit_evaluations_ : evaluations_);
+    if (!refit) ++evaluations_;
     if (search_s_ + refits_s_ <= limit_s_) return;
     if (refit) {
+      // The refits run beside each other: how far each got when one passed the limit
+      // depends on the threads' timing, so the message counts the search's alone.
       throw InputError(file_, "",
                        fmt::format("the held-out refits would take the fit past the {:.3g} s it may take (the fit "
-                                   "made {} evaluations of its {} distinct configuration{}, the refits {} more "
-                                   "before they were stopped): --no-leave-one-out skips them",
-                                   limit_s_, evaluations_, configurations_, configurations_ == 1 ? "" : "s",
-                                   refit_evaluations_));
+                                   "itself made {} evaluations of its {} distinct configuration{}): "
+                                   "--no-leave-one-out skips them",
+                                   limit_s_, evaluations_, configurations_, configurations_ == 1 ? "" : "s"));
     }
     throw InputError(file_, "",
                      fmt::format("the fit would take more than the {:.3g} s it may take: after {} evaluations of "
@@ -241,8 +242,7 @@ class FitBudget {
   std::mutex mutex_;
   double search_s_ = 0.0;
   double refits_s_ = 0.0;
-  long evaluations_ = 0;
-  long refit_evaluations_ = 0;
+  long evaluations_ = 0;  // the search's
 };
 
 // The fit's objective over a set of runs. Runs of one configuration (repeated
@@ -289,7 +289,6 @@ class Problem {
     if (budget_ != nullptr && !refit_) budget_->set_configurations(first_run_.size());
   }
 
-  std::size_t configurations() const { return first_run_.size(); }
   /// What the last evaluation of every configuration cost (prediction_cost_s).
   double last_evaluation_cost_s() const { return std::accumulate(cost_s_.begin(), cost_s_.end(), 0.0); }
 
