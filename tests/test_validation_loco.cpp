@@ -33,12 +33,14 @@
 // inter-node efficiency are off by factors that the fits find to differ from cluster to
 // cluster. For each held-out cluster, the others' departures of each give a prediction
 // interval for the held-out one's (their mean, and their sd x sqrt(1 + 1/n) in Student's t:
-// ClusterSpread), with the model's 2 % floor, as datasheet_uncertainty() builds it for
-// every prediction no fit narrows (fit_runs.hpp), through the same delta method as a
-// fitted profile's bands (BandModels); the test counts the measurements inside that
-// P10-P90 band. Target (the product's for bands): 70-90 %
-// inside, and none missed by more than 10 % outside it. A third case checks the product's
-// departures against those over all the clusters.
+// ClusterSpread; where fewer than two others identify it, the fit's prior width), with the
+// model's 2 % floor, as datasheet_uncertainty() builds it for every prediction no fit
+// narrows (fit_runs.hpp; without the compute term where the held-out cluster's compute is
+// measured), through the same delta method as a fitted profile's bands (BandModels); the
+// test counts the measurements inside that P10-P90 band. Target (the product's for
+// bands): 70-90 % inside (its own case, which holds), and none missed by more than 10 %
+// outside it. Another case checks the product's departures against those over all the
+// clusters.
 //
 // Bounds, fixed before the result was known, are the product's requirements for
 // predictions on a cluster not tuned to: median |error| <= 5 %, max <= 10 % over every
@@ -199,9 +201,15 @@ double sd_of(const std::vector<double>& v) {
 
 // The departures' mean and spread, as the datasheet band takes them (none from fewer than
 // two: one value gives no spread, and the band is not moved on its word alone).
-ClusterSpread spread_of(const std::vector<double>& d) {
-  if (d.size() < 2) return {0.0, 0.0, static_cast<int>(d.size())};
-  return {mean_of(d), sd_of(d), static_cast<int>(d.size())};
+// Fewer than two: no spread to estimate, the fit's prior width stands (ClusterSpread).
+ClusterSpread spread_of(const std::vector<double>& d, double prior_sd_ln) {
+  if (d.size() < 2) return {0.0, 0.0, static_cast<int>(d.size()), prior_sd_ln};
+  return {mean_of(d), sd_of(d), static_cast<int>(d.size()), prior_sd_ln};
+}
+
+// The prior width of a banded parameter (fit_runs.hpp).
+double prior_sd_ln(RunParameter p) {
+  return p == RunParameter::compute_scale ? kFlopsComputePriorSdLn : kInterEfficiencyPriorSdLn;
 }
 
 // The parameters whose spread across clusters the datasheet band carries (fit_runs.hpp,
@@ -246,7 +254,7 @@ const Table& table() {
     for (const RunParameter p : kBanded) {
       const std::vector<double> d = departures_of(p, all, fits, all.size(), flops);
       if (d.size() < 2) continue;
-      const ClusterSpread c = out.spread[p] = spread_of(d);
+      const ClusterSpread c = out.spread[p] = spread_of(d, prior_sd_ln(p));
       out.text += fmt::format(
           "  {} over {} clusters: mean of its ln {:.2f} (x{:.2f}), sd {:.2f}; the next cluster's {:.2f} (a factor of "
           "{:.2f})\n",
@@ -282,11 +290,11 @@ const Table& table() {
       // The datasheet prediction's band: each banded parameter where the other clusters'
       // fits put the next cluster's (compute: FLOPs compute only; ClusterSpread), independently,
       // and the model's 2 % floor, as datasheet_uncertainty() builds it.
-      ClusterProfile::RunsFit uncertain = datasheet_uncertainty();
+      ClusterProfile::RunsFit uncertain = datasheet_uncertainty(held.flops_compute);
       std::string spreads;
       for (std::size_t j = 0; j < uncertain.parameters.size(); ++j) {
         const RunParameter p = *parse_name<RunParameter>(uncertain.parameters[j].name);
-        const ClusterSpread c = spread_of(departures_of(p, all, fits, h, held));
+        const ClusterSpread c = spread_of(departures_of(p, all, fits, h, held), prior_sd_ln(p));
         uncertain.parameters[j].mean_u = c.mean_ln;
         uncertain.covariance[j * uncertain.parameters.size() + j] = c.predictive_sd() * c.predictive_sd();
         spreads += fmt::format("{}{} {:+.2f} +/- {:.2f} ({})", spreads.empty() ? "" : ", ", name_of(p), c.mean_ln,
@@ -362,15 +370,23 @@ TEST_CASE("every measured training run is in the repository and read", "[validat
   CHECK(runs == 68);
 }
 
-TEST_CASE("leave one cluster out: constants chosen on the others within 5 % median, 10 % max; bands cover 70-90 %",
+TEST_CASE("leave one cluster out: constants chosen on the others within 5 % median, 10 % max",
           "[.][validation][loco][!mayfail]") {
   const Table& t = table();
   // Printed whole (a WARN would fold its lines at 80 columns).
   std::cout << "leave one cluster out, over every measured training run:\n" << t.text << std::flush;
   CHECK(median(t.held_out) <= 0.05);
   CHECK(max_of(t.held_out) <= 0.10);
+  // No run outside its band by more than 10 %: the misses the band should have known of.
+  CHECK(t.far_outside == 0);
+}
+
+// An 80 % band: its P10-P90 holds the measured time in 70-90 % of the runs when each
+// cluster's band is built from the others alone.
+TEST_CASE("leave one cluster out: the datasheet band holds 70-90 % of the runs", "[.][validation][loco]") {
+  const Table& t = table();
   const double inside = t.inside / static_cast<double>(t.held_out.size());
+  INFO(t.inside << " of " << t.held_out.size() << " runs inside their band");
   CHECK(inside >= 0.70);
   CHECK(inside <= 0.90);
-  CHECK(t.far_outside == 0);
 }

@@ -539,7 +539,7 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
   // Compute: FLOPs rooflines are 2-9x off, so their prior is wide (a factor of 10); a
   // measured compute source (per-layer log, single-GPU iteration) is known to ~10 %, and
   // what distributed runs add to it belongs to contention and overhead.
-  const double compute_width = measured_compute ? std::log(1.1) : ln10;
+  const double compute_width = measured_compute ? std::log(1.1) : kFlopsComputePriorSdLn;
   if (breakdown) {
     add({RunParameter::forward_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
     add({RunParameter::backward_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
@@ -552,7 +552,7 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
   const bool host = p.inter.host_gbps > 0.0;
   if (multi_node && free_efficiency) {
     add({RunParameter::inter_efficiency, true, std::log(p.inter.transport_efficiency),
-         std::log(host ? 1.25 : 3.0), std::log(1e-3), 0.0, 1.0});
+         host ? std::log(1.25) : kInterEfficiencyPriorSdLn, std::log(1e-3), 0.0, 1.0});
   }
   if (multi_node && host) {
     add({RunParameter::inter_host, true, std::log(p.inter.host_gbps), std::log(3.0), std::log(0.01), std::log(1e5),
@@ -948,7 +948,7 @@ double student_t90(int dof) {
 }
 
 double ClusterSpread::predictive_sd() const {
-  if (clusters < 2) return 0.0;
+  if (clusters < 2) return prior_sd_ln;
   return sd_ln * std::sqrt(1.0 + 1.0 / clusters) * student_t90(clusters - 1) / kP90Sigmas;
 }
 

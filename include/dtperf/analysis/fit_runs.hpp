@@ -265,14 +265,24 @@ std::vector<double> band_times(Evaluator& evaluator, const BandModels& models, c
 /// t of Student's law with n - 1 degrees of freedom. The band's P10-P90 takes it as a
 /// normal term of standard deviation predictive_sd(), whose +/-1.2816 sigmas are t's 10th
 /// and 90th percentiles: exact where this term dominates the band, and an approximation
-/// where several add (their t laws' sum is not a t law).
+/// where several add (their t laws' sum is not a t law). With fewer than two clusters the
+/// spread cannot be estimated (one value gives none; Student's law with no degree of
+/// freedom has no percentiles): the next cluster's departure is then known no better than
+/// the fit's prior for the parameter says, and predictive_sd() is that prior's width
+/// (never 0, which would read as a datasheet known exactly).
 struct ClusterSpread {
   double mean_ln = 0.0;
   double sd_ln = 0.0;
   int clusters = 0;
-  /// 0 with fewer than two clusters: one value gives no spread.
+  double prior_sd_ln = 0.0;  // the fit's prior width for the parameter (fit_runs.cpp)
   double predictive_sd() const;
 };
+/// The fit's prior widths (standard deviations of ln) of the two banded parameters, which
+/// its search uses too: compute from FLOPs within a factor of 10 (rooflines are 2-9x off),
+/// a transport's efficiency within a factor of 3 (real stacks achieve 0.09-0.9 of line
+/// rate, [NET]). ln 10 and ln 3.
+inline constexpr double kFlopsComputePriorSdLn = 2.302585;
+inline constexpr double kInterEfficiencyPriorSdLn = 1.098612;
 /// Student's t law's 90th percentile for `dof` degrees of freedom (1 and more; the
 /// normal's 1.2816 in the limit). Tabulated to 4 digits for 1-30 (any statistics table,
 /// e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2), the normal's beyond.
@@ -302,8 +312,8 @@ double student_t90(int dof);
 /// interval (t90(1) again) would span x0.2 to x2.6 of the rate. Where compute is measured
 /// (`flops_compute` false: a per-layer log, a single-GPU iteration), only the link term
 /// applies.
-inline constexpr ClusterSpread kDatasheetCompute{0.24, 0.38, 6};
-inline constexpr ClusterSpread kDatasheetInterEfficiency{0.01, 0.06, 2};
+inline constexpr ClusterSpread kDatasheetCompute{0.24, 0.38, 6, kFlopsComputePriorSdLn};
+inline constexpr ClusterSpread kDatasheetInterEfficiency{0.01, 0.06, 2, kInterEfficiencyPriorSdLn};
 ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute = true);
 
 /// Where a prediction's P10-P90 band comes from: a profile fitted to runs of this model
