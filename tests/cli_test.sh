@@ -637,7 +637,7 @@ sed 's/"iteration_ms": 51.5}]}/"iteration_ms": 51.5},\n  {"label": "ar-16-again"
 python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["fit"]["notes"]; bad=[x for x in n if x["kind"]=="run_not_explained"]; assert {x["run"] for x in bad} >= {"ar-16-again"}, n; assert all("not explained within 10 %" in x["text"] for x in bad)' \
   "$work/twice-fit.json" || fail "fit --runs --json does not name the runs it cannot explain"
 # A fit is held to 10 s of its priced predictions: 300 random matchings on 32 nodes of 8,
-# every rank simulated, would take minutes. Its first scan alone is priced at about 34 s
+# every rank simulated, would take minutes. Its first scan alone is priced at about 36 s
 # of one core: refused before the search on up to 3 cores, on more once the search has
 # spent the 10 s; either way with no profile left behind.
 python3 -c 'import json

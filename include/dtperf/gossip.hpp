@@ -173,7 +173,7 @@ struct GossipResult {
   int rank_classes = 0;           // timelines simulated
   int iterations_simulated = 0;
   // What the timelines compute per simulated iteration, for the price of a prediction
-  // (limits.hpp, kMaxFitS): rank classes, and their places in the period's exchanges per
+  // (limits.hpp, kMaxFitS): the rank classes' places in the period's exchanges, per
   // iteration (a class in two groups of a step: two; a directed push: a send and a
   // receive per peer).
   double exchange_slots_per_iteration = 0.0;

@@ -172,8 +172,8 @@ void for_each_on_threads(std::size_t count, std::size_t threads, Item&& item, Do
 // rates and their measurement).
 double prediction_cost_s(const SchemeOutcome& o) {
   if (o.iterations_simulated == 0) return limits::kFitClosedFormPredictionS;
-  const double per_iteration = o.iteration.buckets * (o.rank_classes * limits::kFitClassBucketS +
-                                                      o.exchange_slots_per_iteration * limits::kFitExchangeSlotS);
+  const double per_iteration =
+      limits::kFitIterationS + o.iteration.buckets * o.exchange_slots_per_iteration * limits::kFitExchangeSlotS;
   return limits::kFitGossipPredictionS + o.iterations_simulated * per_iteration;
 }
 
