@@ -335,8 +335,8 @@ TEST_CASE("a datasheet spread's prediction interval for the next cluster", "[fit
   CHECK_THAT((ClusterSpread{0.24, 0.38, 6}.predictive_sd()), Catch::Matchers::WithinRel(0.4727, 1e-3));
   // Two clusters, sd 0.06: 0.06 x sqrt(3/2) x 3.0777 / 1.2816 = 0.1765.
   CHECK_THAT((ClusterSpread{0.01, 0.06, 2}.predictive_sd()), Catch::Matchers::WithinRel(0.1765, 1e-3));
-  // One value gives no spread; many tend to the sd itself.
-  // One cluster gives no spread: the fit's prior width stands.
+  // One value gives no spread: the fit's prior width (ln 3, ln 10) stands. Many tend to
+  // the sd itself.
   CHECK(ClusterSpread{0.3, 0.0, 1, kInterEfficiencyPriorSdLn}.predictive_sd() == kInterEfficiencyPriorSdLn);
   CHECK_THAT(kInterEfficiencyPriorSdLn, Catch::Matchers::WithinRel(std::log(3.0), 1e-6));
   CHECK_THAT(kFlopsComputePriorSdLn, Catch::Matchers::WithinRel(std::log(10.0), 1e-6));
