@@ -202,6 +202,18 @@ TEST_CASE("D-PSGD sends to both ring neighbours during the gradient computation"
 
 namespace {
 
+// `model` in bf16 on 8 nodes of a100x4-ib100 (32 GPUs), as its profile gives them.
+GossipScenario eight_nodes_of_four(const ModelSpec& model) {
+  ClusterOverrides o;
+  o.nodes = 8;
+  const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
+  GossipScenario s;
+  s.network = network_params(profile, 1.0, {});
+  s.compute = compute_params(profile, DType::bf16);
+  s.request = compute_request(model, WorkloadOptions{}, profile.ranks());
+  return s;
+}
+
 // Node-level gossip on 2 nodes x 2 GPUs: the schedule runs over the 2 nodes (one rank
 // each, with the node's NIC); `replica_network` is one node of 2 GPUs at 100 GB/s.
 GossipScenario two_nodes_of_two(double nic_bytes_per_s) {
@@ -313,14 +325,8 @@ TEST_CASE("a node link shared by crossing ranks names the iteration they would r
 
 TEST_CASE("rank classes reproduce the per-rank simulation", "[gossip][classes]") {
   const ModelSpec model = *zoo_model("transformer-base");
-  ClusterOverrides o;
-  o.nodes = 8;
-  const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
-  GossipScenario s;
-  s.network = network_params(profile, 1.0, {});
-  s.compute = compute_params(profile, DType::bf16);
+  GossipScenario s = eight_nodes_of_four(model);
   s.compute.interference_factor = 1.1;
-  s.request = compute_request(model, WorkloadOptions{}, profile.ranks());
   for (const char* name : {"alternating-exp-ring", "ring", "one-peer-exp", "torus", "random-matching"}) {
     INFO(name);
     const Topology t = make_topology(name, 32, 4);
@@ -349,13 +355,7 @@ TEST_CASE("a prediction counts its exchange slots per iteration, the work it is 
   // of one-peer-exp, in one group of all 32 on the complete graph, in log2 32 = 5 pairs
   // per step of the exponential graph, and sends and receives once per step under SGP.
   const ModelSpec model = *zoo_model("transformer-base");
-  ClusterOverrides o;
-  o.nodes = 8;
-  const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
-  GossipScenario s;
-  s.network = network_params(profile, 1.0, {});
-  s.compute = compute_params(profile, DType::bf16);
-  s.request = compute_request(model, WorkloadOptions{}, profile.ranks());
+  const GossipScenario s = eight_nodes_of_four(model);
   for (const auto& [name, slots] : {std::pair{"ring", 32.0}, {"one-peer-exp", 32.0}, {"complete", 32.0},
                                     {"exponential", 160.0}}) {
     INFO(name);

@@ -236,6 +236,21 @@ def compute_until_every_rank_is_here(step: Callable[[], None]) -> None:
     arrived.wait()
 
 
+def step_alone(model: torch.nn.Module, batch_fn: Callable[[int], tuple[torch.Tensor, torch.Tensor]], batch: int,
+               loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], lr: float,
+               momentum: float) -> Callable[[], None]:
+    """One training step of `model` with no exchange (its own SGD optimizer): forward,
+    backward and the update on a fresh batch."""
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+
+    def step() -> None:
+        x, y = batch_fn(batch)
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+        opt.step()
+    return step
+
+
 def compute_only(step: Callable[[], None], args: argparse.Namespace) -> tuple[list[float], float, float]:
     """A compute-only phase, every rank at once: `--warmup` untimed iterations, then
     `--compute-iters` timed ones between untimed iterations that keep every rank computing
@@ -447,13 +462,7 @@ def main() -> None:
     lr, momentum = 1e-3, 0.9
 
     # Phase 1: compute only, every rank at once.
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-    def compute_step() -> None:
-        x, y = batch_fn(args.batch)
-        opt.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
-        opt.step()
-
+    compute_step = step_alone(model, batch_fn, args.batch, loss_fn, lr, momentum)
     compute, compute_cpu_s, compute_machine_s = compute_only(compute_step, args)
 
     # Phase 2: communication only, the run's own collectives without compute: what the
@@ -532,15 +541,7 @@ def main() -> None:
     # the half second before it alone (on the 2-core VM one rank has read 49 ms and the
     # other 75 ms in the same phase, and a cell's phases 62 ms beside training at 59 ms).
     fresh, _ = models.build(args.model)
-    fresh_opt = torch.optim.SGD(fresh.parameters(), lr=lr, momentum=momentum)
-
-    def fresh_step() -> None:
-        x, y = batch_fn(args.batch)
-        fresh_opt.zero_grad(set_to_none=True)
-        loss_fn(fresh(x), y).backward()
-        fresh_opt.step()
-
-    compute_after, _, _ = compute_only(fresh_step, args)
+    compute_after, _, _ = compute_only(step_alone(fresh, batch_fn, args.batch, loss_fn, lr, momentum), args)
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
