@@ -202,9 +202,9 @@ TEST_CASE("D-PSGD sends to both ring neighbours during the gradient computation"
 
 namespace {
 
-// `model` in bf16 on 8 nodes of a100x4-ib100 (32 GPUs), as its profile gives them.
-GossipScenario eight_nodes_of_four(const ModelSpec& model) {
-  ClusterOverrides o;
+// `model` in bf16 on 8 nodes of a100x4-ib100 (32 GPUs), as its profile gives them with
+// `o` on top.
+GossipScenario eight_nodes_of_four(const ModelSpec& model, ClusterOverrides o = {}) {
   o.nodes = 8;
   const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
   GossipScenario s;
@@ -411,16 +411,11 @@ TEST_CASE("the simulation's shortcuts give what round by round and class by clas
     for (const bool slow_links : {false, true}) {
       INFO(c.name << ", slow links: " << slow_links);
       ClusterOverrides o;
-      o.nodes = 8;
       if (slow_links) {
         o.nic_gbps = 1.0;
         o.intra_bandwidth_bytes_per_s = 0.5e9;
       }
-      const ClusterProfile profile = apply_overrides(io::load_profile("a100x4-ib100"), o);
-      GossipScenario s;
-      s.network = network_params(profile, 1.0, {});
-      s.compute = compute_params(profile, DType::bf16);
-      s.request = compute_request(model, WorkloadOptions{}, profile.ranks());
+      const GossipScenario s = eight_nodes_of_four(model, o);
       const GossipResult a = fast.predict(s);
       const GossipResult& b = plain.predict(s);
       CHECK(a.iteration.iteration_s == b.iteration.iteration_s);
