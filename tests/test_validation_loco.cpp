@@ -207,9 +207,10 @@ ClusterSpread spread_of(const std::vector<double>& d, double prior_sd_ln) {
   return {mean_of(d), sd_of(d), static_cast<int>(d.size()), prior_sd_ln};
 }
 
-// The prior width of a banded parameter (fit_runs.hpp).
+// The prior width of a banded parameter, as the product's datasheet spreads carry it
+// (fit_runs.hpp).
 double prior_sd_ln(RunParameter p) {
-  return p == RunParameter::compute_scale ? kFlopsComputePriorSdLn : kInterEfficiencyPriorSdLn;
+  return (p == RunParameter::compute_scale ? kDatasheetCompute : kDatasheetInterEfficiency).prior_sd_ln;
 }
 
 // The parameters whose spread across clusters the datasheet band carries (fit_runs.hpp,

@@ -195,11 +195,10 @@ class FitBudget {
     if (projected_s <= limit_s_) return;
     throw InputError(file_, "",
                      fmt::format("fitting these runs would take about {:.3g} s or more on {} thread{} (their {} "
-                                 "distinct configuration{} take {:.3g} ms per evaluation at the priors, and the "
-                                 "search's first scan alone makes {}), beyond the {:.3g} s a fit may take: {}",
-                                 projected_s, threads, threads == 1 ? "" : "s", configurations_,
-                                 configurations_ == 1 ? "" : "s", first_cost_s * 1e3, evaluations, limit_s_,
-                                 shorter()));
+                                 "take {:.3g} ms per evaluation at the priors, and the search's first scan alone "
+                                 "makes {}), beyond the {:.3g} s a fit may take: {}",
+                                 projected_s, threads, threads == 1 ? "" : "s", configurations(), first_cost_s * 1e3,
+                                 evaluations, limit_s_, shorter()));
   }
 
   /// One evaluation of `cost_s`, made on `threads` threads; `refit`: by a held-out refit.
@@ -213,20 +212,23 @@ class FitBudget {
       // depends on the threads' timing, so the message counts the search's alone.
       throw InputError(file_, "",
                        fmt::format("the held-out refits would take the fit past the {:.3g} s it may take (the fit "
-                                   "itself made {} evaluations of its {} distinct configuration{}): "
-                                   "--no-leave-one-out skips them",
-                                   limit_s_, evaluations_, configurations_, configurations_ == 1 ? "" : "s"));
+                                   "itself made {} evaluations of its {}): --no-leave-one-out skips them",
+                                   limit_s_, evaluations_, configurations()));
     }
     throw InputError(file_, "",
                      fmt::format("the fit would take more than the {:.3g} s it may take: after {} evaluations of "
-                                 "its {} distinct configuration{} its search had not converged: {}",
-                                 limit_s_, evaluations_, configurations_, configurations_ == 1 ? "" : "s", shorter()));
+                                 "its {} its search had not converged: {}",
+                                 limit_s_, evaluations_, configurations(), shorter()));
   }
 
   double search_s() const { return search_s_; }
   double refits_s() const { return refits_s_; }
 
  private:
+  std::string configurations() const {
+    return fmt::format("{} distinct configuration{}", configurations_, configurations_ == 1 ? "" : "s");
+  }
+
   // What shortens a fit: fewer configurations to predict, and fewer ranks where a
   // topology simulates each (random matchings) or settles slowly (rings).
   std::string shorter() const {
