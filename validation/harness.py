@@ -101,8 +101,16 @@ MIN_TIMED_S = 8.0
 TABLE_SIZES = [1 << 16, 1 << 18, 1 << 20, 1 << 22]
 TABLE_BACK_TO_BACK = 5
 # Timed-window halves further apart than this: the run had not settled; the report says so,
-# and the run is timed again, once (the second timing stands, settled or not).
+# and the run is timed again, up to MAX_TIMINGS timings in all: the first settled timing
+# stands, or where none settles the one whose halves are closest (the report keeps the others).
 UNSETTLED_HALVES = 0.05
+MAX_TIMINGS = 3
+# Test runners' malloc debugging, taken out of the environment of every program the harness
+# measures: meson test sets MALLOC_PERTURB_, and with it glibc fills every heap block on
+# malloc and free. That is work no training run does: the collector's MLP (batch 32)
+# measured 45.1 ms of backward without it and 48.1 ms with MALLOC_PERTURB_=29, and every
+# gossip step frees and allocates its 62 MiB of received parameters.
+MALLOC_DEBUG_VARIABLES = ("MALLOC_PERTURB_", "MALLOC_CHECK_")
 # The accuracy bounds --check-bounds asserts: median and max |error| over the grid's runs,
 # fixed before the grids ran and not moved since. A run where dtperf names a node link its
 # crossing ranks would take in turns (predict's `node_link_in_turns`) is scored against the
@@ -188,11 +196,37 @@ def tcp_counters(cluster: Cluster) -> list[dict[str, int]]:
     return counts
 
 
-def unsettled_note(halves_ms: Sequence[float]) -> str:
+def halves_gap(halves_ms: Sequence[float]) -> float:
+    """How far apart a timed window's halves are, over the longer."""
     first, second = halves_ms
-    if abs(second - first) <= UNSETTLED_HALVES * max(first, second):
+    return abs(second - first) / max(first, second)
+
+
+def unsettled_note(halves_ms: Sequence[float]) -> str:
+    if halves_gap(halves_ms) <= UNSETTLED_HALVES:
         return ""
+    first, second = halves_ms
     return f"  not settled: halves {first:.1f} / {second:.1f} ms"
+
+
+def standing_timing(timings: Sequence[Result]) -> int:
+    """Which of a run's timings stands: the first settled one, else the most nearly settled."""
+    for i, t in enumerate(timings):
+        if not unsettled_note(t["iteration_halves_ms"]):
+            return i
+    return min(range(len(timings)), key=lambda i: halves_gap(timings[i]["iteration_halves_ms"]))
+
+
+def cpu_steal_ticks() -> tuple[int, int]:
+    """The machine's (stolen, all) CPU ticks since boot (/proc/stat): time a hypervisor gave
+    this virtual machine's CPUs to others, which no model of the run accounts for."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    steal = fields[7] if len(fields) > 7 else 0
+    return steal, sum(fields[:8])
 
 
 def train(cluster: Cluster, per_node: int, scheme: str, schedule: str | None, procs: Processes, work: str, port: int,
@@ -572,6 +606,8 @@ def main() -> int:
             skip(missing)  # the machine lacks the default: nothing to validate on
         parser.error(f"--congestion-control: {missing}")
 
+    for variable in MALLOC_DEBUG_VARIABLES:  # every program started from here runs as in production
+        os.environ.pop(variable, None)
     work = tempfile.mkdtemp(prefix="dtperf-validation.")
     procs = Processes()
     clusters: list[Cluster] = []
@@ -638,25 +674,34 @@ def main() -> int:
             trace = os.path.join(args.trace, f"{cell_name}-{scheme}") if args.trace else None
 
             def timed_run() -> tuple[dict[str, Any], Optional[list[dict[str, int]]]]:
-                """One training run, and the TCP counters before it where traced."""
+                """One training run with the share of the machine's CPU time stolen during it,
+                and where traced each node's TCP counters over it."""
                 nonlocal port
                 port += 1
                 counters = tcp_counters(cluster) if trace else None
-                return train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s, trace,
-                             args.gloo_threads, args.decentralized_iters), counters
+                steal_before, all_before = cpu_steal_ticks()
+                result = train(cluster, per_node, scheme, files.get(scheme), procs, work, port, args.timeout_s, trace,
+                               args.gloo_threads, args.decentralized_iters)
+                steal_after, all_after = cpu_steal_ticks()
+                result["cpu_steal_share"] = (steal_after - steal_before) / max(1, all_after - all_before)
+                if counters is None:
+                    return result, None
+                return result, [{k: after[k] - was[k] for k in TCP_COUNTERS}
+                                for was, after in zip(counters, tcp_counters(cluster))]
 
-            results[scheme], before = timed_run()
-            note = unsettled_note(results[scheme]["iteration_halves_ms"])
-            if note:  # timed again, once; the second timing stands
-                print(f"{nodes}x{per_node} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme}:{note}; timing it again",
-                      flush=True)
-                first = results[scheme]
-                results[scheme], before = timed_run()
-                results[scheme]["first_timing"] = {"iteration_ms": statistics.mean(first["iteration_ms_per_rank"]),
-                                                   "halves_ms": first["iteration_halves_ms"]}
-            if before is not None:  # traced
-                tcp[scheme] = [{k: after[k] - was[k] for k in TCP_COUNTERS}
-                               for was, after in zip(before, tcp_counters(cluster))]
+            timings = [timed_run()]
+            while len(timings) < MAX_TIMINGS and unsettled_note(timings[-1][0]["iteration_halves_ms"]):
+                print(f"{nodes}x{per_node} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme}:"
+                      f"{unsettled_note(timings[-1][0]['iteration_halves_ms'])}; timing it again", flush=True)
+                timings.append(timed_run())
+            stands = standing_timing([t[0] for t in timings])
+            results[scheme], counted = timings[stands]
+            if len(timings) > 1:
+                results[scheme]["other_timings"] = [
+                    {"iteration_ms": statistics.mean(t[0]["iteration_ms_per_rank"]),
+                     "halves_ms": t[0]["iteration_halves_ms"]} for i, t in enumerate(timings) if i != stands]
+            if counted is not None:  # traced
+                tcp[scheme] = counted
         if args.trace:
             with open(os.path.join(args.trace, f"{cell_name}-tcp.json"), "w") as f:
                 json.dump(tcp, f, indent=1)
@@ -700,8 +745,9 @@ def main() -> int:
                     "predicted_ms": predicted["iteration_ms"], "error": predicted["iteration_ms"] / measured_ms - 1}
             cell["range_ms"] = stated_range_ms(predicted)
             cell["range_error"] = range_error(cell["range_ms"], measured_ms)
-            if "first_timing" in result:
-                cell["first_timing"] = result["first_timing"]
+            if "other_timings" in result:
+                cell["other_timings"] = result["other_timings"]
+            cell["cpu_steal_share"] = result["cpu_steal_share"]
             cell["cpu_ms"] = {"compute": statistics.mean(result.get("compute_cpu_ms_per_rank", [0])),
                               "train": statistics.mean(result.get("train_cpu_ms_per_rank", [0])),
                               "comm_only": statistics.mean(result.get("comm_cpu_ms_per_rank", [0])),
@@ -735,7 +781,9 @@ def main() -> int:
                   f"compute {cell['compute_ms']:7.2f}  measured {measured_ms:8.2f}  predicted "
                   f"{cell['predicted_ms']:8.2f} ms  ({100 * cell['error']:+.1f} %)"
                   + range_note(cell["range_ms"], cell["predicted_ms"], cell["range_error"])
-                  + unsettled_note(cell["halves_ms"]), flush=True)
+                  + unsettled_note(cell["halves_ms"])
+                  + (f"  CPU stolen {100 * cell['cpu_steal_share']:.1f} %" if cell["cpu_steal_share"] >= 0.01 else ""),
+                  flush=True)
         close_cell(emulator, emulator_log, cluster)
 
     if not cells:
