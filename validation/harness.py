@@ -108,8 +108,8 @@ MAX_TIMINGS = 3
 # Test runners' malloc debugging, taken out of the environment of every program the harness
 # measures: meson test sets MALLOC_PERTURB_, and with it glibc fills every heap block on
 # malloc and free. That is work no training run does: the collector's MLP (batch 32)
-# measured 45.1 ms of backward without it and 48.1 ms with MALLOC_PERTURB_=29, and every
-# gossip step frees and allocates its 62 MiB of received parameters.
+# measured 45.1 ms of backward without it and 48.1 ms with MALLOC_PERTURB_=29 (one
+# sitting, 20 iterations each), and every exchange allocates and frees its buffers too.
 MALLOC_DEBUG_VARIABLES = ("MALLOC_PERTURB_", "MALLOC_CHECK_")
 # The accuracy bounds --check-bounds asserts: median and max |error| over the grid's runs,
 # fixed before the grids ran and not moved since. A run where dtperf names a node link its
