@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -110,12 +108,8 @@ def main() -> int:
     if args.rank is not None:
         rank_main(args.rank, args.master, args.out, sizes)
 
-    work = tempfile.mkdtemp(prefix="dtperf-loss.")
-    procs = netns.Processes()
-    cluster = netns.Cluster(2, f"dtl{os.getpid() % 100000}")
-    try:
-        netns.start_link_emulator(procs, cluster, os.path.join(args.build, "calibrate", "linkemu"), args.rate_gbps,
-                                  args.delay_us, work)
+    with netns.emulated_cluster(2, f"dtl{os.getpid() % 100000}", os.path.join(args.build, "calibrate", "linkemu"),
+                                args.rate_gbps, args.delay_us) as (cluster, procs, work):
         out = os.path.join(work, "result")
         ranks = [procs.start(["ip", "netns", "exec", cluster.names[r], netns.PYTHON, os.path.abspath(__file__),
                               "--rank", str(r), "--master", f"{cluster.address(0)}:29781", "--out", out,
@@ -127,10 +121,6 @@ def main() -> int:
             with open(f"{out}.{r}") as f:
                 report["ranks"].append(json.load(f))
         print(json.dumps(report, indent=1))
-    finally:
-        procs.stop_all()
-        cluster.close()
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -137,20 +137,12 @@ def main() -> int:
                   [int(s) for s in args.sizes.split(",")], [int(k) for k in args.counts.split(",")],
                   args.beside_compute)
 
-    work = tempfile.mkdtemp(prefix="dtperf-gloo.")
-    procs = netns.Processes()
-    cluster = netns.Cluster(nodes, f"dtg{os.getpid() % 100000}")
-    try:
-        netns.start_link_emulator(procs, cluster, os.path.join(args.build, "calibrate", "linkemu"), args.rate_gbps,
-                                  args.delay_us, work)
+    with netns.emulated_cluster(nodes, f"dtg{os.getpid() % 100000}", os.path.join(args.build, "calibrate", "linkemu"),
+                                args.rate_gbps, args.delay_us) as (cluster, procs, work):
         link = netns.probe(cluster, os.path.join(args.build, "calibrate", "linkprobe"), procs, work)
         print(json.dumps({"layout": args.layout, "link": link, "all_reduce_ms": measure(cluster, procs, per_node,
                                                                                     beside_compute=args.beside_compute)},
                          indent=1))
-    finally:
-        procs.stop_all()
-        cluster.close()
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

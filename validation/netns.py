@@ -5,11 +5,15 @@ The harness (harness.py) and gloo_collectives.py build their clusters here."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from typing import IO, Any
 
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -205,6 +209,24 @@ def start_link_emulator(procs: Processes, cluster: Cluster, linkemu: str, rate_g
             break
         time.sleep(0.05)
     return emulator
+
+
+@contextlib.contextmanager
+def emulated_cluster(nodes: int, tag: str, linkemu: str, rate_gbps: float,
+                     delay_us: int) -> Iterator[tuple[Cluster, Processes, str]]:
+    """A cluster of `nodes` emulated nodes behind linkemu, with the processes started on it
+    and a scratch folder: (cluster, processes, folder), all removed on leaving, whatever
+    happened (the measurement scripts' set-up)."""
+    work = tempfile.mkdtemp(prefix="dtperf-netns.")
+    procs = Processes()
+    cluster = Cluster(nodes, tag)
+    try:
+        start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work)
+        yield cluster, procs, work
+    finally:
+        procs.stop_all()
+        cluster.close()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def probe(cluster: Cluster, linkprobe: str, procs: Processes, work: str) -> dict[str, float]:
