@@ -66,7 +66,7 @@ from collections.abc import Sequence
 from typing import IO, Any, NoReturn, Optional
 
 import gloo_collectives
-from netns import CONGESTION_CONTROL, PYTHON, Cluster, Processes, probe, sh, start_link_emulator
+from netns import CONGESTION_CONTROL, PYTHON, Cluster, Processes, cpu_ticks, probe, sh, start_link_emulator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -202,8 +202,12 @@ def halves_gap(halves_ms: Sequence[float]) -> float:
     return abs(second - first) / max(first, second)
 
 
+def settled(halves_ms: Sequence[float]) -> bool:
+    return halves_gap(halves_ms) <= UNSETTLED_HALVES
+
+
 def unsettled_note(halves_ms: Sequence[float]) -> str:
-    if halves_gap(halves_ms) <= UNSETTLED_HALVES:
+    if settled(halves_ms):
         return ""
     first, second = halves_ms
     return f"  not settled: halves {first:.1f} / {second:.1f} ms"
@@ -212,7 +216,7 @@ def unsettled_note(halves_ms: Sequence[float]) -> str:
 def standing_timing(timings: Sequence[Result]) -> int:
     """Which of a run's timings stands: the first settled one, else the most nearly settled."""
     for i, t in enumerate(timings):
-        if not unsettled_note(t["iteration_halves_ms"]):
+        if settled(t["iteration_halves_ms"]):
             return i
     return min(range(len(timings)), key=lambda i: halves_gap(timings[i]["iteration_halves_ms"]))
 
@@ -221,8 +225,7 @@ def cpu_steal_ticks() -> tuple[int, int]:
     """The machine's (stolen, all) CPU ticks since boot (/proc/stat): time a hypervisor gave
     this virtual machine's CPUs to others, which no model of the run accounts for."""
     try:
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
+        fields = cpu_ticks()
     except (OSError, ValueError):
         return 0, 0
     steal = fields[7] if len(fields) > 7 else 0
@@ -690,9 +693,9 @@ def main() -> int:
                                 for was, after in zip(counters, tcp_counters(cluster))]
 
             timings = [timed_run()]
-            while len(timings) < MAX_TIMINGS and unsettled_note(timings[-1][0]["iteration_halves_ms"]):
+            while len(timings) < MAX_TIMINGS and not settled(halves := timings[-1][0]["iteration_halves_ms"]):
                 print(f"{nodes}x{per_node} {rate_gbps:5.2f} Gbit/s {delay_us:5d} us  {scheme}:"
-                      f"{unsettled_note(timings[-1][0]['iteration_halves_ms'])}; timing it again", flush=True)
+                      f"{unsettled_note(halves)}; timing it again", flush=True)
                 timings.append(timed_run())
             stands = standing_timing([t[0] for t in timings])
             results[scheme], counted = timings[stands]

@@ -185,10 +185,16 @@ class Processes:
             self.stop(p)
 
 
+def cpu_ticks() -> list[int]:
+    """The whole machine's CPU ticks since boot by kind (all cores; /proc/stat's first line:
+    user, nice, system, idle, iowait, irq, softirq, steal, ...)."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
 def cpu_busy_s() -> float:
     """Seconds of CPU time the whole machine has spent busy (all cores, /proc/stat)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
+    fields = cpu_ticks()
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
