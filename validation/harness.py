@@ -449,6 +449,33 @@ def compute_factors(result: Result) -> list[float]:
     return [x / statistics.mean(samples) for samples in result["compute_samples_ms_per_rank"] for x in samples]
 
 
+def window_speed_factors(result: Result) -> list[float] | None:
+    """Per rank, how much slower the machine ran compute during the run's timed window than
+    in its compute-only phases: the median CPU time of a forward pass in training over the
+    same in those phases (train.py's ForwardCpu: a thread's CPU clock stops while another
+    thread holds its core, so time-slicing by the transport does not enter, and a forward
+    pass does none of the exchanges' bookkeeping). None for a report without the figures.
+
+    A shared host's speed drifts over minutes: on the 2-core VM a fixed single-thread
+    matrix product took 91, 92, 96 and 108 s in turn with nothing else running, and a run's
+    process needed 61 ms of CPU per training iteration, exchanges included, where its
+    compute-only phases on both sides of the window needed 75 ms per iteration without them
+    (AER on 2x1 at 1 Gbit/s, 100 us, measured 11 % under its compute-only time)."""
+    clocks = result.get("forward_cpu_ms_per_rank")
+    if not clocks or any(c["compute_only"] <= 0.0 for c in clocks):
+        return None
+    return [c["train"] / c["compute_only"] for c in clocks]
+
+
+def window_compute_ms(result: Result) -> float | None:
+    """The compute the machine gave during the timed window: each rank's compute-only time
+    (both phases, train.py) times its window_speed_factors, the mean over the ranks."""
+    factors = window_speed_factors(result)
+    if factors is None:
+        return None
+    return statistics.mean(c * f for c, f in zip(result["compute_ms_per_rank"], factors))
+
+
 def median_variation_run(results: dict[str, Result]) -> str:
     """The run whose compute varied as the cell's median run did (compute_factors' spread;
     the lower median for an even count): the cell's variation, as the median over its runs
@@ -536,8 +563,10 @@ def main() -> int:
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("-o", "--output", help="the report as JSON")
     parser.add_argument("--timeout-s", type=int, default=240, help="per training run")
-    parser.add_argument("--compute-from", choices=["cell", "run"], default="cell",
-                        help="compute time and variation from the cell's compute-only phases (default: the median time, the run of median variation) or each run's own")
+    parser.add_argument("--compute-from", choices=["window", "cell", "run"], default="window",
+                        help="compute time from each run's own compute-only phases scaled to the machine's speed in "
+                             "its timed window (default; window_compute_ms), from the cell's (the median over its "
+                             "runs, and the variation of the run of median variation), or each run's own unscaled")
     parser.add_argument("--cell", action="append", metavar="NxR:GBPS:US",
                         help="run only this cell of the grid (e.g. 4x1:1.0:100); repeatable")
     parser.add_argument("--scheme", action="append", choices=SCHEMES,
@@ -712,11 +741,14 @@ def main() -> int:
             print(f"{nodes}x{per_node}: none of the schemes asked for runs on this layout", flush=True)
             close_cell(emulator, emulator_log, cluster)
             continue
-        # Compute is the same work in every run of the cell: the median over the runs of the
+        # Compute is the same work in every run of the cell, but the machine's speed is not
+        # the same over the minutes a cell takes: by default each run is predicted from its
+        # own compute-only phases scaled to the machine's speed in its timed window
+        # (window_compute_ms). --compute-from cell takes the median over the runs of the
         # mean over the ranks of each rank's median compute-only iteration (4 ranks sharing
-        # 2 cores make any one run's compute phase noisy). --compute-from run takes each
-        # run's own phase instead (the machine as fast as it was during that run); the report
-        # keeps both predictions.
+        # 2 cores make any one run's compute phase noisy), --compute-from run each run's own
+        # phases unscaled; the report keeps the cell's or the run's prediction beside the
+        # one it scores, and the window's.
         cell_compute_ms = statistics.median(statistics.mean(r["compute_ms_per_rank"]) for r in results.values())
         # The transport's cost per byte is the host's and the link's, the same in every run of
         # the cell: the median over the runs (one run's phase can read several times the
@@ -731,10 +763,14 @@ def main() -> int:
         # others' (once 28-31 ms iterations beside 83-104 ms ones on 4 x 1).
         variation_run = median_variation_run(results)
         for scheme, result in results.items():
-            variation_from = scheme if args.compute_from == "run" else variation_run
-            run_compute_ms = statistics.mean(result["compute_ms_per_rank"])
-            compute_ms = run_compute_ms if args.compute_from == "run" else cell_compute_ms
-            other_ms = cell_compute_ms if args.compute_from == "run" else run_compute_ms
+            variation_from = variation_run if args.compute_from == "cell" else scheme
+            references = {"cell": cell_compute_ms, "run": statistics.mean(result["compute_ms_per_rank"]),
+                          "window": window_compute_ms(result)}
+            compute_ms = references[args.compute_from]
+            if compute_ms is None:
+                raise RuntimeError(f"{scheme} on {nodes}x{per_node}: the run recorded no forward CPU times")
+            other_from = "run" if args.compute_from == "cell" else "cell"
+            other_ms = references[other_from]
             run_profile, factors = write_run_inputs(work, f"{nodes}x{per_node}-{rate_gbps}-{delay_us}-{scheme}",
                                                     nodes, per_node, link, copy_gb_per_s, cpu_ns,
                                                     results[variation_from], exchange_share)
@@ -742,6 +778,9 @@ def main() -> int:
             predicted = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms, varying)
             other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms, varying)
             steady = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms)
+            window_ms = references["window"]
+            window = (predict(dtperf, run_profile, model_path, reduction_log, scheme, window_ms, varying)
+                      if window_ms is not None else None)
             measured_ms = statistics.mean(result["iteration_ms_per_rank"])
             cell = {"layout": f"{nodes}x{per_node}", "rate_gbps": rate_gbps, "delay_us": delay_us, "scheme": scheme,
                     "link": link, "compute_ms": compute_ms, "measured_ms": measured_ms,
@@ -776,7 +815,11 @@ def main() -> int:
             cell["compute_samples_ms_per_rank"] = result["compute_samples_ms_per_rank"]
             cell["compute_after_samples_ms_per_rank"] = result.get("compute_after_samples_ms_per_rank")
             cell["beside_factors_per_rank"] = result["beside_factors_per_rank"]
-            cell["other_compute"] = {"from": "cell" if args.compute_from == "run" else "run", "compute_ms": other_ms,
+            if window is not None:  # the compute of the timed window, whichever predicts
+                cell["window_compute"] = {"speed_factors": window_speed_factors(result), "compute_ms": window_ms,
+                                          "predicted_ms": window["iteration_ms"],
+                                          "error": window["iteration_ms"] / measured_ms - 1}
+            cell["other_compute"] = {"from": other_from, "compute_ms": other_ms,
                                      "predicted_ms": other["iteration_ms"],
                                      "error": other["iteration_ms"] / measured_ms - 1}
             cells.append(cell)
@@ -784,6 +827,8 @@ def main() -> int:
                   f"compute {cell['compute_ms']:7.2f}  measured {measured_ms:8.2f}  predicted "
                   f"{cell['predicted_ms']:8.2f} ms  ({100 * cell['error']:+.1f} %)"
                   + range_note(cell["range_ms"], cell["predicted_ms"], cell["range_error"])
+                  + (f"  window compute {cell['window_compute']['compute_ms']:.2f}: "
+                     f"{100 * cell['window_compute']['error']:+.1f} %" if "window_compute" in cell else "")
                   + unsettled_note(cell["halves_ms"])
                   + (f"  CPU stolen {100 * cell['cpu_steal_share']:.1f} %" if cell["cpu_steal_share"] >= 0.01 else ""),
                   flush=True)
@@ -798,6 +843,7 @@ def main() -> int:
     failures = bounds_failures(cells)
     picks = scheme_picks(cells)
     other_errors = sorted(abs(c["other_compute"]["error"]) for c in cells)
+    window_errors = sorted(abs(c["window_compute"]["error"]) for c in cells if "window_compute" in c)
     # What every prediction was made from besides each cell's fields, so that
     # validation/repredict.py can predict the same runs again with another dtperf.
     with open(model_path) as f, open(reduction_log) as g:
@@ -812,7 +858,7 @@ def main() -> int:
                                         "max_abs_error": range_errors[-1], "bounds": BOUNDS,
                                         "bounds_broken": failures},
               "scheme_picks": picks,
-              "other_compute": {"from": "cell" if args.compute_from == "run" else "run",
+              "other_compute": {"from": "run" if args.compute_from == "cell" else "cell",
                                 "median_abs_error": statistics.median(other_errors),
                                 "max_abs_error": other_errors[-1]}}
     print(f"# {len(cells)} runs: median |error| {100 * median_error:.1f} %, max {100 * errors[-1]:.1f} %; "
@@ -821,6 +867,10 @@ def main() -> int:
     print(f"# with compute from the {report['other_compute']['from']} instead: median |error| "
           f"{100 * report['other_compute']['median_abs_error']:.1f} %, max "
           f"{100 * report['other_compute']['max_abs_error']:.1f} %")
+    if window_errors:
+        print(f"# with compute in the timed window (each run's compute-only time x its forward passes' CPU time "
+              f"in training over alone): median |error| {100 * statistics.median(window_errors):.1f} %, max "
+              f"{100 * window_errors[-1]:.1f} %")
     print(f"# against the ranges dtperf states (a node link in turns to in phase, where it names one): "
           f"median |error| {100 * statistics.median(range_errors):.1f} %, max {100 * range_errors[-1]:.1f} %; "
           f"bounds {100 * BOUNDS['median']:g} % / {100 * BOUNDS['max']:g} %: "

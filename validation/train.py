@@ -236,31 +236,54 @@ def compute_until_every_rank_is_here(step: Callable[[], None]) -> None:
     arrived.wait()
 
 
+class ForwardCpu:
+    """The CPU seconds this process's main thread spends in each forward pass, in the order
+    they ran: the machine's speed as compute sees it at that moment. A forward pass is the
+    same work in every phase and runs no exchange's bookkeeping (DDP copies and launches in
+    backward, Decent-DP mixes in its backward hooks), and a thread's CPU clock does not run
+    while the scheduler gives its core to another thread, so a forward that costs more CPU
+    seconds in training than in the compute-only phases means the machine itself ran
+    slower (a shared host: on the 2-core VM a fixed single-thread matrix product took 91 s
+    in one minute and 108 s a few minutes later, the machine otherwise idle)."""
+
+    def __init__(self) -> None:
+        self.samples_s: list[float] = []
+
+    def forward(self, model: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        t0 = time.thread_time()
+        out = model(x)
+        self.samples_s.append(time.thread_time() - t0)
+        return out
+
+
 def step_alone(model: torch.nn.Module, batch_fn: Callable[[int], tuple[torch.Tensor, torch.Tensor]], batch: int,
                loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], lr: float,
-               momentum: float) -> Callable[[], None]:
+               momentum: float, clock: ForwardCpu) -> Callable[[], None]:
     """One training step of `model` with no exchange (its own SGD optimizer): forward,
-    backward and the update on a fresh batch."""
+    backward and the update on a fresh batch, its forward's CPU time kept in `clock`."""
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
 
     def step() -> None:
         x, y = batch_fn(batch)
         opt.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
+        loss_fn(clock.forward(model, x), y).backward()
         opt.step()
     return step
 
 
-def compute_only(step: Callable[[], None], args: argparse.Namespace) -> tuple[list[float], float, float]:
+def compute_only(step: Callable[[], None], clock: ForwardCpu,
+                 args: argparse.Namespace) -> tuple[list[float], float, float, list[float]]:
     """A compute-only phase, every rank at once: `--warmup` untimed iterations, then
     `--compute-iters` timed ones between untimed iterations that keep every rank computing
-    until all are here. Returns each timed iteration's seconds, and this process's and the
-    whole machine's CPU seconds per timed iteration."""
+    until all are here. Returns each timed iteration's seconds, this process's and the
+    whole machine's CPU seconds per timed iteration, and each timed iteration's forward CPU
+    seconds (`clock`, which `step` records into)."""
     dist.barrier()
     for _ in range(args.warmup):
         step()
     compute_until_every_rank_is_here(step)
     times: list[float] = []
+    first = len(clock.samples_s)
     cpu0, busy0 = time.process_time(), machine_busy_s()
     for _ in range(args.compute_iters):
         t0 = time.perf_counter()
@@ -268,9 +291,10 @@ def compute_only(step: Callable[[], None], args: argparse.Namespace) -> tuple[li
         times.append(time.perf_counter() - t0)
     cpu_s = (time.process_time() - cpu0) / args.compute_iters
     machine_s = (machine_busy_s() - busy0) / args.compute_iters
+    forward_cpu_s = clock.samples_s[first:]
     compute_until_every_rank_is_here(step)
     dist.barrier()
-    return times, cpu_s, machine_s
+    return times, cpu_s, machine_s, forward_cpu_s
 
 
 def gather_samples(samples: Sequence[float], world: int) -> list[list[float]]:
@@ -462,8 +486,9 @@ def main() -> None:
     lr, momentum = 1e-3, 0.9
 
     # Phase 1: compute only, every rank at once.
-    compute_step = step_alone(model, batch_fn, args.batch, loss_fn, lr, momentum)
-    compute, compute_cpu_s, compute_machine_s = compute_only(compute_step, args)
+    clock = ForwardCpu()
+    compute_step = step_alone(model, batch_fn, args.batch, loss_fn, lr, momentum, clock)
+    compute, compute_cpu_s, compute_machine_s, forward_cpu_before = compute_only(compute_step, clock, args)
 
     # Phase 2: communication only, the run's own collectives without compute: what the
     # gloo transport costs the host's CPU per byte sent (its threads, copies, sums and
@@ -490,7 +515,7 @@ def main() -> None:
         def step(x: torch.Tensor, y: torch.Tensor) -> None:
             t0 = time.perf_counter()
             opt.zero_grad(set_to_none=True)
-            out = net(x)
+            out = clock.forward(net, x)
             t1 = time.perf_counter()
             loss_fn(out, y).backward()
             t2 = time.perf_counter()
@@ -503,11 +528,12 @@ def main() -> None:
         gossip = decent
 
         def step(x: torch.Tensor, y: torch.Tensor) -> None:
-            loss_fn(model(x), y).backward()
+            loss_fn(clock.forward(model, x), y).backward()
             decent.end_iteration()
     times: list[float] = []
     starts: list[float] = []  # the timed iterations' starts, for --trace
     cpu0, busy0 = time.process_time(), machine_busy_s()
+    forward_first = len(clock.samples_s)
     warmup = args.warmup if args.train_warmup is None else args.train_warmup
     for i in range(warmup + iters):
         x, y = batch_fn(args.batch)
@@ -518,12 +544,14 @@ def main() -> None:
             starts.append(t0)
         if i + 1 == warmup:
             cpu0, busy0 = time.process_time(), machine_busy_s()
+            forward_first = len(clock.samples_s)
             if gossip:
                 gossip.wait_s = 0.0
                 gossip.events = [] if args.trace else None
             else:
                 ddp_events.clear()
     train_cpu_s = (time.process_time() - cpu0) / iters
+    forward_cpu_train = clock.samples_s[forward_first:]
     train_machine_s = (machine_busy_s() - busy0) / iters
     wait_s = gossip.wait_s / iters if gossip else 0.0
     if gossip:
@@ -541,7 +569,8 @@ def main() -> None:
     # the half second before it alone (on the 2-core VM one rank has read 49 ms and the
     # other 75 ms in the same phase, and a cell's phases 62 ms beside training at 59 ms).
     fresh, _ = models.build(args.model)
-    compute_after, _, _ = compute_only(step_alone(fresh, batch_fn, args.batch, loss_fn, lr, momentum), args)
+    compute_after, _, _, forward_cpu_after = compute_only(
+        step_alone(fresh, batch_fn, args.batch, loss_fn, lr, momentum, clock), clock, args)
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a
     # step across nodes, little after one inside), and a median of such a mix is neither.
@@ -550,7 +579,9 @@ def main() -> None:
             "second_half_s": statistics.mean(times[half:]), "compute_cpu_s": compute_cpu_s, "train_cpu_s": train_cpu_s,
             "comm_cpu_s": comm_cpu_s, "comm_bytes": comm_bytes, "comm_machine_cpu_s": comm_machine_cpu_s,
             "compute_machine_s": compute_machine_s, "train_machine_s": train_machine_s, "wait_s": wait_s,
-            "beside_s_per_byte": math.nan if beside_s_per_byte is None else beside_s_per_byte}
+            "beside_s_per_byte": math.nan if beside_s_per_byte is None else beside_s_per_byte,
+            "forward_cpu_alone_s": statistics.median(forward_cpu_before + forward_cpu_after),
+            "forward_cpu_train_s": statistics.median(forward_cpu_train)}
     gathered = [torch.zeros(len(mine), dtype=torch.float64) for _ in range(args.world)]
     dist.all_gather(gathered, torch.tensor(list(mine.values()), dtype=torch.float64))
     everyone = [dict(zip(mine, t.tolist())) for t in gathered]
@@ -603,6 +634,11 @@ def main() -> None:
             # Decentralized training: the time a rank waited for exchanges per iteration
             # (its exposed communication; 0 for All-Reduce, whose waits are inside DDP).
             "train_wait_ms_per_rank": [r["wait_s"] * 1e3 for r in everyone],
+            # Each rank's median forward CPU time (its main thread's, ForwardCpu) over both
+            # compute-only phases and over the timed window: their ratio is how much slower
+            # the machine ran compute during training than on either side of it.
+            "forward_cpu_ms_per_rank": [{"compute_only": r["forward_cpu_alone_s"] * 1e3,
+                                         "train": r["forward_cpu_train_s"] * 1e3} for r in everyone],
         }
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
