@@ -828,7 +828,8 @@ def main() -> int:
                   f"{cell['predicted_ms']:8.2f} ms  ({100 * cell['error']:+.1f} %)"
                   + range_note(cell["range_ms"], cell["predicted_ms"], cell["range_error"])
                   + (f"  window compute {cell['window_compute']['compute_ms']:.2f}: "
-                     f"{100 * cell['window_compute']['error']:+.1f} %" if "window_compute" in cell else "")
+                     f"{100 * cell['window_compute']['error']:+.1f} %"
+                     if "window_compute" in cell and args.compute_from != "window" else "")
                   + unsettled_note(cell["halves_ms"])
                   + (f"  CPU stolen {100 * cell['cpu_steal_share']:.1f} %" if cell["cpu_steal_share"] >= 0.01 else ""),
                   flush=True)
@@ -867,7 +868,7 @@ def main() -> int:
     print(f"# with compute from the {report['other_compute']['from']} instead: median |error| "
           f"{100 * report['other_compute']['median_abs_error']:.1f} %, max "
           f"{100 * report['other_compute']['max_abs_error']:.1f} %")
-    if window_errors:
+    if window_errors and args.compute_from != "window":
         print(f"# with compute in the timed window (each run's compute-only time x its forward passes' CPU time "
               f"in training over alone): median |error| {100 * statistics.median(window_errors):.1f} %, max "
               f"{100 * window_errors[-1]:.1f} %")
