@@ -59,6 +59,12 @@ expect 2 '^dtperf: error: --nodes: needs a value$' predict --nodes
 # Counts are decimal: 010 is ten (not octal eight), 0x10 is refused.
 expect 0 'on 10 x p3dn-24xlarge = 80 GPUs' predict --nodes 010
 expect 2 "^dtperf: error: --nodes: '0x10' is not a whole number in decimal digits$" predict --nodes 0x10
+# So are collective's sizes and step: -b 010K is 10 KiB, -f 010 ten.
+expect 0 '^ +10240 +2560 ' collective -b 010K -e 20K
+expect 0 '^ +80 +20 ' collective -b 8 -e 80 -f 010
+expect 2 "^dtperf: error: --min-bytes: '0x10' is not a whole number in decimal digits \\(with an optional K, M or G\\)$" \
+  collective -b 0x10
+expect 2 "^dtperf: error: --step-factor: '0x2' is not a whole number in decimal digits$" collective -f 0x2
 # An option that takes one value, given twice, is refused (not the last one silently);
 # flags and repeatable options may repeat; a scenario's options are overridden by design.
 expect 2 '^dtperf: error: --nodes: given twice \(1, then 2\); give it once$' predict --nodes 1 --nodes=2

@@ -76,4 +76,23 @@ CLI::Validator count_up_to(double high) {
       fmt::format("[1, {}]", limit(high)));
 }
 
+CLI::Validator decimal_digits(bool unit_suffix) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const auto digits_end = std::find_if(text.begin(), text.end(), [](char c) { return c < '0' || c > '9'; });
+        const bool letters_after = std::all_of(digits_end, text.end(), [](char c) {
+          return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+        });
+        const bool hex = text.size() > 1 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+        if (digits_end == text.begin() || hex || (digits_end != text.end() && !(unit_suffix && letters_after))) {
+          return fmt::format("'{}' is not a whole number in decimal digits{}", shown(text),
+                             unit_suffix ? " (with an optional K, M or G)" : "");
+        }
+        const auto leading = static_cast<std::size_t>(std::distance(text.begin(), digits_end));
+        text.erase(0, std::min(text.find_first_not_of('0'), leading - 1));  // 010 -> 10, 000 -> 0
+        return {};
+      },
+      "");
+}
+
 }  // namespace dtperf::cli

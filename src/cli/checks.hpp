@@ -22,6 +22,11 @@ CLI::Validator zero_or(const limits::Range& range);
 /// An integer count 1 <= n <= high.
 CLI::Validator count_up_to(double high);
 
+/// A whole number written in decimal digits, with `unit_suffix` optionally followed by
+/// letters (a size's K, M, G); leading zeros dropped. Run first (a transform), ahead of the
+/// conversion, which would read 010 as octal 8 and 0x10 as 16.
+CLI::Validator decimal_digits(bool unit_suffix);
+
 /// `option` takes one of the names of E (names.hpp): its metavar lists them ("a|b|c") and
 /// its check refuses any other, so help, parsing and reports share one list.
 template <class E>

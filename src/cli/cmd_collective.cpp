@@ -93,11 +93,13 @@ void add_collective_command(CLI::App& app) {
   one_of<Algorithm>(cmd->add_option("--algorithm", o->algorithm, "all_reduce algorithm (auto: as NCCL's tuner picks)"))
       ->capture_default_str();
   cmd->add_option("-b,--min-bytes", o->min_bytes, "Smallest size (nccl-tests -b; K, M, G suffixes)")
-      ->transform(CLI::AsSizeValue(false))->check(CLI::Range(1.0, 1125899906842624.0))->capture_default_str();
+      ->transform(CLI::AsSizeValue(false))->transform(decimal_digits(true))
+      ->check(CLI::Range(1.0, 1125899906842624.0))->capture_default_str();
   cmd->add_option("-e,--max-bytes", o->max_bytes, "Largest size (nccl-tests -e)")
-      ->transform(CLI::AsSizeValue(false))->check(CLI::Range(1.0, 1125899906842624.0))->capture_default_str();
+      ->transform(CLI::AsSizeValue(false))->transform(decimal_digits(true))
+      ->check(CLI::Range(1.0, 1125899906842624.0))->capture_default_str();
   cmd->add_option("-f,--step-factor", o->step_factor, "Size multiplier between rows (nccl-tests -f)")
-      ->check(CLI::Range(2, 1024))->capture_default_str();
+      ->transform(decimal_digits(false))->check(CLI::Range(2, 1024))->capture_default_str();
   o->o_nodes = cmd->add_option("--nodes", o->nodes, "Number of nodes")->type_name("N")->transform(count_up_to(kMaxNodes));
   o->o_gpn = cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs (ranks) per node")
                  ->type_name("G")->transform(count_up_to(kMaxGpusPerNode));
