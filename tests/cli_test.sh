@@ -194,6 +194,9 @@ expect 0 'straggler' predict --slow-rank 3=1.5 --sim-iterations 50
 expect 0 'p99' compare --profile a100x4-ib100 --nodes 2 --compute-cv 0.2 --cv-law lognormal --sim-iterations 50
 printf '# measured\n120.5\n118.0\n131.2\n' >"$work/times.txt"
 expect 0 'factors resampled from 3 measured iteration times' predict --iteration-times "$work/times.txt" --sim-iterations 50
+# A UTF-8 byte order mark at the start of a file is skipped, not read as part of its first value.
+printf '\xef\xbb\xbf120.5\n118.0\n131.2\n' >"$work/bom_times.txt"
+expect 0 'factors resampled from 3 measured iteration times' predict --iteration-times "$work/bom_times.txt" --sim-iterations 50
 printf '120.5\nabc\n' >"$work/bad_times.txt"
 expect 2 "bad_times.txt: line 2: iteration time 'abc' is not a number" predict --iteration-times "$work/bad_times.txt"
 printf '120.5\n' >"$work/one_time.txt"
@@ -281,6 +284,8 @@ expect 0 '^# held-out error: each series fitted on every other size' fit "$work/
 expect 0 'ar.txt +all_reduce +pair_inter +2 +2 +4 +3 ' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout
 # An unknown GPU without GEMM or copy measurements (a host-backend run) gets a generic base, stated.
 expect 0 'a generic base stands in' fit "$2/../fuzz/seeds/calibration/host-2-ranks.json" -o "$work/host.json"
+{ printf '\xef\xbb\xbf'; cat "$2/../fuzz/seeds/calibration/host-2-ranks.json"; } >"$work/bom_calibration.json"
+expect 0 'a generic base stands in' fit "$work/bom_calibration.json" -o "$work/host_bom.json"
 grep -q '(generic base)' "$work/host.json" || fail "the host run's profile does not name its generic base"
 # Without -o, --json prints the profile inside the report; without either, nowhere to put it.
 "$dtperf" fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --json >"$work/fit-report.json" ||
@@ -553,6 +558,9 @@ expect 0 '^# 4 shards merged: 30 points written to ' merge "$work/part2.jsonl" "
 cmp -s "$work/whole.jsonl" "$work/merged.jsonl" || fail "merged JSON-lines shards differ from the unsharded run"
 "$dtperf" merge "$work"/part*.csv >"$work/merged.csv" || fail "merge of CSV shards to stdout failed"
 cmp -s "$work/whole.csv" "$work/merged.csv" || fail "merged CSV shards differ from the unsharded run"
+{ printf '\xef\xbb\xbf'; cat "$work/part0.csv"; } >"$work/bom_part0.csv"
+"$dtperf" merge "$work/bom_part0.csv" "$work"/part[123].csv >"$work/merged_bom.csv" || fail "merge of a CSV shard with a byte order mark failed"
+cmp -s "$work/whole.csv" "$work/merged_bom.csv" || fail "merged CSV shards, one with a byte order mark, differ from the unsharded run"
 python3 - "$work/part1.jsonl" <<'PY' || fail "a shard's rows are not every fourth point from 1"
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()

@@ -54,6 +54,7 @@ class ShardFile {
       return std::nullopt;
     }
     ++line_;
+    if (line_ == 1 && line.starts_with(io::kUtf8ByteOrderMark)) line.erase(0, io::kUtf8ByteOrderMark.size());
     if (in_.eof()) throw fail("cut short: the last line has no newline");
     if (line.size() > kLongestLine) throw fail(fmt::format("longer than {} bytes: not a sweep row", kLongestLine));
     return line;

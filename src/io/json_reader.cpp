@@ -78,6 +78,10 @@ std::string read_text_file(const std::string& path) {
     }
   }
   if (in.bad()) throw InputError(path, "", "read error");
+  // A UTF-8 byte order mark (what some Windows editors write first) is not content: without
+  // this, a JSON log or calibration with one was taken for a text log and a number on the
+  // first line of a list read as not a number.
+  if (content.starts_with(kUtf8ByteOrderMark)) content.erase(0, kUtf8ByteOrderMark.size());
   return content;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtperf/limits.hpp"
@@ -20,7 +21,10 @@ using Json = nlohmann::json;
 Json parse_json_text(const std::string& text, const std::string& file);
 /// Reads and parses a file; a missing file is an InputError too.
 Json read_json_file(const std::string& path);
-/// Reads a whole text file (InputError if it cannot be read).
+/// The UTF-8 byte order mark some editors write at the start of a text file.
+inline constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
+/// Reads a whole text file (InputError if it cannot be read), without a leading UTF-8 byte
+/// order mark.
 std::string read_text_file(const std::string& path);
 
 /// Appends a key to a JSON pointer, escaping '~' and '/' (RFC 6901).
