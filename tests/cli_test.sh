@@ -284,6 +284,21 @@ expect 0 '^# held-out error: each series fitted on every other size' fit "$work/
 expect 0 'ar.txt +all_reduce +pair_inter +2 +2 +4 +3 ' fit "$work/ar.txt" --collective all_reduce --base dgx-a100 --nodes 2 --holdout
 # An unknown GPU without GEMM or copy measurements (a host-backend run) gets a generic base, stated.
 expect 0 'a generic base stands in' fit "$2/../fuzz/seeds/calibration/host-2-ranks.json" -o "$work/host.json"
+# Measurements each in range that fit no machine a profile can hold: refused by name, no profile.
+python3 - "$2/../fuzz/seeds/calibration/gemm-copy.json" "$work/slow_gemm.json" <<'PY' || fail "cannot write slow_gemm.json"
+import json, sys
+raw = json.load(open(sys.argv[1]))
+raw["gemm"][0].update(m=1, n=1, k=1, flops=2, time_us=1e10, tflops=2e-16)
+json.dump(raw, open(sys.argv[2], "w"))
+PY
+expect 2 'slow_gemm.json: these measurements fit a profile outside the physical ranges, at /gpu/peak_tflops/bf16: expected a number from 1e-06 to 1e\+06, got 2.0000000000000002e-16; they are not physically consistent \(check their units and sizes\)$' \
+  fit "$work/slow_gemm.json" -o "$work/never.json"
+[ -e "$work/never.json" ] && fail "a refused fit wrote its profile"
+printf '{"schema":"dtperf.runs/1","runs":[{"label":"r0","scheme":"all-reduce","nodes":2,"global_batch":25000,"iteration_ms":1e-06}]}\n' \
+  >"$work/nanosecond_run.json"
+expect 2 'nanosecond_run.json: these measurements fit a profile outside the physical ranges, at /runs_fit/uncertainty/model_sigma: ' \
+  fit --runs "$work/nanosecond_run.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 -o "$work/never.json"
+[ -e "$work/never.json" ] && fail "a refused fit --runs wrote its profile"
 { printf '\xef\xbb\xbf'; cat "$2/../fuzz/seeds/calibration/host-2-ranks.json"; } >"$work/bom_calibration.json"
 expect 0 'a generic base stands in' fit "$work/bom_calibration.json" -o "$work/host_bom.json"
 grep -q '(generic base)' "$work/host.json" || fail "the host run's profile does not name its generic base"

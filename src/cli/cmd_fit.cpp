@@ -128,7 +128,12 @@ void run(FitCliOptions& o) {
   try {
     io::parse_profile(profile_json, o.output.empty() ? "the fitted profile" : o.output);
   } catch (const InputError& e) {
-    throw std::logic_error(std::string("the fitted profile does not parse: ") + e.what());
+    // Every measurement is inside its own range, yet what they fit to is not a machine a
+    // profile can hold (a GEMM at 1e-16 TFLOP/s, a link whose times do not grow with the
+    // size): the measurements are refused, naming the first and the fitted value.
+    const std::string first = !inputs.raws.empty() ? inputs.raws.front().first : inputs.logs.front().first;
+    const std::size_t count = inputs.raws.size() + inputs.logs.size();
+    throw InputError(first, "", unphysical_fit(e, count));
   }
   if (!o.output.empty()) write_file_atomically(o.output, json_text(profile_json));
   // -o is the profile: the report goes to stdout, as a table or (--json) JSON.

@@ -40,6 +40,13 @@ void add_fit_runs_options(CLI::App& cmd, FitRunsCliOptions& o) {
   cmd.add_flag("--no-leave-one-out", o.no_leave_one_out, "With --runs: skip the leave-one-out refits")->group(group);
 }
 
+std::string unphysical_fit(const InputError& invalid, std::size_t inputs) {
+  return fmt::format("these measurements{} fit a profile outside the physical ranges, at {}: {}; they are not "
+                     "physically consistent (check their units and sizes)",
+                     inputs > 1 ? fmt::format(" and those of the {} other inputs", inputs - 1) : "", invalid.where(),
+                     invalid.reason());
+}
+
 void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const std::string& created, bool json) {
   if (o.profile.empty()) throw InputError("--profile", "", "--runs needs --profile: the cluster the runs ran on");
   std::vector<MeasuredRun> runs = io::read_runs_file(o.runs);
@@ -77,7 +84,7 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
   try {
     io::parse_profile(profile_json, output);
   } catch (const InputError& e) {
-    throw std::logic_error(std::string("the fitted profile does not parse: ") + e.what());
+    throw InputError(o.runs, "", unphysical_fit(e, 1));  // as in fit: the runs, not the program
   }
   if (!output.empty()) write_file_atomically(output, json_text(profile_json));
   // -o is the profile: the report goes to stdout, as a table or (--json) JSON.

@@ -2,7 +2,10 @@
 // The --runs mode of dtperf fit (cmd_fit_runs.cpp): its options and its run.
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <string>
+
+#include "dtperf/error.hpp"
 
 namespace dtperf::cli {
 
@@ -18,6 +21,11 @@ struct FitRunsCliOptions {
 };
 
 void add_fit_runs_options(CLI::App& cmd, FitRunsCliOptions& options);
+
+/// The reason a fit's measurements are refused when the profile they fit to fails the
+/// profile's own ranges (`invalid`, from reading it back): every measurement was in range,
+/// but together they describe no machine a profile can hold. `inputs`: how many files.
+std::string unphysical_fit(const InputError& invalid, std::size_t inputs);
 
 /// Fits, prints the report (table or JSON) and, with an output path, writes the profile.
 void run_fit_runs(const FitRunsCliOptions& options, const std::string& output, const std::string& created, bool json);
