@@ -452,6 +452,11 @@ expect 2 "at /k{79}\.\.\.\(1000001 characters\): unknown key 'k{79}\.\.\.\(10000
 # -o never overwrites an input of the same command, and writes through a symbolic link.
 cp "$work/ar.txt" "$work/input.txt"
 expect 2 "^dtperf: error: -o: [^ ]*input.txt is also an input of this command; write the output elsewhere$" fit "$work/input.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/input.txt"
+# Two outputs onto one file: refused before anything is written; the file there is kept.
+echo kept >"$work/both.svg"
+expect 2 "^dtperf: error: --plot: [^ ]*both.svg is also the -o output; give each output its own file$" \
+  compare -o "$work/both.svg" --plot "$work/./both.svg"
+[ "$(cat "$work/both.svg")" = kept ] || fail "a refused compare replaced the file its -o and --plot both named"
 cmp -s "$work/ar.txt" "$work/input.txt" || fail "fit -o overwrote its own input log"
 ln -s target.json "$work/link.json"
 expect 0 'iteration' predict -o "$work/link.json"

@@ -119,6 +119,19 @@ std::string output_onto_input(const std::vector<std::string>& words, const std::
       }
     }
   }
+  // Two outputs onto one file: the second would replace the first (and a failure of either
+  // would leave the other's half-committed file in its place).
+  for (std::size_t a = 0; a < outputs.size(); ++a) {
+    for (std::size_t b = a + 1; b < outputs.size(); ++b) {
+      std::error_code error_a, error_b;
+      const auto path_a = std::filesystem::weakly_canonical(outputs[a].second, error_a);
+      const auto path_b = std::filesystem::weakly_canonical(outputs[b].second, error_b);
+      if (!error_a && !error_b && path_a == path_b && outputs[a].first != outputs[b].first) {
+        return outputs[b].first + ": " + outputs[b].second + " is also the " + outputs[a].first +
+               " output; give each output its own file";
+      }
+    }
+  }
   std::vector<std::string> inputs;
   if (!scenario.empty()) inputs.push_back(scenario);
   for (std::size_t i = 0; i < words.size(); ++i) {
