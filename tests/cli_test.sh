@@ -452,6 +452,16 @@ expect 2 "at /k{79}\.\.\.\(1000001 characters\): unknown key 'k{79}\.\.\.\(10000
 # -o never overwrites an input of the same command, and writes through a symbolic link.
 cp "$work/ar.txt" "$work/input.txt"
 expect 2 "^dtperf: error: -o: [^ ]*input.txt is also an input of this command; write the output elsewhere$" fit "$work/input.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/input.txt"
+# -o - is stdout: the report's JSON alone (fit: the profile, its report on stderr), no file named '-'.
+(cd "$work" && "$dtperf" predict -o - >"$work/stdout.json") || fail "predict -o - failed"
+python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['invocation']['arguments'] == ['predict', '-o', '-']" \
+  "$work/stdout.json" || fail "predict -o - did not write its JSON report alone on stdout: $(head -c 200 "$work/stdout.json")"
+(cd "$work" && "$dtperf" fit "$2/../fuzz/seeds/calibration/host-2-ranks.json" -o - >"$work/profile_stdout.json" 2>"$work/fit_report.txt") \
+  || fail "fit -o - failed"
+python3 -c "import json, sys; assert 'intra_node' in json.load(open(sys.argv[1]))" "$work/profile_stdout.json" \
+  || fail "fit -o - did not write the profile alone on stdout"
+grep -q 'all_reduce  world' "$work/fit_report.txt" || fail "fit -o - did not put its report on stderr"
+[ -e "$work/-" ] && fail "-o - wrote a file named '-'"
 # Two outputs onto one file: refused before anything is written; the file there is kept.
 echo kept >"$work/both.svg"
 expect 2 "^dtperf: error: --plot: [^ ]*both.svg is also the -o output; give each output its own file$" \

@@ -6,6 +6,7 @@
 #include "cmd_fit_runs.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <string>
 
 #include <fmt/format.h>
@@ -85,6 +86,12 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
     io::parse_profile(profile_json, output);
   } catch (const InputError& e) {
     throw InputError(o.runs, "", unphysical_fit(e, 1));  // as in fit: the runs, not the program
+  }
+  if (output == kStdout) {
+    // -o -: the profile alone on stdout, the report on stderr.
+    std::cout << json_text(profile_json);
+    std::cerr << (json ? json_text(io::render(report).json) : io::render(report).text);
+    return;
   }
   if (!output.empty()) write_file_atomically(output, json_text(profile_json));
   // -o is the profile: the report goes to stdout, as a table or (--json) JSON.

@@ -85,6 +85,7 @@ io::RowFormat output_format(const SweepOptions& o) {
 }
 
 void run(SweepOptions& o) {
+  if (o.output.output_path == kStdout) o.output.output_path.clear();  // -o -: the rows on stdout, as without -o
   const AxisSpecs specs = parse_axes(o.vary);
   const std::optional<Shard> shard = o.shard.empty() ? std::nullopt : std::optional<Shard>(parse_shard(o.shard));
   Session session = o.start("sweep");

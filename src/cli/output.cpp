@@ -96,6 +96,11 @@ void emit(const OutputOptions& output, const io::Rendered& rendered,
   io::Json report = rendered.json;
   report["invocation"] = invocation_json();
   std::vector<std::pair<std::string, std::string>> files;
+  if (output.output_path == kStdout) {
+    write_files_atomically(also);
+    std::cout << json_text(report);
+    return;
+  }
   if (output.output_path.ends_with(".csv")) {
     files.emplace_back(output.output_path,
                        io::csv_from_records(rendered.json.at(io::Json::json_pointer(rendered.csv_records))));

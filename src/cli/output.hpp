@@ -15,6 +15,9 @@
 
 namespace dtperf::cli {
 
+/// `-o -`: the output goes to stdout instead of a file.
+inline constexpr const char* kStdout = "-";
+
 /// Writes through a temporary file in the same folder and renames it into place, so a
 /// failed write leaves no partial file. Failure is an InputError on the path.
 void write_file_atomically(const std::string& path, const std::string& content);
@@ -49,7 +52,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 
 /// A rendered report (io/render.hpp): the table (or with --json the JSON, the invocation
 /// added) on stdout; with -o FILE the JSON, or with -o FILE.csv its records as CSV
-/// (io/csv.hpp: one row per scheme, rate, size...). `also` are more files of the same
+/// (io/csv.hpp: one row per scheme, rate, size...); with -o - the JSON on stdout alone. `also` are more files of the same
 /// command (a --plot chart), written with -o's all or none.
 void emit(const OutputOptions& output, const io::Rendered& report,
           const std::vector<std::pair<std::string, std::string>>& also = {});
