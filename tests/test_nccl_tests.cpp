@@ -208,6 +208,12 @@ TEST_CASE("nccl-tests -J JSON gives the same log", "[nccl_tests][json]") {
   CHECK(error_of(bad) ==
         "log.txt: at /results/0: out-of-place busbw / algbw = 1.6212 does not match all_reduce on 4 ranks (2 "
         "process(es) x 2 GPU(s) in /config), which needs 2(n-1)/n = 1.5000");
+  // A size of 2^63 is unsigned in JSON: over the 1 PiB limit, not "a number" turned negative.
+  std::string huge = json;
+  const std::string size = "\"size\": 1048576";
+  huge.replace(huge.find(size), size.size(), "\"size\": 9223372036854775808");
+  CHECK(error_of(huge) == "log.txt: at /results/0/size: expected an integer up to 1125899906842624, got "
+                          "9223372036854775808");
 }
 
 TEST_CASE("the faster of out-of-place and in-place can be taken per size", "[nccl_tests]") {
@@ -260,6 +266,10 @@ TEST_CASE("bad logs name the line and the reason", "[nccl_tests][errors]") {
   CHECK(error_of(with_line(15, "     4194304       1048576     float     sum      -1   250.00   16.78   25.17    yes   "
                                "252.00   16.64   24.97       0")) ==
         "log.txt: line 15: #wrong 'yes' is not a count");
+  // A count past 2^53 (the JSON log's limit too) is named as written, not clamped to 2^63 - 1.
+  CHECK(error_of(with_line(15, "     4194304       1048576     float     sum      -1   250.00   16.78   25.17 "
+                               "99999999999999999999   252.00   16.64   24.97       0")) ==
+        "log.txt: line 15: #wrong '99999999999999999999' is over the limit of 2^53 elements");
   // A row whose size is not a number is named, not skipped as text.
   CHECK(error_of(with_line(14, "         nan        524288     float     sum      -1   150.00   13.98   20.97       0   "
                                "151.00   13.89   20.83       0")) ==

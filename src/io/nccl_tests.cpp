@@ -4,6 +4,7 @@
 #include "dtperf/io/nccl_tests.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -180,7 +181,14 @@ ReadResult read_result(const std::vector<Token>& t, const Layout::Group& g, cons
   if (g.wrong >= 0 && !g.error_column) {
     const std::string& w = t[static_cast<std::size_t>(g.wrong)].text;
     if (is_unsigned(w)) {
-      r.value.wrong = std::strtoll(w.c_str(), nullptr, 10);
+      // Up to 2^53, as the JSON log's nwrong: strtoll would clamp a longer count to 2^63 - 1.
+      errno = 0;
+      const long long count = std::strtoll(w.c_str(), nullptr, 10);
+      if (errno == ERANGE || count > (1LL << 53)) {
+        throw InputError(file, line_ref(line),
+                         fmt::format("#wrong '{}' is over the limit of 2^53 elements", w.size() > 24 ? w.substr(0, 20) + "..." : w));
+      }
+      r.value.wrong = count;
     } else if (w != "N/A") {
       throw InputError(file, line_ref(line), fmt::format("#wrong '{}' is not a count", w));
     }

@@ -35,12 +35,15 @@ constexpr Range kWrongCount{0.0, 9007199254740992.0};
 std::int64_t whole(const Json& object, const char* key, const std::string& file, const std::string& pointer,
                    std::int64_t most) {
   const Json& value = member(object, key, file, pointer);
-  if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
+  // An unsigned value is read as unsigned: 2^63 and above would turn negative as int64.
+  const bool negative = value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() < 0;
+  if (!value.is_number_integer() || negative) {
     throw InputError(file, pointer_append(pointer, key), "expected an integer >= 0, got " + type_name(value));
   }
   if (value.is_number_unsigned() ? value.get<std::uint64_t>() > static_cast<std::uint64_t>(most)
                                  : value.get<std::int64_t>() > most) {
-    throw InputError(file, pointer_append(pointer, key), fmt::format("expected an integer up to {}", most));
+    throw InputError(file, pointer_append(pointer, key),
+                     fmt::format("expected an integer up to {}, got {}", most, value.dump()));
   }
   return value.get<std::int64_t>();
 }
