@@ -53,8 +53,10 @@ TEST_CASE("an interrupt during a guarded write removes the temporary file", "[io
   CHECK_FALSE(std::filesystem::exists(path));
   // The same for every signal that ends a process by default from a terminal or a job
   // scheduler: SIGTERM (kill, Slurm's time limit), SIGHUP (a closed terminal), SIGQUIT
-  // (Ctrl-\, which also dumps core).
-  for (int signal_number : {SIGTERM, SIGHUP, SIGQUIT}) {
+  // (Ctrl-\, which also dumps core), and every other whose default ends the process: a
+  // closed pipe, an alarm, the user signals, CPU limits, profiling timers.
+  for (int signal_number :
+       {SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGVTALRM, SIGPROF}) {
     CHECK(interrupted_child(path, true, signal_number) == signal_number);
     CHECK_FALSE(std::filesystem::exists(path));
   }
@@ -62,10 +64,17 @@ TEST_CASE("an interrupt during a guarded write removes the temporary file", "[io
 }
 
 TEST_CASE("a guard that ends restores the previous signal handling", "[io]") {
-  struct sigaction before {};
-  sigaction(SIGINT, nullptr, &before);
-  { const dtperf::io::TemporaryFileGuard guard("/nonexistent/x.tmp"); }
-  struct sigaction after {};
-  sigaction(SIGINT, nullptr, &after);
-  CHECK(after.sa_handler == before.sa_handler);
+  for (int signal_number : {SIGINT, SIGXFSZ}) {
+    struct sigaction before {};
+    sigaction(signal_number, nullptr, &before);
+    {
+      const dtperf::io::TemporaryFileGuard guard("/nonexistent/x.tmp");
+      struct sigaction during {};
+      sigaction(signal_number, nullptr, &during);
+      CHECK(during.sa_handler != before.sa_handler);  // SIGXFSZ ignored: the write fails, reported
+    }
+    struct sigaction after {};
+    sigaction(signal_number, nullptr, &after);
+    CHECK(after.sa_handler == before.sa_handler);
+  }
 }

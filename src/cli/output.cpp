@@ -55,13 +55,13 @@ StreamedFile::~StreamedFile() {
 
 void StreamedFile::write(const std::string& text) {
   out_ << text;
-  if (!out_) throw InputError(shown_, "", "write error (disk full?)");
+  if (!out_) throw InputError(shown_, "", "write error (disk full, or a file size limit?)");
 }
 
 void StreamedFile::finish() {
   if (finished_) return;
   out_.flush();
-  if (!out_) throw InputError(shown_, "", "write error (disk full?)");
+  if (!out_) throw InputError(shown_, "", "write error (disk full, or a file size limit?)");
   out_.close();
   finished_ = true;
 }
