@@ -73,7 +73,10 @@ expect 2 '^dtperf: error: -o: given twice' predict -o "$work/a.json" -o "$work/b
 expect 0 'nodes' predict --json --json
 expect 0 '^# 4 points' sweep --vary nodes=1,2 --vary nic-gbps=10,20 --quiet
 expect 2 '^dtperf: error: --nodes: given twice \(2, then 3\)' run "$2/../scenarios/a40-ethernet-advise.json" --nodes 2 --nodes 3
-expect 2 '^dtperf: error: run: give a scenario file: dtperf run SCENARIO.json \[OPTIONS...\] \(dtperf run --help\)$' run
+expect 2 '^dtperf: error: run: give a scenario file first: dtperf run SCENARIO.json \[OPTIONS...\] \(dtperf run --help\)$' run
+# An option where the file goes, or an empty name, is no file (not "--nodes: cannot open the file").
+expect 2 '^dtperf: error: run: give a scenario file first: ' run --nodes 2
+expect 2 '^dtperf: error: run: give a scenario file first: ' run ""
 printf '{"schema": "dtperf.scenario/1", "command": "predict", "options": {"nodes": 18446744073709551615}}' >"$work/huge-nodes-scenario.json"
 expect 2 'huge-nodes-scenario.json: at /options/nodes: 18446744073709551615 is out of range: the limit is 1048576$' run "$work/huge-nodes-scenario.json"
 expect 0 'on 2 x a40x4-eth25' run "$2/../scenarios/a40-ethernet-advise.json" --nodes 2

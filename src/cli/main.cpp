@@ -188,11 +188,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> given(args.empty() ? args.begin() : args.begin() + 1, args.end());
   try {
     if (!args.empty() && args.front() == "run") {
-      if (args.size() < 2) {
-        std::cerr << "dtperf: error: run: give a scenario file: dtperf run SCENARIO.json [OPTIONS...] (dtperf run --help)\n";
+      const bool help = args.size() >= 2 && (args[1] == "--help" || args[1] == "-h");
+      // The file comes first: an option there (run --nodes 2) or an empty name is no file.
+      if (args.size() < 2 || args[1].empty() || (args[1].front() == '-' && !help)) {
+        std::cerr << "dtperf: error: run: give a scenario file first: dtperf run SCENARIO.json [OPTIONS...] "
+                     "(dtperf run --help)\n";
         return 2;
       }
-      if (args[1] == "--help" || args[1] == "-h") {
+      if (help) {
         std::cout << kRunHelp;
         return 0;
       }
