@@ -150,6 +150,18 @@ void check_outcome(const SchemeOutcome& out, const ClusterProfile& cluster) {
       refuse(fmt::format("a step's iteration time came out as {:.3g} s", x));
     }
   }
+  // Local SGD and DiLoCo print their round too: H inner steps, each within the limit, can
+  // add up past it.
+  if (const std::optional<LocalSgdRound>& r = out.local_sgd) {
+    const Value rounds[] = {{"round time", r->round_s, true}, {"synchronisation time", r->comm_s, true},
+                            {"wait", r->wait_s, true}, {"preparation time", r->prep_s, true}};
+    for (const Value& v : rounds) {
+      if (!std::isfinite(v.x) || v.x < 0.0) refuse(fmt::format("the {} came out as {}", v.name, v.x));
+      if (v.x > limits::kMaxPredictedS) {
+        refuse(fmt::format("the {} came out as {:.3g} s, beyond {:g} s", v.name, v.x, limits::kMaxPredictedS));
+      }
+    }
+  }
 }
 
 // Variable compute simulates every rank: beyond limits::kMaxVariableRanks it is refused
