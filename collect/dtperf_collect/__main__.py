@@ -16,7 +16,7 @@ import importlib.util
 import os
 import sys
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from .profiler import profile, write_model
 
@@ -49,17 +49,33 @@ def _usage_error(message: str) -> SystemExit:
     return SystemExit(2)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's own errors (a missing or mistyped option) as one line and exit code 2,
+    without the usage block: as every other error of the collector and of dtperf."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _usage_error(f"{message} (python3 -m dtperf_collect --help lists the options)")
+
+
+# The most the collector takes: dtperf's own limit on a batch (docs/MANUAL.md, "Limits"),
+# and a million timed iterations (hours of a large model; a median needs a few dozen).
+MAX_BATCH = 10**9
+MAX_ITERS = 10**6
+
+
 def _check_options(args: argparse.Namespace) -> None:
     """Everything about the options that can be checked before the model is built."""
-    if args.batch <= 0:
-        raise _usage_error(f"--batch must be a positive number of samples, got {args.batch}")
-    if args.iters < 3:
-        raise _usage_error(f"--iters must be at least 3 (medians and quantiles need a few), got {args.iters}")
+    if args.batch <= 0 or args.batch > MAX_BATCH:
+        raise _usage_error(f"--batch must be a number of samples from 1 to {MAX_BATCH}, got {args.batch}")
+    if args.iters < 3 or args.iters > MAX_ITERS:
+        raise _usage_error(f"--iters must be from 3 (medians and quantiles need a few) to {MAX_ITERS}, got {args.iters}")
     if args.warmup < 0:
         raise _usage_error(f"--warmup must be 0 or more, got {args.warmup}")
     for name, value in (("--lr", args.lr), ("--bucket-cap-mb", args.bucket_cap_mb)):
         if not (math.isfinite(value) and value > 0):
             raise _usage_error(f"{name} must be a positive finite number, got {value}")
+    if os.path.isdir(args.output):
+        raise _usage_error(f"-o: {args.output} is a folder; give the file to write")
     folder = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(folder):
         raise _usage_error(f"-o: the folder {folder} does not exist")
@@ -103,7 +119,7 @@ def _load(spec: str) -> tuple[Any, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m dtperf_collect",
+    parser = _Parser(prog="python3 -m dtperf_collect",
                                      description="Measure a PyTorch model for dtperf (a dtperf.model/1 layer file).")
     parser.add_argument("--model", required=True,
                         help="MODULE:FUNCTION or FILE.py:FUNCTION returning (model, batch_fn[, loss_fn])")
@@ -118,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-unit", default="sample", help="what one sample is (image, token, ...)")
     parser.add_argument("-o", "--output", required=True, help="where to write the layer file")
     args = parser.parse_args(argv)
+    if args.name is not None:  # bytes that are not UTF-8 (a name from a byte string) as U+FFFD, as dtperf writes them
+        args.name = args.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     _check_options(args)
     device = _device(args.device)
     built = _load(args.model)
@@ -129,6 +147,12 @@ def main(argv: list[str] | None = None) -> int:
                            name=args.name, sample_unit=args.sample_unit, bucket_cap_mb=args.bucket_cap_mb)
     except ValueError as e:
         raise _usage_error(str(e))
+    except MemoryError:
+        raise _usage_error(f"--batch {args.batch}: the model's iteration does not fit in memory on {device}")
+    except RuntimeError as e:
+        if not any(words in str(e) for words in ("out of memory", "not enough memory", "can't allocate memory")):
+            raise
+        raise _usage_error(f"--batch {args.batch}: the model's iteration does not fit in memory on {device}")
     write_model(document, args.output)
     m = document["measured"]
     print(f"# {document['name']}: {len(document['layers'])} tensors, iteration {m['single_gpu_iteration_ms']:.3f} ms "

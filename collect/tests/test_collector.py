@@ -141,7 +141,12 @@ class CollectorTest(unittest.TestCase):
                               (["--model", "toy_models:nothing"], "has no 'nothing'"),
                               (["--model", "no_such_file.py:build"], "cannot import"),
                               (["--model", "toy_models"], "MODULE:FUNCTION"),
-                              (["--model", "toy_models:cnn", "--iters", "1"], "--iters must be at least 3"),
+                              (["--model", "toy_models:cnn", "--iters", "1"], "--iters must be from 3"),
+                              (["--model", "toy_models:cnn", "--iters", "99999999999999"], "to 1000000, got"),
+                              (["--model", "toy_models:mlp", "--batch", "99999999999999999999"], "from 1 to 1000000000"),
+                              (["--model", "toy_models:mlp", "--batch", "abc"], "invalid int value: 'abc'"),
+                              (["--model", "toy_models:mlp", "--optimizer", "lamb"], "invalid choice: 'lamb'"),
+                              (["--batch", "4"], "the following arguments are required: --model"),
                               (["--model", "toy_models:mlp", "--lr", "nan"], "--lr must be a positive finite"),
                               (["--model", "toy_models:mlp", "--bucket-cap-mb", "-5"], "--bucket-cap-mb must be"),
                               (["--model", "toy_models:mlp", "--device", "bogus"], "'bogus' is not a device"),
@@ -157,6 +162,10 @@ class CollectorTest(unittest.TestCase):
                              cwd=HERE)
         self.assertEqual(out.returncode, 2)
         self.assertIn("does not exist", out.stderr)
+        out = subprocess.run([sys.executable, "-m", "dtperf_collect", "--model", "toy_models:mlp", "-o", self.work],
+                             capture_output=True, text=True, env=env, cwd=HERE)
+        self.assertEqual(out.returncode, 2)
+        self.assertEqual(out.stderr.strip(), f"dtperf_collect: error: -o: {self.work} is a folder; give the file to write")
 
     def test_a_model_file_is_loaded_from_its_path(self):
         # FILE.py:FUNCTION from another folder, the file's own not on the module search path.
