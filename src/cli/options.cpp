@@ -98,6 +98,22 @@ void ModelOptions::resolve() {
   workload.accumulation_steps = r.accumulation_steps;
   if (!r.grad_dtype.empty()) workload.grad_bytes = r.grad_dtype == "fp32" ? 4 : 2;
   workload.compute_scale = r.compute_scale;
+  // A product of options in range can leave it: a measured iteration scaled from its batch
+  // to the run's, and by the compute scale, is checked here where the three are named.
+  if (given(r.o_iter) && given(r.o_batch)) {
+    const double batch = r.batch_per_gpu;
+    const double measured = given(r.o_mbatch) ? r.measured_batch_per_gpu : batch;
+    const double scaled_s = r.single_gpu_iteration_ms * units::ms * (batch / measured) * workload.compute_scale;
+    if (!(scaled_s <= limits::kMaxPredictedS)) {
+      throw InputError::in_input(
+          "single-gpu-iteration-ms",
+          fmt::format("{:g} ms at {:g} samples per GPU, scaled to {:g} samples (--batch-per-gpu, "
+                      "--measured-batch-per-gpu) and by --compute-scale {:g}, is {:.3g} s per iteration, beyond the "
+                      "limit of {:g} s (docs/MANUAL.md, \"Limits\")",
+                      r.single_gpu_iteration_ms, measured, batch, workload.compute_scale, scaled_s,
+                      limits::kMaxPredictedS));
+    }
+  }
 }
 
 void AllReduceCliOptions::add_to(CLI::App& app) {
