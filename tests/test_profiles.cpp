@@ -142,6 +142,11 @@ TEST_CASE("bad profiles are rejected at the exact place", "[profiles][errors]") 
   j = good();
   j["gpu"]["peak_tflops"]["fp32"] = 1e308;
   CHECK(error_of(j) == "p.json: at /gpu/peak_tflops/fp32: expected a number from 1e-06 to 1e+06, got 1e+308");
+  // A bound that {:g} would round is written in full: 1 MiB is 1/1024 GiB = 0.0009765625, and
+  // "from 0.000976562" would name a minimum that is itself refused.
+  j = good();
+  j["gpu"]["memory_GiB"] = 0.000976562;
+  CHECK(error_of(j) == "p.json: at /gpu/memory_GiB: expected a number from 0.0009765625 to 1048576, got 0.000976562");
   j = good();
   j["compute"]["interference_factor"] = 1e308;
   CHECK(error_of(j) == "p.json: at /compute/interference_factor: expected a number from 1 to 10, got 1e+308");

@@ -1,6 +1,7 @@
 #include "dtperf/io/json_reader.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -28,9 +29,17 @@ std::string line_and_column(const std::string& text, std::size_t offset) {
   return fmt::format("line {}, column {}", line, column);
 }
 
+// A bound as short as {:g} writes it, or in full where that would round it: 1/1024 GiB is
+// 0.0009765625, and "0.000976562" would name as the minimum a value that is refused.
+std::string bound_text(double x) {
+  const std::string short_form = fmt::format("{:g}", x);
+  return std::strtod(short_form.c_str(), nullptr) == x ? short_form : fmt::format("{}", x);
+}
+
 std::string range_text(const Range& range) {
   if (range.description != nullptr) return range.description;
-  return fmt::format("a number from {:g}{} to {:g}", range.low, range.low_open ? " (excluded)" : "", range.high);
+  return fmt::format("a number from {}{} to {}", bound_text(range.low), range.low_open ? " (excluded)" : "",
+                     bound_text(range.high));
 }
 
 bool in_range(double x, const Range& range) {
