@@ -779,7 +779,8 @@ def main() -> int:
             other = predict(dtperf, run_profile, model_path, reduction_log, scheme, other_ms, varying)
             steady = predict(dtperf, run_profile, model_path, reduction_log, scheme, compute_ms)
             window_ms = references["window"]
-            window = (predict(dtperf, run_profile, model_path, reduction_log, scheme, window_ms, varying)
+            window = (predicted if args.compute_from == "window" else
+                      predict(dtperf, run_profile, model_path, reduction_log, scheme, window_ms, varying)
                       if window_ms is not None else None)
             measured_ms = statistics.mean(result["iteration_ms_per_rank"])
             cell = {"layout": f"{nodes}x{per_node}", "rate_gbps": rate_gbps, "delay_us": delay_us, "scheme": scheme,

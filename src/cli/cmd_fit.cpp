@@ -135,17 +135,7 @@ void run(FitCliOptions& o) {
     const std::size_t count = inputs.raws.size() + inputs.logs.size();
     throw InputError(first, "", unphysical_fit(e, count));
   }
-  if (o.output == kStdout) {
-    // -o -: the profile alone on stdout, the report on stderr.
-    std::cout << json_text(profile_json);
-    std::cerr << (o.json ? json_text(io::render(report).json) : io::render(report).text);
-    return;
-  }
-  if (!o.output.empty()) write_file_atomically(o.output, json_text(profile_json));
-  // -o is the profile: the report goes to stdout, as a table or (--json) JSON.
-  OutputOptions output;
-  output.json = o.json;
-  emit(output, io::render(report));
+  emit_profile(o.output, json_text(profile_json), io::render(report), o.json);
 }
 
 }  // namespace

@@ -87,17 +87,21 @@ void run_fit_runs(const FitRunsCliOptions& o, const std::string& output, const s
   } catch (const InputError& e) {
     throw InputError(o.runs, "", unphysical_fit(e, 1));  // as in fit: the runs, not the program
   }
-  if (output == kStdout) {
-    // -o -: the profile alone on stdout, the report on stderr.
-    std::cout << json_text(profile_json);
-    std::cerr << (json ? json_text(io::render(report).json) : io::render(report).text);
+  emit_profile(output, json_text(profile_json), io::render(report), json);
+}
+
+void emit_profile(const std::string& output, const std::string& profile_text, const io::Rendered& report,
+                  bool json) {
+  if (output == kStdout) {  // -o -: the profile alone on stdout, the report on stderr
+    std::cout << profile_text;
+    std::cerr << (json ? json_text(report.json) : report.text);
     return;
   }
-  if (!output.empty()) write_file_atomically(output, json_text(profile_json));
+  if (!output.empty()) write_file_atomically(output, profile_text);
   // -o is the profile: the report goes to stdout, as a table or (--json) JSON.
   OutputOptions out;
   out.json = json;
-  emit(out, io::render(report));
+  emit(out, report);
 }
 
 }  // namespace dtperf::cli

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dtperf/error.hpp"
+#include "dtperf/io/render.hpp"
 
 namespace dtperf::cli {
 
@@ -26,6 +27,11 @@ void add_fit_runs_options(CLI::App& cmd, FitRunsCliOptions& options);
 /// profile's own ranges (`invalid`, from reading it back): every measurement was in range,
 /// but together they describe no machine a profile can hold. `inputs`: how many files.
 std::string unphysical_fit(const InputError& invalid, std::size_t inputs);
+
+/// A fit's profile to `output` (a file written whole, or stdout for "-" with the report on
+/// stderr) and its report on stdout (table, or JSON with `json`).
+void emit_profile(const std::string& output, const std::string& profile_text, const io::Rendered& report,
+                  bool json);
 
 /// Fits, prints the report (table or JSON) and, with an output path, writes the profile.
 void run_fit_runs(const FitRunsCliOptions& options, const std::string& output, const std::string& created, bool json);
