@@ -85,12 +85,6 @@ Round xor_pairs(int n, int distance) {
   return pairs_round(pairs);
 }
 
-std::vector<int> node_ranks(int node, int per_node) {
-  std::vector<int> ranks(static_cast<std::size_t>(per_node));
-  for (int i = 0; i < per_node; ++i) ranks[static_cast<std::size_t>(i)] = node * per_node + i;
-  return ranks;
-}
-
 std::string check(const std::string& name, int n, int per_node) {
   const int nodes = n / per_node;
   if (name == "complete") return "";
@@ -191,27 +185,40 @@ Topology make_topology(const std::string& name, int n, int per_node, std::uint64
   } else if (name == "alternating-exp-ring") {
     // Decent-DP's construction: node pairs by greedy pairing at distance 2^r; a running
     // pair counter decides which of the round's two slots the pair crosses nodes in.
+    // Each round is written straight into its members and offsets: at 1,048,576 nodes a
+    // list of small vectors per group cost 1.5 million allocations per step.
     int pair_counter = 0;
+    const auto add_node = [per_node](Round& round, int node) {
+      for (int i = 0; i < per_node; ++i) round.members.push_back(node * per_node + i);
+    };
+    const auto close_group = [](Round& round) {
+      round.offsets.push_back(static_cast<std::int32_t>(round.members.size()));
+    };
     for (int r = 0; r < log2_exact(nodes); ++r) {
-      std::vector<std::vector<int>> first;
-      std::vector<std::vector<int>> second;
+      Round first;
+      Round second;
+      for (Round* round : {&first, &second}) {
+        round->offsets.push_back(0);
+        round->members.reserve(static_cast<std::size_t>(n));
+      }
       std::vector<bool> used(static_cast<std::size_t>(nodes), false);
       for (int j = 0; j < nodes; ++j) {
         if (used[static_cast<std::size_t>(j)]) continue;
         const int partner = (j + (1 << r)) % nodes;
         used[static_cast<std::size_t>(j)] = used[static_cast<std::size_t>(partner)] = true;
-        std::vector<int> both = node_ranks(j, per_node);
-        const std::vector<int> other = node_ranks(partner, per_node);
-        both.insert(both.end(), other.begin(), other.end());
-        auto& cross = pair_counter % 2 == 0 ? second : first;
-        auto& inside = pair_counter % 2 == 0 ? first : second;
-        cross.push_back(both);
-        inside.push_back(node_ranks(j, per_node));
-        inside.push_back(other);
+        Round& cross = pair_counter % 2 == 0 ? second : first;
+        Round& inside = pair_counter % 2 == 0 ? first : second;
+        add_node(cross, j);
+        add_node(cross, partner);
+        close_group(cross);
+        add_node(inside, j);
+        close_group(inside);
+        add_node(inside, partner);
+        close_group(inside);
         ++pair_counter;
       }
-      t.steps.push_back(single_round(groups_round(first)));
-      t.steps.push_back(single_round(groups_round(second)));
+      t.steps.push_back(single_round(std::move(first)));
+      t.steps.push_back(single_round(std::move(second)));
     }
   } else if (name == "torus") {
     const std::pair<int, int> shape = *torus_shape(n);
