@@ -367,6 +367,10 @@ expect 2 "^dtperf: error: --nodes: 1000000000 is out of range: the limit is 1048
 expect 2 "^dtperf: error: --nodes: 100000 nodes x 1024 GPUs is over the limit of 1048576 GPUs$" predict --nodes 100000 --gpus-per-node 1024
 expect 2 "^dtperf: error: --nodes: '2.5' is not a whole number$" predict --nodes 2.5
 expect 2 "^dtperf: error: --gpus: 100000000 is out of range: the limit is 1048576$" topologies --gpus 100000000
+# A schedule lists every group of every step: refused up front past 65,536 GPUs, no file written.
+expect 2 "^dtperf: error: --schedule: lists every group of every step up to 65536 GPUs, got --gpus 131072 " topologies --gpus 131072 --gpus-per-node 8 --schedule -o "$work/schedule.json"
+[ -e "$work/schedule.json" ] && fail "a refused topologies --schedule wrote its -o file"
+expect 0 '^   one-peer-exp  *17 ' topologies --gpus 131072 --gpus-per-node 8
 expect 2 "^dtperf: error: --single-gpu-iteration-ms: 1e308 is out of range: the limit is 10000000$" predict --single-gpu-iteration-ms 1e308
 expect 2 "^dtperf: error: --slow-rank: the factor of rank 63 must be from 0.001 to 1000, got '1e308'$" compare --slow-rank 63=1e308
 expect 2 "^dtperf: error: --slow-node: the factor of node 1 must be from 0.001 to 1000, got '1e200'$" compare --slow-node 1=1e200 --slow-node 1=1e200

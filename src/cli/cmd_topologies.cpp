@@ -1,8 +1,11 @@
 // dtperf topologies: the built-in gossip topologies, their constraints and, for a given
 // cluster size, their period and spectral gap; with --schedule (JSON) the groups of every
 // step, so that an implementation (such as the validation harness's) runs the same ones.
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "checks.hpp"
+#include "dtperf/error.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "progress.hpp"
@@ -19,6 +22,13 @@ struct TopologiesOptions {
 };
 
 void run(const TopologiesOptions& o) {
+  if (o.schedule && o.gpus > limits::kMaxScheduleGpus) {
+    throw InputError("--schedule", "",
+                     fmt::format("lists every group of every step up to {} GPUs, got --gpus {} (docs/MANUAL.md, "
+                                 "\"Limits\"); without --schedule the topologies' periods and spectral gaps are "
+                                 "listed at any size",
+                                 limits::kMaxScheduleGpus, o.gpus));
+  }
   TopologiesReport report;
   {
     Progress progress("topologies", false);
