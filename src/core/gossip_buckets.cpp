@@ -74,6 +74,13 @@ void GossipPredictor::State::make_local_units(const GossipScenario& s, const Com
 void GossipPredictor::State::price_exchanges(const GossipScenario& s) {
   const NetworkParams& net = s.network;
   const std::size_t placements = schedule->placements.size();
+  // Per placement x bucket, sized by the buckets this configuration closes (not the
+  // tensors, which bound them: 262,144 tensors in a few dozen buckets took 0.2 GB per
+  // simulation that way, and advise's node search keeps one per node count).
+  const std::size_t cells = placements * buckets;
+  for (auto* v : {&cost_s, &latency_cell_s, &host_share, &intra_bytes_per_rank, &inter_bytes_per_node}) {
+    v->assign(cells, 0.0);
+  }
   for (std::size_t p = 0; p < placements; ++p) {
     const GroupShape shape = schedule->placements[p].shape();
     // The shared link's latency: the part no other exchange slows, the group's cost for one byte.

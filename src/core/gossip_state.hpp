@@ -164,12 +164,6 @@ struct GossipPredictor::State {
     bucket_gather_s.resize(tensors);
     remaining_after_s.resize(tensors);
     local_units.reserve(tensors);
-    const std::size_t cells = schedule->placements.size() * tensors;
-    cost_s.resize(cells);
-    latency_cell_s.resize(cells);
-    host_share.resize(cells);
-    intra_bytes_per_rank.resize(cells);
-    inter_bytes_per_node.resize(cells);
     for (auto* v : {&compute_clock_s, &intra_free_s, &inter_free_s, &intra_share, &inter_share, &window_start_s,
                     &accumulation_sum_s, &forward_sum_s, &backward_sum_s, &wait_sum_s, &previous_clock_s,
                     &compute_end_s, &backward_iteration_s, &wait_iteration_s, &local_free_s}) {
