@@ -191,9 +191,16 @@ expect 2 'measured-gpus: 6 GPUs neither fill whole nodes of 4 GPUs nor divide on
 expect 0 'to reproduce 300 ms measured with all-reduce on 1 GPU' predict --profile dgx-a100 --measured-gpus 1 --measured-iteration-ms 300
 expect 2 'excludes' predict --batch-per-gpu 8 --global-batch 64
 
-# A measured iteration scaled to the run's batch past the limit: the options that formed it are named.
-expect 2 '^dtperf: error: --single-gpu-iteration-ms: 1e\+07 ms at 1e-06 samples per GPU, scaled to 1e\+09 samples \(--batch-per-gpu, --measured-batch-per-gpu\) and by --compute-scale 1, is 1e\+19 s per iteration, beyond the limit of 1e\+18 s ' \
+# A measured iteration scaled to the run's batch past the limit: the options that formed it are named,
+# and where a model file gave a factor, the file and its keys.
+expect 2 '^dtperf: error: --single-gpu-iteration-ms: a measured iteration of 1e\+07 ms \(--single-gpu-iteration-ms\) at 1e-06 samples per GPU \(--measured-batch-per-gpu\), scaled to 1e\+09 samples \(--batch-per-gpu\), is 1e\+19 s per iteration, beyond the limit of 1e\+18 s ' \
   predict --single-gpu-iteration-ms 1e7 --measured-batch-per-gpu 1e-6 --batch-per-gpu 1e9
+printf '%s' '{"schema": "dtperf.model/1", "name": "tiny-batch", "batch_per_gpu": 1e9, "measured": {"single_gpu_iteration_ms": 1e7, "batch_per_gpu": 1e-6}, "layers": [{"name": "w", "params": 1000}]}' > "$work/tiny-batch.json"
+expect 2 "^dtperf: error: $work/tiny-batch.json: a measured iteration of 1e\+07 ms \(/measured/single_gpu_iteration_ms\) at 1e-06 samples per GPU \(/measured/batch_per_gpu\), scaled to 1e\+09 samples \(/batch_per_gpu\), is 1e\+19 s " \
+  predict --model "$work/tiny-batch.json" -o "$work/tiny-batch-out.json"
+[ -e "$work/tiny-batch-out.json" ] && fail "a refused model file's prediction wrote its -o file"
+expect 2 "^dtperf: error: $work/tiny-batch.json: a measured iteration of 2e\+06 ms \(--single-gpu-iteration-ms\) at 1e-06 samples per GPU \(/measured/batch_per_gpu\), scaled to 1e\+09 samples \(--batch-per-gpu\), is 2e\+18 s " \
+  predict --model "$work/tiny-batch.json" --batch-per-gpu 1e9 --single-gpu-iteration-ms 2e6
 # A DiLoCo round of a million inner steps, each within the limit of 10^18 s, adds up past it: refused.
 expect 2 '^dtperf: error: prediction: diloco on 8 x 8 GPUs: the round time came out as 1e\+19 s, beyond 1e\+18 s; ' \
   predict --single-gpu-iteration-ms 1e7 --measured-batch-per-gpu 1 --batch-per-gpu 1e9 --scheme diloco --inner-steps 1000000

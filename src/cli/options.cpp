@@ -98,22 +98,6 @@ void ModelOptions::resolve() {
   workload.accumulation_steps = r.accumulation_steps;
   if (!r.grad_dtype.empty()) workload.grad_bytes = r.grad_dtype == "fp32" ? 4 : 2;
   workload.compute_scale = r.compute_scale;
-  // A product of options in range can leave it: a measured iteration scaled from its batch
-  // to the run's, and by the compute scale, is checked here where the three are named.
-  if (given(r.o_iter) && given(r.o_batch)) {
-    const double batch = r.batch_per_gpu;
-    const double measured = given(r.o_mbatch) ? r.measured_batch_per_gpu : batch;
-    const double scaled_s = r.single_gpu_iteration_ms * units::ms * (batch / measured) * workload.compute_scale;
-    if (!(scaled_s <= limits::kMaxPredictedS)) {
-      throw InputError::in_input(
-          "single-gpu-iteration-ms",
-          fmt::format("{:g} ms at {:g} samples per GPU, scaled to {:g} samples (--batch-per-gpu, "
-                      "--measured-batch-per-gpu) and by --compute-scale {:g}, is {:.3g} s per iteration, beyond the "
-                      "limit of {:g} s (docs/MANUAL.md, \"Limits\")",
-                      r.single_gpu_iteration_ms, measured, batch, workload.compute_scale, scaled_s,
-                      limits::kMaxPredictedS));
-    }
-  }
 }
 
 void AllReduceCliOptions::add_to(CLI::App& app) {
@@ -156,6 +140,42 @@ void OutputOptions::add_to(CLI::App& app) {
       ->type_name("FILE");
 }
 
+namespace {
+
+// A measured iteration scaled from its batch to the run's and by the compute scale
+// (compute.cpp, unscaled_compute_times) is a product of inputs each in its range, so it is
+// checked where every factor's source is known: a flag or the model file, in any mix.
+void check_scaled_measurement(const ModelOptions& options, const ModelSpec& model) {
+  const WorkloadOptions& w = options.workload;
+  const std::optional<double> iteration_s = w.single_gpu_iteration_s ? w.single_gpu_iteration_s
+                                                                     : model.measured_iteration_s;
+  if (!iteration_s) return;
+  const double batch = w.batch_per_gpu.value_or(model.default_batch_per_gpu);
+  const double measured = w.measured_batch_per_gpu.value_or(model.measured_batch_per_gpu.value_or(batch));
+  const double scaled_s = *iteration_s * (batch / measured) * w.compute_scale;
+  if (scaled_s <= limits::kMaxPredictedS) return;
+  const auto source = [](bool flag, const char* option, const char* key) {
+    return flag ? option : key;  // a key of the model file, which the message is located at
+  };
+  const bool from_file = !w.single_gpu_iteration_s || !w.batch_per_gpu ||
+                         (!w.measured_batch_per_gpu && model.measured_batch_per_gpu);
+  throw InputError(from_file ? options.model : "--single-gpu-iteration-ms", "",
+                   fmt::format("a measured iteration of {:g} ms ({}) at {:g} samples per GPU ({}), scaled to {:g} "
+                               "samples ({}), is {:.3g} s per iteration, beyond the "
+                               "limit of {:g} s (docs/MANUAL.md, \"Limits\")",
+                               *iteration_s * 1e3,
+                               source(w.single_gpu_iteration_s.has_value(), "--single-gpu-iteration-ms",
+                                      "/measured/single_gpu_iteration_ms"),
+                               measured,
+                               w.measured_batch_per_gpu      ? "--measured-batch-per-gpu"
+                               : model.measured_batch_per_gpu ? "/measured/batch_per_gpu"
+                                                              : "the run's batch",
+                               batch, source(w.batch_per_gpu.has_value(), "--batch-per-gpu", "/batch_per_gpu"),
+                               scaled_s, limits::kMaxPredictedS));
+}
+
+}  // namespace
+
 Inputs load_inputs(const ModelOptions& options) {
   Inputs loaded;
   loaded.overrides = options.cluster;
@@ -167,6 +187,7 @@ Inputs load_inputs(const ModelOptions& options) {
   }
   loaded.model = io::load_model(options.model);
   loaded.model_source = options.model;
+  check_scaled_measurement(options, loaded.model);
   if (!options.reduction_log.empty()) loaded.reduction = io::read_reduction_log(options.reduction_log);
   loaded.dtype = compute_dtype(loaded.profile, options.cluster);
   (void)peak_flops_per_s(loaded.profile, loaded.dtype);  // refused now, not at the first evaluation
