@@ -259,3 +259,40 @@ TEST_CASE("a fitted profile's compute scales: one model's alone, several models'
   empty["models"] = Json::array();
   CHECK(error_of(with_fit(empty)) == "p.json: at /runs_fit/models: at least one model");
 }
+
+TEST_CASE("a fitted profile's parameter boxes are the fit's own", "[profiles][runs_fit][errors]") {
+  // launch_overhead is fitted linearly in us (unit 1e-6), searched over [0, 10^4] us: a
+  // band drawn from another unit or box would put it where the fit never could.
+  const auto with_parameter = [](const Json& parameter) {
+    Json j = good();
+    j["runs_fit"] = {{"models", {"resnet50"}}, {"forward_scale", 1.0}, {"backward_scale", 1.0}, {"runs", 3},
+                     {"rms_error", 0.01},
+                     {"uncertainty", {{"model_sigma", 0.02}, {"parameters", {parameter}}, {"covariance", {{0.25}}}}}};
+    return j;
+  };
+  const Json launch = {{"name", "launch_overhead"}, {"log", false}, {"unit", 1e-6}, {"u", 50.0}, {"low_u", 0.0},
+                       {"high_u", 1e4}};
+  CHECK(parse_profile(with_parameter(launch), "p.json").runs_fit->parameters.size() == 1);
+  Json unit = launch;
+  unit["unit"] = 1e30;
+  CHECK(error_of(with_parameter(unit)) ==
+        "p.json: at /runs_fit/uncertainty/parameters/0/unit: launch_overhead is fitted in units of 1e-06, got 1e+30");
+  Json below = launch;
+  below["low_u"] = -1e15;
+  CHECK(error_of(with_parameter(below)) ==
+        "p.json: at /runs_fit/uncertainty/parameters/0/low_u: launch_overhead is searched from 0, got -1000000000000000");
+  Json above = launch;
+  above["high_u"] = 2e4;
+  CHECK(error_of(with_parameter(above)) ==
+        "p.json: at /runs_fit/uncertainty/parameters/0/high_u: launch_overhead is searched up to 10000, got 20000");
+  Json logged = launch;
+  logged["log"] = true;  // and inside the log coordinate's range, so that only the form is wrong
+  logged["u"] = 1.0;
+  logged["high_u"] = 5.0;
+  CHECK(error_of(with_parameter(logged)) ==
+        "p.json: at /runs_fit/uncertainty/parameters/0/log: launch_overhead is fitted linearly");
+  Json unknown = launch;
+  unknown["name"] = "warp_speed";
+  CHECK(error_of(with_parameter(unknown)) ==
+        "p.json: at /runs_fit/uncertainty/parameters/0/name: 'warp_speed' is not a parameter fit --runs fits");
+}

@@ -19,6 +19,27 @@
 
 namespace dtperf {
 
+// The search boxes; the reasons for each prior and width are at applicable_specs.
+RunParameterBox search_box(RunParameter p) {
+  const auto log_box = [](double low, double high) { return RunParameterBox{true, 1.0, std::log(low), std::log(high)}; };
+  switch (p) {
+    case RunParameter::compute_scale:
+    case RunParameter::forward_scale:
+    case RunParameter::backward_scale: return log_box(1e-2, 1e2);
+    case RunParameter::inter_efficiency: return log_box(1e-3, 1.0);
+    case RunParameter::inter_host: return log_box(0.01, 1e5);  // Gbit/s
+    case RunParameter::inter_latency: return log_box(1e-7, 1e-2);  // s
+    case RunParameter::intra_efficiency: return log_box(1e-2, 1.0);
+    case RunParameter::kappa_compute: return {false, 1.0, 0.0, 2.0};
+    case RunParameter::kappa_comm: return {false, 1.0, 0.0, 5.0};
+    case RunParameter::launch_overhead:
+    case RunParameter::tensor_overhead: return {false, units::us, 0.0, 1e4};  // up to 10 ms
+    case RunParameter::host_per_byte:
+    case RunParameter::inter_host_per_byte: return {false, 1e-9, 0.0, 10.0};  // ns/B, up to 10
+  }
+  return {};
+}
+
 namespace {
 
 // The model's error floor, and the weight of a breakdown component (components are
@@ -59,6 +80,12 @@ struct Spec {
   double unit = 1.0;  // natural = unit * (log ? exp(u) : u)
   double natural(double u) const { return unit * (log ? std::exp(u) : u); }
 };
+
+// A parameter's spec: its search box (search_box) with a prior and a prior width in u.
+Spec spec(RunParameter p, double prior_u, double width_u) {
+  const RunParameterBox box = search_box(p);
+  return {p, box.log, prior_u, width_u, box.low_u, box.high_u, box.unit};
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -543,54 +570,52 @@ std::vector<Spec> applicable_specs(const Setup& base, std::span<const MeasuredRu
   // what distributed runs add to it belongs to contention and overhead.
   const double compute_width = measured_compute ? std::log(1.1) : kFlopsComputePriorSdLn;
   if (breakdown) {
-    add({RunParameter::forward_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
-    add({RunParameter::backward_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
+    add(spec(RunParameter::forward_scale, 0.0, compute_width));
+    add(spec(RunParameter::backward_scale, 0.0, compute_width));
   } else {
-    add({RunParameter::compute_scale, true, 0.0, compute_width, std::log(1e-2), std::log(1e2), 1.0});
+    add(spec(RunParameter::compute_scale, 0.0, compute_width));
   }
   // Links: transport efficiencies of real stacks span 0.09-0.9 ([NET]): a factor of 3.
   // A host-driven transport's wire efficiency is well known (headers: ~5 %); its CPU
   // ceiling is what varies between stacks and machines.
   const bool host = p.inter.host_gbps > 0.0;
   if (multi_node && free_efficiency) {
-    add({RunParameter::inter_efficiency, true, std::log(p.inter.transport_efficiency),
-         host ? std::log(1.25) : kInterEfficiencyPriorSdLn, std::log(1e-3), 0.0, 1.0});
+    add(spec(RunParameter::inter_efficiency, std::log(p.inter.transport_efficiency),
+             host ? std::log(1.25) : kInterEfficiencyPriorSdLn));
   }
   if (multi_node && host) {
-    add({RunParameter::inter_host, true, std::log(p.inter.host_gbps), std::log(3.0), std::log(0.01), std::log(1e5),
-         1.0});
+    add(spec(RunParameter::inter_host, std::log(p.inter.host_gbps), std::log(3.0)));
   }
   if (multi_node) {
-    add({RunParameter::inter_latency, true, std::log(std::max(p.inter.latency_s, 1e-7)), ln10, std::log(1e-7),
-         std::log(1e-2), 1.0});
+    add(spec(RunParameter::inter_latency, std::log(std::max(p.inter.latency_s, 1e-7)), ln10));
   }
   if (multi_gpu_node) {
-    add({RunParameter::intra_efficiency, true, std::log(p.intra.efficiency), std::log(2.0), std::log(1e-2), 0.0, 1.0});
+    add(spec(RunParameter::intra_efficiency, std::log(p.intra.efficiency), std::log(2.0)));
   }
   if (distributed) {
     // Contention: [NET] measured compute up to ~15 % slower beside communication.
-    add({RunParameter::kappa_compute, false, p.compute.interference_factor - 1.0, 0.15, 0.0, 2.0, 1.0});
-    add({RunParameter::kappa_comm, false, p.compute.comm_interference_factor - 1.0, 0.3, 0.0, 5.0, 1.0});
+    add(spec(RunParameter::kappa_compute, p.compute.interference_factor - 1.0, 0.15));
+    add(spec(RunParameter::kappa_comm, p.compute.comm_interference_factor - 1.0, 0.3));
     // Host work per collective launched, in us: prior the profile's (0 on a datasheet
     // profile), width 50 us: a CUDA kernel launch is ~5 us, a framework's hook and the
     // library's enqueue tens of us; searched up to 10 ms.
-    add({RunParameter::launch_overhead, false, p.transport.launch_s / units::us, 50.0, 0.0, 1e4, units::us});
+    add(spec(RunParameter::launch_overhead, p.transport.launch_s / units::us, 50.0));
     // Host work per gradient tensor that nothing hides, in us: prior the profile's, width
     // 100 us: an autograd hook and a collective's enqueue are ~10 us; Horovod negotiates
     // every tensor between its ranks through a coordinator (Sergeev and Del Balso 2018,
     // arXiv 1802.05799: the overhead that tensor fusion was made to amortise); searched up
     // to 10 ms.
-    add({RunParameter::tensor_overhead, false, p.transport.tensor_s / units::us, 100.0, 0.0, 1e4, units::us});
+    add(spec(RunParameter::tensor_overhead, p.transport.tensor_s / units::us, 100.0));
     // Host work per byte handed to collectives that nothing hides, in ns/B: prior the
     // profile's, width 0.1 ns/B (a staging copy through host memory at ~10 GB/s);
     // searched up to 10 ns/B.
-    add({RunParameter::host_per_byte, false, p.transport.host_s_per_byte * 1e9, 0.1, 0.0, 10.0, 1e-9});
+    add(spec(RunParameter::host_per_byte, p.transport.host_s_per_byte * 1e9, 0.1));
   }
   if (multi_node) {
     // And more per byte handed when the ranks span nodes, in ns/B: width 0.3 ns/B ([NET]'s
     // TCP stacks moved 9-31 % of 100 Gbit/s: 0.3-0.9 ns/B of host time per byte); searched
     // up to 10 ns/B.
-    add({RunParameter::inter_host_per_byte, false, p.transport.inter_host_s_per_byte * 1e9, 0.3, 0.0, 10.0, 1e-9});
+    add(spec(RunParameter::inter_host_per_byte, p.transport.inter_host_s_per_byte * 1e9, 0.3));
   }
   return specs;
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/analysis/fit_runs.hpp"
 #include "dtperf/embedded.hpp"
 #include "dtperf/units.hpp"
 
@@ -160,6 +161,16 @@ void read_runs_fit(ObjectReader r, ClusterProfile::RunsFit& f) {
       x.low_u = p.number("low_u", coordinate);
       x.high_u = p.number("high_u", coordinate);
       if (!(x.low_u <= x.u && x.u <= x.high_u)) p.fail("u", "is outside [low_u, high_u]");
+      // The bands move each parameter inside its box: a unit or a box other than the one
+      // the fit searched would put a parameter where the fit never could (a negative
+      // overhead, a latency of 10^30 s).
+      const std::optional<RunParameter> known = parse_name<RunParameter>(x.name);
+      if (!known) p.fail("name", fmt::format("'{}' is not a parameter fit --runs fits", x.name));
+      const RunParameterBox box = search_box(*known);
+      if (x.log != box.log) p.fail("log", fmt::format("{} is fitted {}", x.name, box.log ? "in log" : "linearly"));
+      if (x.unit != box.unit) p.fail("unit", fmt::format("{} is fitted in units of {:g}, got {:g}", x.name, box.unit, x.unit));
+      if (x.low_u < box.low_u) p.fail("low_u", fmt::format("{} is searched from {:.17g}, got {:.17g}", x.name, box.low_u, x.low_u));
+      if (x.high_u > box.high_u) p.fail("high_u", fmt::format("{} is searched up to {:.17g}, got {:.17g}", x.name, box.high_u, x.high_u));
       p.finish();
       f.parameters.push_back(x);
     }

@@ -104,6 +104,18 @@ struct EnumNames<RunParameter> {
   };
 };
 
+/// Where the fit searches a parameter, in its coordinate u: natural = unit x (log ? exp(u)
+/// : u), u in [low_u, high_u]. One table for the fit (fit_runs.cpp) and for the reader of a
+/// fitted profile's uncertainty (profile_json.cpp), which refuses a unit or a box that the
+/// fit would not write (a unit of 1e30, a negative overhead's low_u).
+struct RunParameterBox {
+  bool log = true;
+  double unit = 1.0;
+  double low_u = 0.0;
+  double high_u = 0.0;
+};
+RunParameterBox search_box(RunParameter p);
+
 struct FittedParameter {
   RunParameter parameter = RunParameter::compute_scale;
   double prior = 0.0;       // natural units (s for latency and per launch or tensor, s/B per byte)
