@@ -277,9 +277,8 @@ def host_cpu_ns_per_byte(result: Result) -> float | None:
     s = host_cpu_ns_per_byte x B / its duration of them busy, and compute loses
     host_cpu_ns_per_byte x B, whatever part of the duration is latency. The phase measures
     exactly that loss: compute iterations running wholly beside the run's own exchanges,
-    against the compute-only phase at the machine's speed of the moment (train.py's
-    loss_s_per_byte, by the forward pass's CPU clock that also scales the window's
-    compute, window_compute_ms), per byte sent meanwhile. Every emulated node is the same machine, so the figure includes
+    against the compute-only phase, per byte sent meanwhile (train.py's loss_s_per_byte,
+    which says why the reference is not scaled by the forward pass's CPU clock). Every emulated node is the same machine, so the figure includes
     what any rank's transport (gloo's threads, the kernel's copies, the link emulator)
     takes from every computing rank, and what it costs beyond its own CPU time (wake-ups,
     caches). At 100 Mbit/s a rank sends slowly enough that the loss is within the compute
@@ -808,7 +807,7 @@ def main() -> int:
             # how long decentralized training's ranks waited for exchanges and how long dtperf
             # has them wait, and the compute samples.
             cell["run_host_cpu_ns_per_byte"] = run_cpu_ns[scheme]
-            cell["beside_speed_per_rank"] = result.get("beside_speed_per_rank")
+            cell["beside_forward_cpu_ratio_per_rank"] = result.get("beside_forward_cpu_ratio_per_rank")
             cell["comm_only_cpu_ns_per_byte"] = comm_only_cpu_ns_per_byte(result, nodes * per_node)
             cell["steady_compute_predicted_ms"] = steady["iteration_ms"]
             if scheme != "all-reduce":  # DDP's waits are inside its backward

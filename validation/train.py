@@ -365,14 +365,12 @@ def exchanges_alone_s(buckets: Sequence[torch.Tensor], group: Optional[dist.Proc
     return time.perf_counter() - t0
 
 
-def loss_s_per_byte(alone_s: float, beside_s: float, speed: float, duration_s: float, sent_bytes: float) -> float:
+def loss_s_per_byte(alone_s: float, beside_s: float, duration_s: float, sent_bytes: float) -> float:
     """Compute seconds lost to the transport per byte sent, from a round of compute beside
     exchanges: iterations of `beside_s` on average where the same compute alone took
-    `alone_s` when the machine ran `speed` times faster than during the round (a forward
-    pass's CPU time in the round over the same alone: ForwardCpu). At the round's speed
-    compute alone would take alone_s x speed, so the transport took 1 - alone_s x speed /
-    beside_s of every second, for `duration_s`, while `sent_bytes` left."""
-    return (1.0 - alone_s * speed / beside_s) * duration_s / sent_bytes
+    `alone_s`, so the transport took 1 - alone_s / beside_s of every second, for
+    `duration_s`, while `sent_bytes` left."""
+    return (1.0 - alone_s / beside_s) * duration_s / sent_bytes
 
 
 def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence[torch.Tensor], steps: Sequence[Step],
@@ -388,14 +386,14 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
     is launched `repeats` times on the step's group, then the rank computes iteration after
     iteration until all have completed. Iterations that end before the last completion ran
     wholly beside the exchanges: their mean t against `alone_s` (the compute-only phase's
-    median) at the round's own speed (loss_s_per_byte) gives the cost per byte. The speed is
-    the median forward CPU time of those iterations over `forward_alone_s`, the same in the
-    compute-only phase: a shared host drifts between the phases (a fixed single-thread
-    product took 91 s and, minutes later, 108 s on the idle 2-core VM), and a 5 % drift
-    read as contention would move a loss of 15 % of compute by a third. The timed window's
-    compute is scaled by the same clock (the harness's window_compute_ms), so the two
-    figures dtperf adds up are measured alike: the machine's speed in one, the time the
-    transport takes from a computing thread in the other. `repeats`
+    median) gives the cost per byte (loss_s_per_byte). The reference is not scaled by the
+    machine's speed of the moment as the timed window's compute is (the harness's
+    window_compute_ms): beside these back-to-back exchanges a forward pass takes more CPU
+    time on one rank and not the other (on 2 x 1 at 1 Gbit/s rank 0's forward 1.08-1.43 x
+    its time alone over nine runs, mean 1.15, rank 1's 0.85-1.10, mean 0.99), so what that
+    clock moves by here is the transport's doing, which the loss is to measure, not the
+    host's drift, which would move both ranks alike. Per round the ratio is kept for the
+    reader. `repeats`
     makes a round last about eight compute iterations on the slowest rank. Returns the
     median over the rounds in which this rank sent, in seconds per byte (None if it never
     sent), how those iterations scatter: each over its round's mean (the compute
@@ -403,14 +401,15 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
     which this rank sent, [bytes sent, the round's exchanges alone (s), the same beside
     compute (s)], each until this rank's last completion; the alone time measured once per
     step, the same exchanges launched with no compute (the harness fits from them the share
-    of its CPU time an exchange waits for, contention.hpp), and per such round the speed
-    its reference was scaled by. Four passes over the period; the first warms up."""
+    of its CPU time an exchange waits for, contention.hpp), and per such round the median
+    forward CPU time of its beside iterations over `forward_alone_s`. Four passes over the
+    period; the first warms up."""
     rounds = 4 * len(steps)
     factors: list[float] = []  # each wholly-beside iteration over its round's mean
     alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
     dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
     costs: list[float] = []
-    speeds: list[float] = []  # per round that sent: the machine's speed its reference was scaled by
+    forward_ratios: list[float] = []  # per round that sent: forward CPU time beside over alone
     repeats_per_step: dict[int, int] = {}
     batch_alone_s: dict[int, float] = {}
     exchange_rounds: list[list[float]] = []
@@ -450,13 +449,13 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
             mean_s = statistics.mean(whole)
             factors.extend(x / mean_s for x in whole)
             if sent > 0:
-                speed = statistics.median(whole_forwards) / forward_alone_s if forward_alone_s > 0.0 else 1.0
-                speeds.append(speed)
-                costs.append(loss_s_per_byte(alone_s, mean_s, speed, end - t0, sent))
+                if forward_alone_s > 0.0:
+                    forward_ratios.append(statistics.median(whole_forwards) / forward_alone_s)
+                costs.append(loss_s_per_byte(alone_s, mean_s, end - t0, sent))
         if r >= len(steps) and sent > 0:
             exchange_rounds.append([sent, batch_alone_s[r % len(steps)], end - t0])
     dist.barrier()
-    return (statistics.median(costs) if costs else None), factors, exchange_rounds, speeds
+    return (statistics.median(costs) if costs else None), factors, exchange_rounds, forward_ratios
 
 
 def timed_iterations(estimate_s: float, args: argparse.Namespace) -> int:
@@ -520,7 +519,7 @@ def main() -> None:
     dist.barrier()
     # Phase 2b: compute beside those exchanges: what the transport takes from compute per
     # byte sent, as dtperf charges it, and how compute scatters beside them.
-    beside_s_per_byte, beside_factors, exchange_rounds, beside_speeds = compute_beside_exchanges(
+    beside_s_per_byte, beside_factors, exchange_rounds, beside_forward_ratios = compute_beside_exchanges(
         compute_step, buckets, steps, statistics.median(compute), clock, statistics.median(forward_cpu_before), args)
 
     # Phase 3: training, timed over at least --iters iterations and --min-timed-s seconds.
@@ -602,7 +601,7 @@ def main() -> None:
             "comm_cpu_s": comm_cpu_s, "comm_bytes": comm_bytes, "comm_machine_cpu_s": comm_machine_cpu_s,
             "compute_machine_s": compute_machine_s, "train_machine_s": train_machine_s, "wait_s": wait_s,
             "beside_s_per_byte": math.nan if beside_s_per_byte is None else beside_s_per_byte,
-            "beside_speed": statistics.median(beside_speeds) if beside_speeds else math.nan,
+            "beside_forward_ratio": statistics.median(beside_forward_ratios) if beside_forward_ratios else math.nan,
             "forward_cpu_alone_s": statistics.median(forward_cpu_before + forward_cpu_after),
             "forward_cpu_train_s": statistics.median(forward_cpu_train)}
     gathered = [torch.zeros(len(mine), dtype=torch.float64) for _ in range(args.world)]
@@ -650,9 +649,10 @@ def main() -> None:
             # rank that never sent).
             "beside_ns_per_byte_per_rank": [None if math.isnan(r["beside_s_per_byte"]) else r["beside_s_per_byte"] * 1e9
                                             for r in everyone],
-            # ... and the machine's speed its compute-only reference was scaled by there
-            # (loss_s_per_byte), the median over its rounds (null for a rank that never sent).
-            "beside_speed_per_rank": [None if math.isnan(r["beside_speed"]) else r["beside_speed"] for r in everyone],
+            # ... and, for the reader, a forward pass's CPU time there over the same alone,
+            # the median over its rounds (null for a rank that never sent).
+            "beside_forward_cpu_ratio_per_rank": [None if math.isnan(r["beside_forward_ratio"])
+                                                  else r["beside_forward_ratio"] for r in everyone],
             # The whole machine's busy CPU per iteration of the compute-only phase and of
             # training, for the reader.
             "compute_machine_cpu_ms": first["compute_machine_s"] * 1e3,

@@ -168,9 +168,15 @@ void read_runs_fit(ObjectReader r, ClusterProfile::RunsFit& f) {
       if (!known) p.fail("name", fmt::format("'{}' is not a parameter fit --runs fits", x.name));
       const RunParameterBox box = search_box(*known);
       if (x.log != box.log) p.fail("log", fmt::format("{} is fitted {}", x.name, box.log ? "in log" : "linearly"));
-      if (x.unit != box.unit) p.fail("unit", fmt::format("{} is fitted in units of {:g}, got {:g}", x.name, box.unit, x.unit));
-      if (x.low_u < box.low_u) p.fail("low_u", fmt::format("{} is searched from {:.17g}, got {:.17g}", x.name, box.low_u, x.low_u));
-      if (x.high_u > box.high_u) p.fail("high_u", fmt::format("{} is searched up to {:.17g}, got {:.17g}", x.name, box.high_u, x.high_u));
+      if (x.unit != box.unit) {
+        p.fail("unit", fmt::format("{} is fitted in units of {:g}, got {:g}", x.name, box.unit, x.unit));
+      }
+      if (x.low_u < box.low_u) {
+        p.fail("low_u", fmt::format("{} is searched from {:.17g}, got {:.17g}", x.name, box.low_u, x.low_u));
+      }
+      if (x.high_u > box.high_u) {
+        p.fail("high_u", fmt::format("{} is searched up to {:.17g}, got {:.17g}", x.name, box.high_u, x.high_u));
+      }
       p.finish();
       f.parameters.push_back(x);
     }
