@@ -277,11 +277,11 @@ def host_cpu_ns_per_byte(result: Result) -> float | None:
     s = host_cpu_ns_per_byte x B / its duration of them busy, and compute loses
     host_cpu_ns_per_byte x B, whatever part of the duration is latency. The phase measures
     exactly that loss: compute iterations running wholly beside the run's own exchanges,
-    against the compute-only phase, per byte sent meanwhile (train.py's loss_s_per_byte,
-    which says why the reference is not scaled by the forward pass's CPU clock). Every emulated node is the same machine, so the figure includes
-    what any rank's transport (gloo's threads, the kernel's copies, the link emulator)
-    takes from every computing rank, and what it costs beyond its own CPU time (wake-ups,
-    caches). At 100 Mbit/s a rank sends slowly enough that the loss is within the compute
+    against the compute-only phase, per byte sent meanwhile (train.py's loss_s_per_byte;
+    compute_beside_exchanges says why the reference is not scaled by the forward pass's CPU
+    clock). Every emulated node is the same machine, so the figure includes what any rank's
+    transport (gloo's threads, the kernel's copies, the link emulator) takes from every
+    computing rank, and what it costs beyond its own CPU time (wake-ups, caches). At 100 Mbit/s a rank sends slowly enough that the loss is within the compute
     phase's noise (single runs read -23 to 14 ns per byte there); the contention it
     predicts is then small either way."""
     sent = [x for x in result["beside_ns_per_byte_per_rank"] if x is not None]
