@@ -28,7 +28,9 @@ void Progress::watch() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     wake_.wait_for(lock, std::chrono::seconds(1));
-    if (!stopping_ && !current_.empty() && current_ != printed_) print_locked(current_);
+    // A new step at once; the same step again after kRepeat, so a long one shows it runs.
+    const bool repeat = shown_ && Clock::now() - last_ >= kRepeat;
+    if (!stopping_ && !current_.empty() && (current_ != printed_ || repeat)) print_locked(current_);
   }
 }
 
