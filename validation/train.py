@@ -389,8 +389,9 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
     median) gives the cost per byte (loss_s_per_byte). The reference is not scaled by the
     machine's speed of the moment as the timed window's compute is (the harness's
     window_compute_ms): beside these back-to-back exchanges a forward pass takes more CPU
-    time on one rank and not the other (on 2 x 1 at 1 Gbit/s rank 0's forward 1.08-1.43 x
-    its time alone over nine runs, mean 1.15, rank 1's 0.85-1.10, mean 0.99), so what that
+    time on one rank and not the other (on 2 x 1 at 1 Gbit/s rank 0's forward 0.99-1.43 x
+    its time alone over nine runs, over 1.07 in eight, mean 1.15; rank 1's 0.85-1.10, mean
+    0.99), so what that
     clock moves by here is the transport's doing, which the loss is to measure, not the
     host's drift, which would move both ranks alike. Per round the ratio is kept for the
     reader. `repeats`
