@@ -61,13 +61,13 @@ inline constexpr double kMaxFactor = 1e3;                // slow ranks and nodes
 // the limit keeps each simulation within about 10 s there (docs/MANUAL.md, "Limits"). At
 // 1,048,576 ranks the same runs took 13-183 s and up to 1.7 GB.
 inline constexpr std::int64_t kMaxVariableRanks = 131'072;
+inline constexpr double kMaxRankSteps = 2'147'483'648.0;
 // `topologies --schedule` lists every group of every step: at 65,536 GPUs (8 per node) a
 // 183 MB file written in 3.5 s with 0.7 GB of memory, at 262,144 an 817 MB file in 16 s
 // and 2.9 GB, at 1,048,576 over 60 s and 9 GB (2-core development VM, 2026-11-30). A
 // schedule is for an implementation to run the same groups; beyond 65,536 GPUs it is
 // refused up front (the table, periods and spectral gaps, stays available to the limit).
 inline constexpr std::int64_t kMaxScheduleGpus = 65'536;
-inline constexpr double kMaxRankSteps = 2'147'483'648.0;
 // A command's variable-compute simulations together (compare's schemes; advise's schemes,
 // its factor attribution and its compute-CV search, advice.cpp, check_simulation_budget;
 // its node and NIC-rate searches are held to their own limits): at most

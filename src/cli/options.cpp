@@ -20,7 +20,7 @@ struct ModelOptions::Raw {
   double batch_per_gpu = 0, global_batch = 0;
   std::string optimizer, compute_source = name_of(WorkloadOptions{}.compute_source);
   double single_gpu_iteration_ms = 0, measured_batch_per_gpu = 0;
-  double compression = 1.0, compute_scale = 1.0;
+  double compression = 1.0;
   bool recompute = false;
   int accumulation_steps = 1;
   std::vector<CLI::Option*> given;
@@ -97,7 +97,6 @@ void ModelOptions::resolve() {
   workload.recompute_activations = r.recompute;
   workload.accumulation_steps = r.accumulation_steps;
   if (!r.grad_dtype.empty()) workload.grad_bytes = r.grad_dtype == "fp32" ? 4 : 2;
-  workload.compute_scale = r.compute_scale;
 }
 
 void AllReduceCliOptions::add_to(CLI::App& app) {
@@ -142,9 +141,10 @@ void OutputOptions::add_to(CLI::App& app) {
 
 namespace {
 
-// A measured iteration scaled from its batch to the run's and by the compute scale
-// (compute.cpp, unscaled_compute_times) is a product of inputs each in its range, so it is
-// checked where every factor's source is known: a flag or the model file, in any mix.
+// A measured iteration scaled from its batch to the run's (compute.cpp,
+// unscaled_compute_times) is a product of inputs each in its range, so it is checked where
+// every factor's source is known: a flag or the model file, in any mix. (A compute scale,
+// from an anchor or a fitted profile, is applied later; the engine's last check holds it.)
 void check_scaled_measurement(const ModelOptions& options, const ModelSpec& model) {
   const WorkloadOptions& w = options.workload;
   const std::optional<double> iteration_s = w.single_gpu_iteration_s ? w.single_gpu_iteration_s
@@ -152,7 +152,7 @@ void check_scaled_measurement(const ModelOptions& options, const ModelSpec& mode
   if (!iteration_s) return;
   const double batch = w.batch_per_gpu.value_or(model.default_batch_per_gpu);
   const double measured = w.measured_batch_per_gpu.value_or(model.measured_batch_per_gpu.value_or(batch));
-  const double scaled_s = *iteration_s * (batch / measured) * w.compute_scale;
+  const double scaled_s = *iteration_s * (batch / measured);
   if (scaled_s <= limits::kMaxPredictedS) return;
   const auto source = [](bool flag, const char* option, const char* key) {
     return flag ? option : key;  // a key of the model file, which the message is located at
