@@ -172,15 +172,26 @@ TEST_CASE("sweep chunks follow the cost: costly points are shared one at a time"
   CHECK(sizes == std::vector<std::size_t>(48, 1));
   for (std::size_t i = 0; i < indices.size(); ++i) CHECK(indices[i] == i);
   // Cheap points at a round time of an hour: the first round's 12 chunks (4 per thread) of
-  // one point measure the cost, then chunks grow to the cap, block_points / 4 = 4: the 36
-  // points left are 9 chunks of 4.
+  // one point measure the cost, then chunks double each round up to the cap,
+  // block_points / 4 = 4: 12 chunks of 2 (24 points), and the 12 points left are 3
+  // chunks of 4.
   sizes.clear();
   run.round_seconds = 3600.0;
   run.block_points = 16;
   run_sweep(grid, run);
   std::vector<std::size_t> expected(12, 1);
-  expected.insert(expected.end(), 9, 4);
+  expected.insert(expected.end(), 12, 2);
+  expected.insert(expected.end(), 3, 4);
   CHECK(sizes == expected);
+  // With no cap in sight (4096 per chunk), rounds grow 12, 24, 48, ... points: none
+  // takes all the rest after a first round of cheap points, as a costly point further on
+  // would then hold every row and the progress until the whole grid ends.
+  std::vector<std::uint64_t> done;
+  run.block_points = 4096;
+  run.sink = nullptr;
+  run.progress = [&](std::uint64_t d, std::uint64_t) { done.push_back(d); };
+  run_sweep(grid, run);
+  CHECK(done == std::vector<std::uint64_t>{12, 36, 48});
 }
 
 TEST_CASE("sweep rows: a topology that does not fit is a row with its reason", "[sweep]") {

@@ -123,8 +123,9 @@ struct SweepRun {
   std::uint64_t block_points = 4096;  // the most rows per thread and round
   // Work is shared by cost, not count: a round is 4 chunks per thread, which the threads
   // take as each comes free, and a chunk is what one thread evaluates in a quarter of this
-  // at the previous round's cost per point (the first round: one point per chunk). A few
-  // costly points still spread over every thread, and progress arrives about this often.
+  // at the previous round's cost per point (the first round: one point per chunk), and at
+  // most twice the previous round's chunk. A few costly points still spread over every
+  // thread, and progress arrives about this often, or after each costly point.
   double round_seconds = 0.25;
   // A deterministic 1/shards of the grid: the points whose index is `shard` modulo
   // `shards` (interleaved, so every shard gets the same mix of cheap and costly points).
