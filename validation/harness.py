@@ -277,13 +277,14 @@ def host_cpu_ns_per_byte(result: Result) -> float | None:
     s = host_cpu_ns_per_byte x B / its duration of them busy, and compute loses
     host_cpu_ns_per_byte x B, whatever part of the duration is latency. The phase measures
     exactly that loss: compute iterations running wholly beside the run's own exchanges,
-    against the compute-only phase, per byte sent meanwhile (train.py's loss_s_per_byte;
-    compute_beside_exchanges says why the reference is not scaled by the forward pass's CPU
-    clock). Every emulated node is the same machine, so the figure includes what any rank's
-    transport (gloo's threads, the kernel's copies, the link emulator) takes from every
-    computing rank, and what it costs beyond its own CPU time (wake-ups, caches). At 100 Mbit/s a rank sends slowly enough that the loss is within the compute
-    phase's noise (single runs read -23 to 14 ns per byte there); the contention it
-    predicts is then small either way."""
+    against compute-only iterations just before them, per byte sent meanwhile, the median
+    over at least eight rounds (train.py's loss_s_per_byte; compute_beside_exchanges says
+    why the reference is each round's own). Every emulated node is the same machine, so the
+    figure includes what any rank's transport (gloo's threads, the kernel's copies, the
+    link emulator) takes from every computing rank, and what it costs beyond its own CPU
+    time (wake-ups, caches). At 100 Mbit/s a rank sends slowly enough that the loss is
+    within the compute phase's noise (single runs read -23 to 14 ns per byte there); the
+    contention it predicts is then small either way."""
     sent = [x for x in result["beside_ns_per_byte_per_rank"] if x is not None]
     return statistics.median(sent) if sent else None
 
@@ -807,6 +808,7 @@ def main() -> int:
             # how long decentralized training's ranks waited for exchanges and how long dtperf
             # has them wait, and the compute samples.
             cell["run_host_cpu_ns_per_byte"] = run_cpu_ns[scheme]
+            cell["beside_ns_per_byte_rounds_per_rank"] = result.get("beside_ns_per_byte_rounds_per_rank")
             cell["beside_forward_cpu_ratio_per_rank"] = result.get("beside_forward_cpu_ratio_per_rank")
             cell["comm_only_cpu_ns_per_byte"] = comm_only_cpu_ns_per_byte(result, nodes * per_node)
             cell["steady_compute_predicted_ms"] = steady["iteration_ms"]

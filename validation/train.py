@@ -60,6 +60,11 @@ def summary_ms(times_s: Sequence[float]) -> dict[str, float]:
 
 
 GLOO_DEFAULT_THREADS = 2  # collectives a gloo process group runs at once unless told otherwise
+# The compute-beside-exchanges phase (compute_beside_exchanges): compute-only iterations
+# before each round's exchanges, its reference (half the eight iterations its exchanges
+# last), and the rounds counted at the least.
+REFERENCE_ITERATIONS = 4
+MIN_BESIDE_ROUNDS = 8
 
 
 def in_order_group(members: Iterable[int], rank: int, threads: int) -> dist.ProcessGroup:
@@ -375,37 +380,44 @@ def loss_s_per_byte(alone_s: float, beside_s: float, duration_s: float, sent_byt
 
 def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence[torch.Tensor], steps: Sequence[Step],
                              alone_s: float, clock: ForwardCpu, forward_alone_s: float, args: argparse.Namespace
-                             ) -> tuple[Optional[float], list[float], list[list[float]], list[float]]:
+                             ) -> tuple[list[float], list[float], list[list[float]], list[float]]:
     """What compute loses per byte this rank sends while the exchanges run beside it: the
     figure dtperf's host contention charges (compute loses the CPU time per byte x the
     bytes sent while they overlap), measured on the machine as training will load it
     rather than derived from CPU accounting (which misses what the transport's threads,
     interrupts and cache traffic cost a computing core beyond their own CPU time).
 
-    Per round (one step of the period each, every rank at once): every bucket's all-reduce
-    is launched `repeats` times on the step's group, then the rank computes iteration after
-    iteration until all have completed. Iterations that end before the last completion ran
-    wholly beside the exchanges: their mean t against `alone_s` (the compute-only phase's
-    median) gives the cost per byte (loss_s_per_byte). The reference is not scaled by the
-    machine's speed of the moment as the timed window's compute is (the harness's
-    window_compute_ms): beside these back-to-back exchanges a forward pass takes more CPU
-    time on one rank and not the other (on 2 x 1 at 1 Gbit/s rank 0's forward 0.99-1.43 x
-    its time alone over nine runs, over 1.07 in eight, mean 1.15; rank 1's 0.85-1.10, mean
-    0.99), so what that
-    clock moves by here is the transport's doing, which the loss is to measure, not the
-    host's drift, which would move both ranks alike. Per round the ratio is kept for the
-    reader. `repeats`
-    makes a round last about eight compute iterations on the slowest rank. Returns the
-    median over the rounds in which this rank sent, in seconds per byte (None if it never
-    sent), how those iterations scatter: each over its round's mean (the compute
-    factors the harness gives dtperf), and the other side of the contention: per round in
-    which this rank sent, [bytes sent, the round's exchanges alone (s), the same beside
-    compute (s)], each until this rank's last completion; the alone time measured once per
-    step, the same exchanges launched with no compute (the harness fits from them the share
-    of its CPU time an exchange waits for, contention.hpp), and per such round the median
-    forward CPU time of its beside iterations over `forward_alone_s`. Four passes over the
-    period; the first warms up."""
-    rounds = 4 * len(steps)
+    Per round (one step of the period each, every rank at once): REFERENCE_ITERATIONS
+    compute-only iterations on every rank, the round's reference; then every bucket's
+    all-reduce is launched `repeats` times on the step's group, and the rank computes
+    iteration after iteration until all have completed. Iterations that end before the last
+    completion ran wholly beside the exchanges: their mean against the reference's mean
+    gives the round's cost per byte (loss_s_per_byte). The reference is the round's own,
+    seconds before its exchanges: the host's speed drifts by more than the transport costs
+    (on the 2-core VM six runs of 2 x 1 at 1 Gbit/s within one hour read 57-78 ms of
+    compute, and against one reference for the whole phase one run's rounds read -2.3 to
+    6.2 ns/B), while a reference within the round moves with the host and not with the
+    transport, which is not running then. (The forward pass's CPU clock is no such
+    reference: beside these exchanges it runs 0.99-1.43 x its time alone on one rank of
+    2 x 1 and 0.85-1.10 x on the other, the transport's doing.) `repeats` makes a round's
+    exchanges last about eight compute iterations on the slowest rank. Returns the loss of
+    every round in which this rank sent, in seconds per byte (empty if it never sent; the
+    harness takes their median), how the beside iterations scatter: each over its round's
+    mean (the compute factors the harness gives dtperf), and the other side of the
+    contention: per round in which this rank sent, [bytes sent, the round's exchanges alone
+    (s), the same beside compute (s)], each until this rank's last completion; the alone
+    time measured once per step, the same exchanges launched with no compute (the harness
+    fits from them the share of its CPU time an exchange waits for, contention.hpp), and per
+    such round the median forward CPU time of its beside iterations over `forward_alone_s`,
+    for the reader. The first pass over the period warms up; then passes until at least
+    MIN_BESIDE_ROUNDS rounds in which ranks send, and at least three passes, are counted:
+    a round's figure scatters by about 2x (2.6-7.0 ns/B over eight rounds of one rank), and
+    the median of three such rounds, all this phase once counted on a one-step period,
+    scatters nearly as widely."""
+    sending_steps = max(1, sum(1 for _, size in steps if size > 1))  # AER on 2 ranks: every other
+    passes = torch.tensor([1 + max(3, math.ceil(MIN_BESIDE_ROUNDS / sending_steps))], dtype=torch.int64)
+    dist.all_reduce(passes, op=dist.ReduceOp.MAX)  # the same rounds on every rank
+    rounds = int(passes.item()) * len(steps)
     factors: list[float] = []  # each wholly-beside iteration over its round's mean
     alone_ms = torch.tensor([alone_s * 1e3], dtype=torch.float64)
     dist.all_reduce(alone_ms, op=dist.ReduceOp.MAX)
@@ -424,6 +436,13 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
             repeats_per_step[r] = max(1, math.ceil(8 * alone_ms.item() / max(once_ms.item(), 1e-3)))
             batch_alone_s[r] = exchanges_alone_s(buckets, group, repeats_per_step[r])
         repeats = repeats_per_step[r % len(steps)]
+        dist.barrier()
+        reference: list[float] = []
+        for _ in range(REFERENCE_ITERATIONS):
+            start = time.perf_counter()
+            compute_step()
+            reference.append(time.perf_counter() - start)
+        compute_until_every_rank_is_here(compute_step)  # every rank computes through its reference
         dist.barrier()
         done: list[float] = []
         t0 = time.perf_counter()
@@ -452,11 +471,11 @@ def compute_beside_exchanges(compute_step: Callable[[], None], buckets: Sequence
             if sent > 0:
                 if forward_alone_s > 0.0:
                     forward_ratios.append(statistics.median(whole_forwards) / forward_alone_s)
-                costs.append(loss_s_per_byte(alone_s, mean_s, end - t0, sent))
+                costs.append(loss_s_per_byte(statistics.mean(reference), mean_s, end - t0, sent))
         if r >= len(steps) and sent > 0:
             exchange_rounds.append([sent, batch_alone_s[r % len(steps)], end - t0])
     dist.barrier()
-    return (statistics.median(costs) if costs else None), factors, exchange_rounds, forward_ratios
+    return costs, factors, exchange_rounds, forward_ratios
 
 
 def timed_iterations(estimate_s: float, args: argparse.Namespace) -> int:
@@ -520,7 +539,7 @@ def main() -> None:
     dist.barrier()
     # Phase 2b: compute beside those exchanges: what the transport takes from compute per
     # byte sent, as dtperf charges it, and how compute scatters beside them.
-    beside_s_per_byte, beside_factors, exchange_rounds, beside_forward_ratios = compute_beside_exchanges(
+    beside_costs, beside_factors, exchange_rounds, beside_forward_ratios = compute_beside_exchanges(
         compute_step, buckets, steps, statistics.median(compute), clock, statistics.median(forward_cpu_before), args)
 
     # Phase 3: training, timed over at least --iters iterations and --min-timed-s seconds.
@@ -601,7 +620,7 @@ def main() -> None:
             "second_half_s": statistics.mean(times[half:]), "compute_cpu_s": compute_cpu_s, "train_cpu_s": train_cpu_s,
             "comm_cpu_s": comm_cpu_s, "comm_bytes": comm_bytes, "comm_machine_cpu_s": comm_machine_cpu_s,
             "compute_machine_s": compute_machine_s, "train_machine_s": train_machine_s, "wait_s": wait_s,
-            "beside_s_per_byte": math.nan if beside_s_per_byte is None else beside_s_per_byte,
+            "beside_s_per_byte": statistics.median(beside_costs) if beside_costs else math.nan,
             "beside_forward_ratio": statistics.median(beside_forward_ratios) if beside_forward_ratios else math.nan,
             "forward_cpu_alone_s": statistics.median(forward_cpu_before + forward_cpu_after),
             "forward_cpu_train_s": statistics.median(forward_cpu_train)}
@@ -614,6 +633,8 @@ def main() -> None:
     dist.all_gather_object(every_beside, beside_factors)
     every_exchange_round = [None] * args.world
     dist.all_gather_object(every_exchange_round, exchange_rounds)
+    every_beside_cost: list[list[float]] = [[] for _ in range(args.world)]
+    dist.all_gather_object(every_beside_cost, beside_costs)
     if args.rank == 0 and args.out:
         first = everyone[0]  # the machine-wide figures: rank 0's window (every rank shares the machine)
         result = {
@@ -650,6 +671,9 @@ def main() -> None:
             # rank that never sent).
             "beside_ns_per_byte_per_rank": [None if math.isnan(r["beside_s_per_byte"]) else r["beside_s_per_byte"] * 1e9
                                             for r in everyone],
+            # ... of which it is the median: every round's, in order (how much one round's
+            # figure scatters, and so how well the median of so many pins it down).
+            "beside_ns_per_byte_rounds_per_rank": [[c * 1e9 for c in k] for k in every_beside_cost],
             # ... and, for the reader, a forward pass's CPU time there over the same alone,
             # the median over its rounds (null for a rank that never sent).
             "beside_forward_cpu_ratio_per_rank": [None if math.isnan(r["beside_forward_ratio"])
