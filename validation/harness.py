@@ -283,8 +283,8 @@ def host_cpu_ns_per_byte(result: Result) -> float | None:
     figure includes what any rank's transport (gloo's threads, the kernel's copies, the
     link emulator) takes from every computing rank, and what it costs beyond its own CPU
     time (wake-ups, caches). At 100 Mbit/s a rank sends slowly enough that the loss is
-    within the compute phase's noise (single runs read -23 to 14 ns per byte there); the
-    contention it predicts is then small either way."""
+    within the compute phase's noise (single runs of a full grid read -26 to 20 ns per byte
+    there, AER on 4x1 below zero); the contention it predicts is then small either way."""
     sent = [x for x in result["beside_ns_per_byte_per_rank"] if x is not None]
     return statistics.median(sent) if sent else None
 
