@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -88,6 +89,57 @@ TEST_CASE("a two-protocol series is split at its switch", "[fit][segments]") {
   CHECK(f.fit.segments[0].bus_bytes_per_s == Approx(5e9).epsilon(1e-6));
   CHECK(f.fit.segments[1].alpha_s == Approx(40e-6).epsilon(1e-6));
   CHECK(f.fit.segments[1].bus_bytes_per_s == Approx(200e9).epsilon(1e-6));
+}
+
+namespace {
+
+// An all-reduce on 2 nodes x 8 GPUs (16 ranks, bus factor 1.875) as NCCL's tuner runs it:
+// six (algorithm, protocol) regimes, each a latency and a bus bandwidth, the fastest taken
+// at every size. Slopes 1.875 / busbw in us per byte: 3.75e-3, 4.6875e-4, 9.375e-5,
+// 3.125e-5, 1.25e-5, 9.868e-6; neighbours cross at 4 / 3.28e-3 = 1,219 B, 8 / 3.75e-4 =
+// 21,333 B, 20 / 6.25e-5 = 320,000 B, 60 / 1.875e-5 = 3.2 MB and 200 / 2.632e-6 = 76 MB.
+// Over sizes 8 B x 2^k to 4 GiB (30 sizes) the regimes win 8, 4, 4, 3, 5 and 6 sizes.
+struct Regime {
+  double alpha_s;
+  double busbw;
+};
+constexpr Regime kSixRegimes[] = {{8e-6, 0.5e9}, {12e-6, 4e9}, {20e-6, 20e9}, {40e-6, 60e9}, {100e-6, 150e9},
+                                  {300e-6, 190e9}};
+
+double envelope_s(double bytes) {
+  double t = std::numeric_limits<double>::infinity();
+  for (const auto& r : kSixRegimes) t = std::min(t, r.alpha_s + bytes * 1.875 / r.busbw);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("the six regimes NCCL's tuner chooses among for an all-reduce are each recovered", "[fit][segments]") {
+  std::vector<SizeTime> points;
+  for (const double b : sizes(4294967296.0)) points.push_back({b, envelope_s(b)});
+  REQUIRE(points.size() == 30);
+  const CollectiveFit f = fit_collective("all_reduce", 16, 2, points);
+  REQUIRE(f.fit.segments.size() == 6);
+  // Each segment ends at the last size its regime wins: 1 KiB, 16 KiB, 256 KiB, 2 MiB, 64 MiB.
+  const double last_bytes[] = {1024, 16384, 262144, 2097152, 67108864, 4294967296.0};
+  for (std::size_t k = 0; k < 6; ++k) {
+    INFO("segment " << k);
+    CHECK(f.fit.segments[k].max_bytes == last_bytes[k]);
+    CHECK(f.fit.segments[k].alpha_s == Approx(kSixRegimes[k].alpha_s).epsilon(1e-6));
+    CHECK(f.fit.segments[k].bus_bytes_per_s == Approx(kSixRegimes[k].busbw).epsilon(1e-6));
+  }
+  // With +/-1 % noise on every size (a fixed pattern: +1, -1, +0.5, -0.5 %, repeated), the
+  // fit follows the regimes, not the noise: its time at every size is within 3 % of the
+  // noise-free envelope, and half of them within 1 %.
+  const double noise[] = {0.01, -0.01, 0.005, -0.005};
+  std::vector<SizeTime> noisy = points;
+  for (std::size_t i = 0; i < noisy.size(); ++i) noisy[i].time_s *= 1.0 + noise[i % 4];
+  const CollectiveFit g = fit_collective("all_reduce", 16, 2, noisy);
+  std::vector<double> errors;
+  for (const auto& p : points) errors.push_back(std::abs(fit_time_s(g.fit, p.bytes) / p.time_s - 1.0));
+  std::sort(errors.begin(), errors.end());
+  CHECK(errors.back() <= 0.03);
+  CHECK(errors[errors.size() / 2] <= 0.01);
 }
 
 TEST_CASE("segments keep alpha >= 0 and beta > 0", "[fit][constraints]") {
