@@ -186,47 +186,78 @@ TEST_CASE("a profile fitted on 8 nodes is continuous in the node count", "[valid
 }
 
 // One cluster at four sizes (Azure ND A100 v4: 8 x A100-SXM4-40GB and 8 x 200 Gbit/s HDR
-// per node, the Echo artifact): fitted on its 2-, 8- and 16-rank logs, the 32-rank log is
-// predicted, never seen. The same bounds as a log's held-out sizes (5 % geometric mean over
-// sizes of at least 1 MiB, 15 % at worst), both as factors (max(p/m, m/p) - 1, as `dtperf
-// collective --log` prints them). Known failure: 5.7 % and 21.6 % (22 % over at 8 MiB and
-// 11 % at 2 and 16 MiB, 9 % short at 32 MiB: NCCL's protocol and channel choice changes
-// with the rank count, which one latency and one bandwidth per shape do not see). Before
-// the table's ratio was carried with the algorithm the tuner picks at the table's shape
-// (network.cpp), it was 7.5 % and 27.7 %: 16-22 % short at 16 and 32 MiB, where the
-// 16-rank ring's ratio was applied to a 32-rank tree.
-TEST_CASE("Azure A100: fitted on 2, 8 and 16 ranks, the 32-rank all-reduce predicted",
-          "[validation][nccl_tests][ranks][!mayfail]") {
+// per node, the Echo artifact): fitted on some of its logs, an all-reduce on a node count
+// never seen is predicted. The same bounds as a log's held-out sizes (5 % geometric mean
+// over sizes of at least 1 MiB, 15 % at worst), both as factors (max(p/m, m/p) - 1, as
+// `dtperf collective --log` prints them).
+namespace {
+
+struct RankCountErrors {
+  double geomean = 0.0;
+  double worst = 0.0;
+};
+
+RankCountErrors predict_held_out_log(const std::vector<const char*>& fitted, const char* held_out, int nodes) {
   io::FitInputs inputs;
-  for (const char* name : {"all_reduce_2x1_azure-nda100v4-echo_1.txt", "all_reduce_8x1_azure-nda100v4-echo_1.txt",
-                           "all_reduce_8x2_azure-nda100v4-echo_1.txt"}) {
-    inputs.logs.emplace_back(name, io::read_nccl_tests_file(kData + name));
-  }
+  for (const char* name : fitted) inputs.logs.emplace_back(name, io::read_nccl_tests_file(kData + name));
   io::FitSettings settings;
   settings.base = io::load_profile("dgx-a100");  // 8 x 200 Gbit/s NICs and NVSwitch, as Azure's
   settings.created = "2026-11-27";
-  const FitOutcome fitted = io::build_calibrated_profile(inputs, settings);
-  const NetworkParams net = network_params(fitted.profile, 1.0, {});
-  const io::NcclTestsLog held = io::read_nccl_tests_file(kData + "all_reduce_8x4_azure-nda100v4-echo_1.txt");
-  REQUIRE(held.ranks == 32);
-  double sum_ln = 0.0, worst = 0.0;
+  const FitOutcome fitted_profile = io::build_calibrated_profile(inputs, settings);
+  const NetworkParams net = network_params(fitted_profile.profile, 1.0, {});
+  const io::NcclTestsLog held = io::read_nccl_tests_file(kData + held_out);
+  REQUIRE(held.nodes == nodes);
+  double sum_ln = 0.0;
+  RankCountErrors e;
   int points = 0;
   std::string table;
   for (const auto& [bytes, measured_s] : io::bytes_and_time_s(held, io::NcclTestsColumn::faster)) {
     if (bytes < 1024.0 * 1024.0) continue;
-    const double predicted_s = allreduce_cost(net, GroupShape{4, 8, 8}, bytes, Algorithm::automatic).time_s;
+    const double predicted_s = allreduce_cost(net, GroupShape{nodes, 8, 8}, bytes, Algorithm::automatic).time_s;
     const double ln = std::abs(std::log(predicted_s / measured_s));
     sum_ln += ln;
-    worst = std::max(worst, std::exp(ln) - 1.0);
+    e.worst = std::max(e.worst, std::exp(ln) - 1.0);
     ++points;
     table += fmt::format("  {:>12.0f} B  measured {:9.1f} us  predicted {:9.1f} us  ({:+.1f} %)\n", bytes,
                          measured_s * 1e6, predicted_s * 1e6, 100.0 * (predicted_s / measured_s - 1.0));
   }
   REQUIRE(points >= 10);
-  const double geomean = std::exp(sum_ln / points) - 1.0;
-  WARN(fmt::format("32 ranks predicted from the 2-, 8- and 16-rank fits:\n{}  factor error: geometric mean {:.1f} %, "
-                   "worst {:.1f} %",
-                   table, 100.0 * geomean, 100.0 * worst));
-  CHECK(geomean <= kGeomeanBound);
-  CHECK(worst <= kWorstBound);
+  e.geomean = std::exp(sum_ln / points) - 1.0;
+  WARN(fmt::format("{} ranks predicted from {} fitted logs:\n{}  factor error: geometric mean {:.1f} %, worst {:.1f} %",
+                   held.ranks, fitted.size(), table, 100.0 * e.geomean, 100.0 * e.worst));
+  return e;
+}
+
+}  // namespace
+
+// Fitted on 2, 8 and 16 ranks, the 32-rank log predicted. Known failure: 5.7 % and 21.6 %
+// (22 % over at 8 MiB and 11 % at 2 and 16 MiB, 9 % short at 32 MiB: NCCL's protocol and
+// channel choice changes with the rank count, which one latency and one bandwidth per
+// shape do not see). Before the table's ratio was carried with the algorithm the tuner
+// picks at the table's shape (network.cpp), it was 7.5 % and 27.7 %: 16-22 % short at 16
+// and 32 MiB, where the 16-rank ring's ratio was applied to a 32-rank tree.
+TEST_CASE("Azure A100: fitted on 2, 8 and 16 ranks, the 32-rank all-reduce predicted",
+          "[validation][nccl_tests][ranks][!mayfail]") {
+  const RankCountErrors e = predict_held_out_log({"all_reduce_2x1_azure-nda100v4-echo_1.txt",
+                                                  "all_reduce_8x1_azure-nda100v4-echo_1.txt",
+                                                  "all_reduce_8x2_azure-nda100v4-echo_1.txt"},
+                                                 "all_reduce_8x4_azure-nda100v4-echo_1.txt", 4);
+  CHECK(e.geomean <= kGeomeanBound);
+  CHECK(e.worst <= kWorstBound);
+}
+
+// The other way: fitted on 8 and 32 ranks, the 16-rank log predicted. Known failure: 9.9 %
+// and 58.3 %, 32-37 % short at 16 and 32 MiB. The 32-rank table's ratio is carried with the
+// algorithm the tuner picks on 4 nodes, the tree at those sizes, and the tree's formula on
+// 2 nodes moves half the bytes a ring does (each node roots one tree and is a leaf of the
+// other), so the ratio lands on a time half the ring's, where NCCL ran a ring on 2 nodes
+// (the log's largest sizes reach the 4-node log's busbw, not twice it). Priced as a ring on
+// 2 nodes (`dtperf collective --algorithm ring`), 16 and 32 MiB are 10 % off either way.
+TEST_CASE("Azure A100: fitted on 8 and 32 ranks, the 16-rank all-reduce predicted",
+          "[validation][nccl_tests][ranks][!mayfail]") {
+  const RankCountErrors e = predict_held_out_log(
+      {"all_reduce_8x1_azure-nda100v4-echo_1.txt", "all_reduce_8x4_azure-nda100v4-echo_1.txt"},
+      "all_reduce_8x2_azure-nda100v4-echo_1.txt", 2);
+  CHECK(e.geomean <= kGeomeanBound);
+  CHECK(e.worst <= kWorstBound);
 }
