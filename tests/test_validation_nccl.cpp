@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/analysis/report.hpp"
 #include "dtperf/fit.hpp"
 #include "dtperf/io/calibrated_profile.hpp"
 #include "dtperf/io/nccl_tests.hpp"
@@ -197,32 +198,36 @@ struct RankCountErrors {
   double worst = 0.0;
 };
 
+// Fits `fitted`, then predicts `held_out` on its own node count as `dtperf collective --log`
+// does (build_collective_report: its factor errors over sizes of at least 1 MiB).
 RankCountErrors predict_held_out_log(const std::vector<const char*>& fitted, const char* held_out, int nodes) {
   io::FitInputs inputs;
   for (const char* name : fitted) inputs.logs.emplace_back(name, io::read_nccl_tests_file(kData + name));
   io::FitSettings settings;
   settings.base = io::load_profile("dgx-a100");  // 8 x 200 Gbit/s NICs and NVSwitch, as Azure's
   settings.created = "2026-11-27";
-  const FitOutcome fitted_profile = io::build_calibrated_profile(inputs, settings);
-  const NetworkParams net = network_params(fitted_profile.profile, 1.0, {});
+  ClusterProfile profile = io::build_calibrated_profile(inputs, settings).profile;
   const io::NcclTestsLog held = io::read_nccl_tests_file(kData + held_out);
   REQUIRE(held.nodes == nodes);
-  double sum_ln = 0.0;
-  RankCountErrors e;
-  int points = 0;
-  std::string table;
+  profile.nodes = nodes;
+  std::vector<CollectivePoint> points;
   for (const auto& [bytes, measured_s] : io::bytes_and_time_s(held, io::NcclTestsColumn::faster)) {
-    if (bytes < 1024.0 * 1024.0) continue;
-    const double predicted_s = allreduce_cost(net, GroupShape{nodes, 8, 8}, bytes, Algorithm::automatic).time_s;
-    const double ln = std::abs(std::log(predicted_s / measured_s));
-    sum_ln += ln;
-    e.worst = std::max(e.worst, std::exp(ln) - 1.0);
-    ++points;
-    table += fmt::format("  {:>12.0f} B  measured {:9.1f} us  predicted {:9.1f} us  ({:+.1f} %)\n", bytes,
-                         measured_s * 1e6, predicted_s * 1e6, 100.0 * (predicted_s / measured_s - 1.0));
+    points.push_back({bytes, 0.0, measured_s});
   }
-  REQUIRE(points >= 10);
-  e.geomean = std::exp(sum_ln / points) - 1.0;
+  const CollectiveReport report =
+      build_collective_report(profile, Collective::all_reduce, Algorithm::automatic, std::move(points), held_out);
+  REQUIRE(report.ranks == held.ranks);
+  REQUIRE(report.geomean_factor_error_large.has_value());
+  std::string table;
+  int points_large = 0;
+  for (const CollectivePoint& p : report.points) {
+    if (p.bytes < 1024.0 * 1024.0) continue;
+    ++points_large;
+    table += fmt::format("  {:>12.0f} B  measured {:9.1f} us  predicted {:9.1f} us  ({:+.1f} %)\n", p.bytes,
+                         *p.measured_s * 1e6, p.predicted_s * 1e6, 100.0 * (p.predicted_s / *p.measured_s - 1.0));
+  }
+  REQUIRE(points_large >= 10);
+  const RankCountErrors e{*report.geomean_factor_error_large, *report.max_factor_error_large};
   WARN(fmt::format("{} ranks predicted from {} fitted logs:\n{}  factor error: geometric mean {:.1f} %, worst {:.1f} %",
                    held.ranks, fitted.size(), table, 100.0 * e.geomean, 100.0 * e.worst));
   return e;
