@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "dtperf/analysis/fit_runs.hpp"
+#include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"
 
@@ -140,6 +141,7 @@ Outcome check(const Regime& r) {
                              t ? fmt::format("{:.4g}", *t) : "-", p.value, p.low, p.high,
                              p.identified ? "pinned" : "open", ok ? "" : "  FAIL");
   }
+  for (const FitNote& n : fit.notes) out.table += "  note: " + fit_note_text(n) + "\n";
   for (std::size_t i = 0; i < r.held_out.size(); ++i) {
     const MeasuredRun run = make_run(r, r.held_out[i]);
     const double true_s = predict_run(setup, truth, run).iteration_s;

@@ -13,6 +13,7 @@
 #include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/zoo.hpp"
+#include "validation_cells.hpp"
 
 using namespace dtperf;
 using Catch::Matchers::WithinRel;
@@ -350,4 +351,80 @@ TEST_CASE("a datasheet spread's prediction interval for the next cluster", "[fit
   CHECK(u.parameters[0].mean_u == kDatasheetCompute.mean_ln);
   CHECK(u.covariance[0] == kDatasheetCompute.predictive_sd() * kDatasheetCompute.predictive_sd());
   CHECK(u.parameters[1].mean_u == kDatasheetInterEfficiency.mean_ln);
+}
+
+// Where the curvature at the fit is not the whole story, the profile's wider interval, and
+// its claim checked by another fit. [NET]'s two runs (8 and 16 GPUs at 100 Gbit/s over
+// TCP) pin the extra host work per byte across nodes, inter_host_per_byte, at about
+// 0.2 ns/B; below that value the runs change little (the 16-GPU run's exchange hides more
+// of it behind backward), so the objective is flat on that side and steep on the other.
+// The fit reports how far the runs allow it within two standard errors (the note's far
+// value), and the interval's lower end halfway there (one standard error of that side, in
+// the fitting scale, here ns/B). A fit with the parameter held at that far value, the
+// others free, must explain the same runs within those two standard errors: its objective,
+// plus the held parameter's own prior term ((value - 0) / 0.3 ns/B, the prior's width in
+// applicable_specs, squared), at most 4 above the free fit's (the runs scatter less than
+// the model's error here, so the threshold is not scaled).
+TEST_CASE("a parameter held less tightly than the curvature says: the wider interval, and the claim holds",
+          "[fit_runs][profile]") {
+  validation::require_net_data();
+  const validation::NetFit f;
+  const auto note = std::find_if(f.fit.notes.begin(), f.fit.notes.end(), [](const FitNote& n) {
+    return n.kind == FitNote::Kind::wider_than_local && n.parameter == "inter_host_per_byte";
+  });
+  REQUIRE(note != f.fit.notes.end());
+  INFO(fit_note_text(*note));
+  const FittedParameter& p = parameter(f.fit, RunParameter::inter_host_per_byte);
+  CHECK(p.identified);
+  CHECK(note->other_value < p.value);
+  CHECK_THAT(p.low, WithinRel(p.value - 0.5 * (p.value - note->other_value), 1e-9));
+
+  std::vector<RunParameter> others;
+  for (const auto& named : EnumNames<RunParameter>::table) {
+    if (named.value != RunParameter::inter_host_per_byte) others.push_back(named.value);
+  }
+  Setup held = f.setup;
+  held.cluster.transport.inter_host_s_per_byte = note->other_value;
+  RunsFitOptions options;
+  options.only = others;
+  options.leave_one_out = false;
+  const RunsFit at_far = fit_runs(held, std::vector<MeasuredRun>{validation::net_run(8, 100, 85),
+                                                                  validation::net_run(16, 100, 75)},
+                                  options);
+  const double prior_term = std::pow(note->other_value / 0.3e-9, 2);
+  INFO("free fit objective " << f.fit.objective << "; held at " << note->other_value * 1e9 << " ns/B: "
+                             << at_far.objective << " + prior " << prior_term);
+  CHECK(at_far.objective + prior_term <= f.fit.objective + 4.0 + 1e-6);
+  // And not vacuous: the far value is more than two of the curvature's standard errors
+  // away (its upper side, untouched by the profile: value + 1 SE).
+  CHECK(p.value - note->other_value > 2.0 * (p.high - p.value));
+}
+
+// The profiles have their own share of a fit's time (RunsFitOptions::profile_limit_s):
+// with none, the same runs keep the local intervals, and a note counts the pinned
+// parameters left unprofiled.
+TEST_CASE("a fit with no time for its profiles keeps the local intervals and says so", "[fit_runs][profile]") {
+  validation::require_net_data();
+  const validation::NetFit f;
+  RunsFitOptions options;
+  options.profile_limit_s = 0.0;
+  options.leave_one_out = false;
+  const RunsFit local =
+      fit_runs(f.setup, std::vector<MeasuredRun>{validation::net_run(8, 100, 85), validation::net_run(16, 100, 75)},
+               options);
+  const auto pinned = std::count_if(local.parameters.begin(), local.parameters.end(),
+                                    [](const FittedParameter& p) { return p.identified; });
+  REQUIRE(pinned > 0);
+  const auto skipped = std::find_if(local.notes.begin(), local.notes.end(),
+                                    [](const FitNote& n) { return n.kind == FitNote::Kind::profile_not_scanned; });
+  REQUIRE(skipped != local.notes.end());
+  CHECK(skipped->points == pinned);
+  INFO(fit_note_text(*skipped));
+  CHECK(std::none_of(local.notes.begin(), local.notes.end(),
+                     [](const FitNote& n) { return n.kind == FitNote::Kind::wider_than_local; }));
+  // The same mode; the local interval is symmetric in the fitting scale (ns/B).
+  const FittedParameter& p = parameter(local, RunParameter::inter_host_per_byte);
+  CHECK(p.value == parameter(f.fit, RunParameter::inter_host_per_byte).value);
+  CHECK_THAT(p.value - p.low, WithinRel(p.high - p.value, 1e-9));
+  CHECK(p.low > parameter(f.fit, RunParameter::inter_host_per_byte).low);
 }

@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "dtperf/analysis/fit_runs.hpp"
+#include "dtperf/io/fit_note_text.hpp"
 #include "dtperf/io/model_files.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/runs_file.hpp"
@@ -247,6 +248,12 @@ const Table& table() {
       }
       out.text += fmt::format("  {:<16} {:2} runs  median |error| {:5.1f} %  {}\n", c.name, c.runs.size(),
                               100.0 * fits.back().median_abs_error, pinned.empty() ? "(none)" : pinned);
+      // What the profiles found or could not look at (fit_runs.cpp, "Second valleys").
+      for (const FitNote& n : fits.back().notes) {
+        if (n.kind == FitNote::Kind::wider_than_local || n.kind == FitNote::Kind::profile_not_scanned) {
+          out.text += "    " + fit_note_text(n) + "\n";
+        }
+      }
     }
     // How far a datasheet value is off from one cluster to the next: the sample standard
     // deviation of a banded parameter's departure over the clusters that identify it (the

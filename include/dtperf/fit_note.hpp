@@ -43,6 +43,10 @@ struct FitNote {
     // Fits to measured runs (fit_runs)
     network_instead_of_compute,  // compute could not explain the runs; the network term was fitted
     run_not_explained,           // run `run_label` is off by `error` (> 10 %) after the fit
+    wider_than_local,            // `parameter` fits the runs within two standard errors of the best
+                                 // fit as far as `other_value` from its fitted `value` (natural
+                                 // units), beyond its local interval
+    profile_not_scanned,         // `points` pinned parameters not profiled to the end (the fit's time)
   };
   Kind kind = Kind::gemm_no_peak;
   DType dtype = DType::fp32;
@@ -68,6 +72,9 @@ struct FitNote {
   double assumed_efficiency = 0.0;  // the profile's large-GEMM efficiency (gemm_far_below)
   std::string run_label;
   double error = 0.0;  // predicted / measured - 1
+  std::string parameter;     // wider_than_local: the parameter's name (RunParameter)
+  double value = 0.0;        // its fitted value, natural units
+  double other_value = 0.0;  // the farthest value within two standard errors
 };
 template <>
 struct EnumNames<FitNote::Kind> {
@@ -89,6 +96,8 @@ struct EnumNames<FitNote::Kind> {
       {FitNote::Kind::nic_rate_unknown, "nic_rate_unknown"},
       {FitNote::Kind::network_instead_of_compute, "network_instead_of_compute"},
       {FitNote::Kind::run_not_explained, "run_not_explained"},
+      {FitNote::Kind::wider_than_local, "wider_than_local"},
+      {FitNote::Kind::profile_not_scanned, "profile_not_scanned"},
       {FitNote::Kind::intra_above_ring_ceiling, "intra_above_ring_ceiling"},
       {FitNote::Kind::nic_above_ceiling, "nic_above_ceiling"},
       {FitNote::Kind::nic_two_node_inflated, "nic_two_node_inflated"},

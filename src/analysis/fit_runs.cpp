@@ -232,7 +232,10 @@ class FitBudget {
   void charge(double cost_s, std::size_t threads, bool refit) {
     const std::lock_guard lock(mutex_);
     (refit ? refits_s_ : search_s_) += cost_s / static_cast<double>(threads);
-    if (!refit) ++evaluations_;
+    if (!refit) {
+      ++evaluations_;
+      search_one_thread_s_ += cost_s;
+    }
     if (search_s_ + refits_s_ <= limit_s_) return;
     if (refit) {
       // The refits run beside each other: how far each got when one passed the limit
@@ -250,6 +253,9 @@ class FitBudget {
 
   double search_s() const { return search_s_; }
   double refits_s() const { return refits_s_; }
+  /// The search's evaluations as one thread would take them: the same for any number of
+  /// threads, so what depends on it (the profiles' share) does not change the fit with them.
+  double search_one_thread_s() const { return search_one_thread_s_; }
 
  private:
   std::string configurations() const {
@@ -271,6 +277,7 @@ class FitBudget {
   std::mutex mutex_;
   double search_s_ = 0.0;
   double refits_s_ = 0.0;
+  double search_one_thread_s_ = 0.0;
   long evaluations_ = 0;  // the search's
 };
 
@@ -405,13 +412,14 @@ class Problem {
     return u;
   }
 
-  /// Projected Levenberg-Marquardt over the free parameters, from `u`.
-  Eigen::VectorXd solve(Eigen::VectorXd u, const std::vector<int>& free) {
+  /// Projected Levenberg-Marquardt over the free parameters, from `u`, for at most
+  /// `iterations` steps.
+  Eigen::VectorXd solve(Eigen::VectorXd u, const std::vector<int>& free, int iterations = 200) {
     if (free.empty()) return u;
     Eigen::VectorXd r = residuals(u, free);
     double cost = r.squaredNorm();
     double lambda = 1e-3;
-    for (int iteration = 0; iteration < 200; ++iteration) {
+    for (int iteration = 0; iteration < iterations; ++iteration) {
       const Eigen::MatrixXd J = jacobian(u, free, r);
       const Eigen::MatrixXd A = J.transpose() * J;
       const Eigen::VectorXd g = J.transpose() * r;
@@ -628,6 +636,7 @@ struct FitCore {
   std::vector<Spec> specs;
   Eigen::VectorXd u;
   Eigen::MatrixXd covariance;
+  double objective = 0.0;  // at u: squared residuals in standard errors, priors included
 };
 
 std::size_t cores_for(const RunsFitOptions& options) {
@@ -700,6 +709,7 @@ FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& 
   }
 
   FitCore out;
+  out.objective = problem.residuals(u, all).squaredNorm();
   out.model = apply_parameters(base, specs, u);
   out.specs = specs;
   out.u = u;
@@ -730,6 +740,144 @@ FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& 
   return out;
 }
 
+// ---- Second valleys -----------------------------------------------------------------
+//
+// finish_core's interval is local: the objective's curvature at the mode (Laplace). It
+// misses what lies further along a parameter, and the objective is not smooth there. A
+// max() in the timelines leaves a flat shoulder: past the point where communication hides
+// behind compute, a per-byte cost can fall to nothing and the runs do not notice, while
+// the curvature at the mode sees only the steep side. Where a parameter moves the tuner's
+// choice between ring and tree for one bucket size (network.cpp, nccl_prefers_tree, which
+// prices both with the profile's latencies), the predicted time jumps, and a hop latency
+// can explain a few runs almost as well at hundreds of us as at tens, with ridges between.
+// Either way the local interval calls the parameter pinned more tightly than the runs do.
+//
+// The profile of each pinned parameter looks further: the parameter held at points
+// walking out from the mode in each direction, the others re-solved at each (started from
+// the neighbour's solution), the objective there compared with the mode's. The walk steps
+// by the local standard error (at most kProfileSteps steps a side, wider steps where the
+// range needs more) and stops at the search box, or where the parameter's prior term alone
+// exceeds the mode's whole objective by more than the set's threshold (no value beyond can
+// belong to it).
+//
+// The set the profile keeps is the two-standard-error set: the points whose objective is
+// within 4 of the mode's (times the reduced chi-square where the runs scatter more than
+// assumed, as solve's tolerance), its edge placed by linear interpolation toward the first
+// point beyond. Two standard errors because a valley the local interval misses matters
+// when it is within the reach of a P10-P90 band or a 2-sigma check, and the 1-SE set of a
+// jagged profile has an edge set by single ridges; half of each side's reach is that
+// side's standard error, which for a quadratic valley is the local standard error again.
+// Where that reaches beyond the local one, the reported interval takes it, the parameter's
+// standard deviation in the covariance becomes the larger side's (its correlations kept),
+// so the bands reach as far, and the parameter stays pinned only within half its prior
+// width, as before. A profile point below the mode is a valley the search missed: the fit
+// restarts there.
+
+// Profile steps a side at most (the step widens where the range needs more).
+constexpr int kProfileSteps = 24;
+// Levenberg-Marquardt steps per profile point: each starts from its neighbour's solution,
+// about a standard error away, so a few settle the others (a full solve allows 200).
+constexpr int kProfileIterations = 10;
+// Restarts from a profile point below the mode before the fit keeps what it has.
+constexpr int kProfileRestarts = 2;
+// The profile's set: within this rise of the objective, two standard errors squared.
+constexpr double kProfileRise = 4.0;
+struct ProfileOutcome {
+  std::optional<Eigen::VectorXd> lower;  // a point below the mode: restart there
+};
+
+// The profile of every pinned parameter of `core` (see above); widens `core` in place.
+ProfileOutcome profile_pinned(Problem& problem, FitCore& core, const std::vector<int>& all, const FitBudget& budget,
+                              double budget_s) {
+  const std::vector<Spec>& specs = problem.specs();
+  const double c0 = core.objective;
+  const double rows = static_cast<double>(problem.data_rows() + all.size());
+  const double rise = kProfileRise * std::max(1.0, c0 / rows);
+  // A profile point at most: two solves of every step's Jacobian and trial, and the two
+  // objectives; one is taken only while the search and the profiles so far leave room for
+  // it in budget_s, so the profiles stop within one point of it.
+  const auto point_s = [&] {
+    return problem.last_evaluation_cost_s() * (2.0 * kProfileIterations * static_cast<double>(all.size() + 1) + 2.0);
+  };
+  const auto affordable = [&] { return budget.search_one_thread_s() + point_s() <= budget_s; };
+  int not_scanned = 0;
+  for (const int j : all) {
+    FittedParameter& f = core.parameters[static_cast<std::size_t>(j)];
+    if (!f.identified) continue;
+    if (!affordable()) {
+      ++not_scanned;
+      continue;
+    }
+    const Spec& s = specs[static_cast<std::size_t>(j)];
+    const double mode_u = core.u[j];
+    const double e = std::sqrt(std::max(0.0, core.covariance(j, j)));
+    if (!(e > 0.0)) continue;
+    // Where the prior term alone, ((u - prior) / width)^2, passes c0 + rise.
+    const double prior_reach = s.width_u * std::sqrt(c0 + rise);
+    std::vector<int> others;
+    for (const int k : all) {
+      if (k != j) others.push_back(k);
+    }
+    double reach[2] = {e, e};  // below, above: the 2-SE set's distance from the mode
+    bool cut_short = false;    // the time ran out on the way: what was seen is kept
+    for (const int side : {0, 1}) {
+      const double direction = side == 0 ? -1.0 : 1.0;
+      const double end = side == 0 ? std::max(s.low_u, s.prior_u - prior_reach)
+                                   : std::min(s.high_u, s.prior_u + prior_reach);
+      const double span = (end - mode_u) * direction;
+      if (span <= 2.0 * e) continue;  // nothing beyond the local set
+      const double step = std::max(e, span / kProfileSteps);
+      Eigen::VectorXd v = core.u;
+      double inside = 0.0, inside_rise = 0.0;  // the farthest point in the set so far
+      for (double d = step; d <= span + 1e-12; d += step) {
+        if (!affordable()) {
+          cut_short = true;
+          break;
+        }
+        // Two starts: the neighbour's solution, and the mode's (the walk can lose the way
+        // across a ridge); the better is kept and walked on from.
+        v[j] = mode_u + direction * d;
+        Eigen::VectorXd w = core.u;
+        w[j] = v[j];
+        v = problem.solve(v, others, kProfileIterations);
+        w = problem.solve(w, others, kProfileIterations);
+        double c = problem.residuals(v, all).squaredNorm();
+        const double cw = problem.residuals(w, all).squaredNorm();
+        if (cw < c || !std::isfinite(c)) {
+          v = w;
+          c = cw;
+        }
+        if (!std::isfinite(c)) continue;
+        if (c < c0 - kObjectiveTolerance * rise) return {v};
+        const double up = c - c0;
+        if (up <= rise) {
+          inside = d;
+          inside_rise = std::max(0.0, up);
+        } else if (d - step <= inside + 1e-12) {
+          // The set's edge between the last point in it and this one.
+          reach[side] = std::max(reach[side], inside + step * (rise - inside_rise) / (up - inside_rise));
+        }
+      }
+      reach[side] = std::max(reach[side], inside);
+    }
+    if (cut_short) ++not_scanned;
+    const double below = 0.5 * reach[0], above = 0.5 * reach[1];
+    const double sd = std::max(below, above);
+    if (sd <= e * (1.0 + 1e-9)) continue;
+    core.covariance.row(j) *= sd / e;
+    core.covariance.col(j) *= sd / e;
+    f.low = s.natural(std::max(s.low_u, mode_u - std::max(below, e)));
+    f.high = s.natural(std::min(s.high_u, mode_u + std::max(above, e)));
+    f.identified = sd <= kIdentifiedRatio * s.width_u;
+    core.notes.push_back({.kind = FitNote::Kind::wider_than_local,
+                          .parameter = std::string(name_of(s.parameter)),
+                          .value = f.value,
+                          .other_value = s.natural(mode_u + (below >= above ? -reach[0] : reach[1]))});
+  }
+  if (not_scanned > 0) core.notes.push_back({.kind = FitNote::Kind::profile_not_scanned, .points = not_scanned});
+  return {};
+}
+
 bool same_parameters(const std::vector<Spec>& a, const std::vector<Spec>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                     [](const Spec& x, const Spec& y) { return x.parameter == y.parameter; });
@@ -747,10 +895,17 @@ FitCore fit_core(const Setup& base, std::span<const MeasuredRun> runs, const Run
                   near != nullptr ? refits_beside : threads, near != nullptr);
   std::vector<int> all(problem.specs().size());
   std::iota(all.begin(), all.end(), 0);
-  const Eigen::VectorXd u = near != nullptr && same_parameters(near->specs, problem.specs())
-                                ? problem.solve(near->u, all)
-                                : search_mode(problem, all);
-  return finish_core(problem, base, u, all);
+  if (near != nullptr && same_parameters(near->specs, problem.specs())) {
+    return finish_core(problem, base, problem.solve(near->u, all), all);
+  }
+  FitCore core = finish_core(problem, base, search_mode(problem, all), all);
+  if (near != nullptr) return core;  // a refit: its intervals are not reported
+  for (int restart = 0; restart <= kProfileRestarts; ++restart) {
+    const ProfileOutcome profile = profile_pinned(problem, core, all, budget, options.profile_limit_s);
+    if (!profile.lower || restart == kProfileRestarts) break;
+    core = finish_core(problem, base, problem.solve(*profile.lower, all), all);
+  }
+  return core;
 }
 
 }  // namespace
@@ -768,6 +923,7 @@ RunsFit fit_runs(const Setup& base, std::span<const MeasuredRun> runs, const Run
   out.parameters = core.parameters;
   out.fitted = core.model;
   out.notes = core.notes;
+  out.objective = core.objective;
   const auto n = core.u.size();
   for (Eigen::Index j = 0; j < n; ++j) {
     const Spec& s = core.specs[static_cast<std::size_t>(j)];

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dtperf/io/parameter_unit.hpp"
 #include "dtperf/network.hpp"
 #include "dtperf/units.hpp"
 
@@ -127,6 +128,20 @@ std::string fit_note_text(const FitNote& n) {
       return fmt::format("run '{}' is not explained within 10 % ({:+.1f} %): a term the model lacks, or a run that "
                          "differs from its description",
                          n.run_label, 100.0 * n.error);
+    case K::wider_than_local: {
+      const auto p = parse_name<RunParameter>(n.parameter);
+      const ParameterUnit u = p ? parameter_unit(*p) : ParameterUnit{1.0, ""};
+      const auto shown = [&](double x) { return fmt::format("{:.4g}{}{}", x * u.scale, *u.unit ? " " : "", u.unit); };
+      return fmt::format("{} is held less tightly than the curvature at the fit says: the runs allow it as far as {} "
+                         "(within two standard errors of the best fit, {}); its interval and the prediction bands "
+                         "are widened to match",
+                         n.parameter, shown(n.other_value), shown(n.value));
+    }
+    case K::profile_not_scanned:
+      return fmt::format("{} pinned parameter{} not searched to the end of {} range{} for another value that fits "
+                         "as well (the fit's time for it ran out): {} interval{} may be narrower than the runs allow",
+                         n.points, n.points == 1 ? " was" : "s were", n.points == 1 ? "its" : "their",
+                         n.points == 1 ? "" : "s", n.points == 1 ? "its" : "their", n.points == 1 ? "" : "s");
   }
   return "";
 }
@@ -138,6 +153,11 @@ nlohmann::json fit_notes_json(std::span<const FitNote> notes) {
     if (n.kind == FitNote::Kind::run_not_explained) {
       j["run"] = n.run_label;
       j["error"] = n.error;
+    }
+    if (n.kind == FitNote::Kind::wider_than_local) {
+      j["parameter"] = n.parameter;
+      j["value"] = n.value;
+      j["other_value"] = n.other_value;
     }
     out.push_back(std::move(j));
   }

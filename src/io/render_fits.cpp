@@ -10,6 +10,7 @@
 #include "dtperf/io/calibrated_profile.hpp"
 #include "dtperf/io/columns.hpp"
 #include "dtperf/io/fit_note_text.hpp"
+#include "dtperf/io/parameter_unit.hpp"
 #include "dtperf/io/profile_json.hpp"
 #include "dtperf/io/render.hpp"
 #include "dtperf/units.hpp"
@@ -172,26 +173,6 @@ Rendered render(const FitReport& r) {
 
 namespace {
 
-// Natural units for printing: latencies and the overhead in us / ms, the rest as is.
-struct Natural {
-  double scale;
-  const char* unit;
-};
-Natural natural(RunParameter p) {
-  switch (p) {
-    case RunParameter::inter_latency: return {1.0 / units::us, "us"};
-    case RunParameter::launch_overhead: return {1.0 / units::us, "us"};
-    case RunParameter::tensor_overhead: return {1.0 / units::us, "us"};
-    case RunParameter::host_per_byte:
-    case RunParameter::inter_host_per_byte: return {1e9, "ns/B"};
-    case RunParameter::inter_host: return {1.0, "Gbit/s"};
-    case RunParameter::compute_scale:
-    case RunParameter::forward_scale:
-    case RunParameter::backward_scale: return {1.0, "x"};
-    default: return {1.0, ""};
-  }
-}
-
 const char* meaning(RunParameter p) {
   switch (p) {
     case RunParameter::compute_scale: return "forward and backward x this";
@@ -214,7 +195,7 @@ const char* meaning(RunParameter p) {
 std::string general(double x) { return fmt::format("{:.4g}", x); }
 
 using FP = FittedParameter;
-double in_unit(const FP& p, double x) { return x * natural(p.parameter).scale; }
+double in_unit(const FP& p, double x) { return x * parameter_unit(p.parameter).scale; }
 Cell if_identified(const FP& p, double x) { return p.identified ? Cell(in_unit(p, x)) : Cell(); }
 
 const Columns<FP>& parameter_columns() {
@@ -229,7 +210,7 @@ const Columns<FP>& parameter_columns() {
        [](const FP& p) { return p.identified ? general(in_unit(p, p.low)) : "-"; }},
       {"+1se", "", "plus_one_se", [](const FP& p) { return if_identified(p, p.high); }, {},
        [](const FP& p) { return p.identified ? general(in_unit(p, p.high)) : "-"; }},
-      {"unit", "", "unit", [](const FP& p) { return Cell(std::string(natural(p.parameter).unit)); }, {}, {}, true},
+      {"unit", "", "unit", [](const FP& p) { return Cell(std::string(parameter_unit(p.parameter).unit)); }, {}, {}, true},
       {"status", "", "identified", [](const FP& p) { return Cell(p.identified); }, {},
        [](const FP& p) { return std::string(p.identified ? "pinned" : "open"); }, true},
   };

@@ -167,6 +167,10 @@ struct RunsFit {
   std::vector<Correlation> correlations;
   std::vector<RunResidual> runs;
   RunsModel fitted;
+  // The fit's objective at its mode: the sum of squared residuals in standard errors (each
+  // run's ln(predicted / measured) over the model's error, each breakdown component's over
+  // its own, each parameter's departure from its prior over the prior's width).
+  double objective = 0.0;
   double rms_error = 0.0;           // of ln(pred / meas) over the runs
   double median_abs_error = 0.0;    // of |pred / meas - 1|
   double max_abs_error = 0.0;
@@ -200,6 +204,14 @@ struct RunsFitOptions {
   /// it later stops there. Either way an InputError on the runs file says what took the
   /// time and what would shorten it.
   double limit_s = limits::kMaxFitS;
+  /// The time the search and the profiles of its pinned parameters may take together,
+  /// priced as one thread takes them (so that the fit is the same on any number of
+  /// threads): half of kMaxFitS, the rest left to the held-out refits. The profiles stop
+  /// within one point of it (what they saw is kept), and a note counts the pinned
+  /// parameters not profiled to the end. Not
+  /// scaled with limit_s, so that a fit does not change with its limit (a lower one stops
+  /// it with an error, as it stops a search).
+  double profile_limit_s = 0.5 * limits::kMaxFitS;
   /// Called with (refits done, refits in all) before the held-out refits and after each
   /// (from the thread that finished it, one call at a time).
   std::function<void(int, int)> on_refit;
@@ -312,20 +324,19 @@ double student_t90(int dof);
 ///    standard deviation of 0.38; the next cluster's, 0.38 x sqrt(1 + 1/6) x t90(5) /
 ///    1.2816 = 0.47 (a factor of 1.60 at one sigma) around x1.27;
 ///  - the inter-node transport's achieved fraction of line rate: ln(efficiency / the
-///    profile's) over the two clusters whose fits identify it (x0.97 and x1.05): mean
-///    0.01, standard deviation 0.06, and with two values the next cluster's is 0.06 x
-///    sqrt(1 + 1/2) x t90(1) / 1.2816 = 0.18 (a factor of 1.19): two values say little
-///    about a spread, and the interval says so.
+///    profile's) over the three clusters whose fits identify it (x0.97, x1.05 and x0.66):
+///    mean -0.13, standard deviation 0.25, and with three values the next cluster's is
+///    0.25 x sqrt(1 + 1/3) x t90(2) / 1.2816 = 0.42 (a factor of 1.53): three values say
+///    little about a spread, and the interval says so.
 /// The point prediction stays the datasheet's (the physics); only its band carries the
 /// departures' mean. Independent of each other; the residual is the model's 2 % floor.
 /// Host work and the intra-node links are not in it: host work's fitted departures do not
-/// carry from one cluster to another, and the intra-node efficiency is identified by two
-/// FSDP clusters only (x0.58 and x0.70 of the datasheet's NVLink rate), whose prediction
-/// interval (t90(1) again) would span x0.2 to x2.6 of the rate. Where compute is measured
+/// carry from one cluster to another, and the intra-node efficiency is identified by one
+/// FSDP cluster only (x0.70 of the datasheet's NVLink rate): no spread to take. Where compute is measured
 /// (`flops_compute` false: a per-layer log, a single-GPU iteration), only the link term
 /// applies.
 inline constexpr ClusterSpread kDatasheetCompute{0.24, 0.38, 6, kFlopsComputePriorSdLn};
-inline constexpr ClusterSpread kDatasheetInterEfficiency{0.01, 0.06, 2, kInterEfficiencyPriorSdLn};
+inline constexpr ClusterSpread kDatasheetInterEfficiency{-0.13, 0.25, 3, kInterEfficiencyPriorSdLn};
 ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute = true);
 
 /// Where a prediction's P10-P90 band comes from: a profile fitted to runs of this model

@@ -17,7 +17,9 @@ namespace dtperf {
 std::string fit_note_text(const FitNote& note);
 
 /// {"kind": "...", "text": "..."} per note, for JSON reports; a run the fit does not
-/// explain also carries "run" (its label) and "error" (predicted / measured - 1).
+/// explain also carries "run" (its label) and "error" (predicted / measured - 1); a
+/// parameter that fits as well elsewhere, "parameter", "value" and "other_value" (natural
+/// units: s, s/B, Gbit/s, ratios).
 nlohmann::json fit_notes_json(std::span<const FitNote> notes);
 
 }  // namespace dtperf
