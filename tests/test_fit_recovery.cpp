@@ -131,10 +131,14 @@ Outcome check(const Regime& r) {
     const auto t = truth_of(p.parameter);
     bool ok = true;
     if (t && p.identified) {
-      // Within 2 standard errors: [low, high] is value -/+ 1 SE (in the fitting scale).
-      const double below = p.value - p.low;
-      const double above = p.high - p.value;
-      ok = *t >= p.value - 2.0 * below - 1e-12 && *t <= p.value + 2.0 * above + 1e-12;
+      // Within 2 standard errors: [low, high] is value -/+ 1 SE in the fitting scale, the
+      // logarithm for these three (fitted_in_log), so 2 SE reach value x (high / value)^2
+      // above and value x (low / value)^2 below.
+      REQUIRE(fitted_in_log(p.parameter));
+      const double above = std::log(p.high / p.value);
+      const double below = std::log(p.value / p.low);
+      const double z = std::log(*t / p.value);
+      ok = z <= 2.0 * above + 1e-12 && -z <= 2.0 * below + 1e-12;
     }
     out.parameter_failures += ok ? 0 : 1;
     out.table += fmt::format("  {:<20} truth {:>10} fitted {:.4g} [{:.4g}, {:.4g}] {}{}\n", name_of(p.parameter),
