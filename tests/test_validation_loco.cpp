@@ -248,7 +248,7 @@ const Table& table() {
       }
       out.text += fmt::format("  {:<16} {:2} runs  median |error| {:5.1f} %  {}\n", c.name, c.runs.size(),
                               100.0 * fits.back().median_abs_error, pinned.empty() ? "(none)" : pinned);
-      // What the profiles found or could not look at (fit_runs.cpp, "Second valleys").
+      // What the profiles found or could not look at (fit_runs.cpp, "Beyond the local interval").
       for (const FitNote& n : fits.back().notes) {
         if (n.kind == FitNote::Kind::wider_than_local || n.kind == FitNote::Kind::profile_not_scanned) {
           out.text += "    " + fit_note_text(n) + "\n";

@@ -740,7 +740,7 @@ FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& 
   return out;
 }
 
-// ---- Second valleys -----------------------------------------------------------------
+// ---- Beyond the local interval: flat sides and second valleys ----------------------
 //
 // finish_core's interval is local: the objective's curvature at the mode (Laplace). It
 // misses what lies further along a parameter, and the objective is not smooth there. A
@@ -753,8 +753,9 @@ FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& 
 // Either way the local interval calls the parameter pinned more tightly than the runs do.
 //
 // The profile of each pinned parameter looks further: the parameter held at points
-// walking out from the mode in each direction, the others re-solved at each (started from
-// the neighbour's solution), the objective there compared with the mode's. The walk steps
+// walking out from the mode in each direction, the others re-solved at each (from the
+// neighbour's solution and from the mode's, the better kept), the objective there compared
+// with the mode's. The walk steps
 // by the local standard error (at most kProfileSteps steps a side, wider steps where the
 // range needs more) and stops at the search box, or where the parameter's prior term alone
 // exceeds the mode's whole objective by more than the set's threshold (no value beyond can
