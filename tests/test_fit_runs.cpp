@@ -388,9 +388,7 @@ TEST_CASE("a parameter held less tightly than the curvature says: the wider inte
   RunsFitOptions options;
   options.only = others;
   options.leave_one_out = false;
-  const RunsFit at_far = fit_runs(held, std::vector<MeasuredRun>{validation::net_run(8, 100, 85),
-                                                                  validation::net_run(16, 100, 75)},
-                                  options);
+  const RunsFit at_far = fit_runs(held, validation::net_fitted_runs(), options);
   const double prior_term = std::pow(note->other_value / 0.3e-9, 2);
   INFO("free fit objective " << f.fit.objective << "; held at " << note->other_value * 1e9 << " ns/B: "
                              << at_far.objective << " + prior " << prior_term);
@@ -409,9 +407,7 @@ TEST_CASE("a fit with no time for its profiles keeps the local intervals and say
   RunsFitOptions options;
   options.profile_limit_s = 0.0;
   options.leave_one_out = false;
-  const RunsFit local =
-      fit_runs(f.setup, std::vector<MeasuredRun>{validation::net_run(8, 100, 85), validation::net_run(16, 100, 75)},
-               options);
+  const RunsFit local = fit_runs(f.setup, validation::net_fitted_runs(), options);
   const auto pinned = std::count_if(local.parameters.begin(), local.parameters.end(),
                                     [](const FittedParameter& p) { return p.identified; });
   REQUIRE(pinned > 0);

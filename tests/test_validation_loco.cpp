@@ -119,7 +119,7 @@ Cluster net() {
   c.base.cluster = io::load_profile("p3dn-24xlarge");
   c.base.model = c.model.get();
   c.base.dtype = DType::fp32;
-  c.runs = {validation::net_run(8, 100, 85), validation::net_run(16, 100, 75)};
+  c.runs = validation::net_fitted_runs();
   for (const validation::NetCell& cell : validation::kNetHeldOut) {
     c.runs.push_back(validation::net_run(cell.gpus, cell.gbps, cell.percent));
   }

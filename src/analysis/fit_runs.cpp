@@ -456,9 +456,9 @@ class Problem {
     return u;
   }
 
-  /// The posterior covariance (fitting scale) of the free parameters at u.
-  Eigen::MatrixXd covariance(const Eigen::VectorXd& u, const std::vector<int>& free) {
-    const Eigen::VectorXd r = residuals(u, free);
+  /// The posterior covariance (fitting scale) of the free parameters at u, whose
+  /// residuals are `r`.
+  Eigen::MatrixXd covariance(const Eigen::VectorXd& u, const std::vector<int>& free, const Eigen::VectorXd& r) {
     const Eigen::MatrixXd J = jacobian(u, free, r);
     // The prior rows of J are diag(1/width): J^T J already holds the prior precision.
     return (J.transpose() * J).inverse();
@@ -671,7 +671,7 @@ Eigen::VectorXd search_mode(Problem& problem, const std::vector<int>& all) {
     if (cost(v) < cost(u)) u = v;
   };
   {
-    const Eigen::MatrixXd c = problem.covariance(joint, all);
+    const Eigen::MatrixXd c = problem.covariance(joint, all, problem.residuals(joint, all));
     std::vector<int> narrowed;
     for (Eigen::Index j = 0; j < n; ++j) {
       if (std::sqrt(std::max(0.0, c(j, j))) <= kIdentifiedRatio * specs[static_cast<std::size_t>(j)].width_u) {
@@ -691,7 +691,8 @@ Eigen::VectorXd search_mode(Problem& problem, const std::vector<int>& all) {
 FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& u, const std::vector<int>& all) {
   const std::vector<Spec>& specs = problem.specs();
   const auto n = static_cast<Eigen::Index>(specs.size());
-  Eigen::MatrixXd posterior = problem.covariance(u, all);
+  const Eigen::VectorXd r = problem.residuals(u, all);
+  Eigen::MatrixXd posterior = problem.covariance(u, all, r);
   // A singular information matrix (a parameter with no effect at all and no prior pull is
   // impossible, but round-off is not): such a parameter keeps its prior width, uncorrelated.
   for (Eigen::Index j = 0; j < n; ++j) {
@@ -709,7 +710,7 @@ FitCore finish_core(Problem& problem, const Setup& base, const Eigen::VectorXd& 
   }
 
   FitCore out;
-  out.objective = problem.residuals(u, all).squaredNorm();
+  out.objective = r.squaredNorm();
   out.model = apply_parameters(base, specs, u);
   out.specs = specs;
   out.u = u;
