@@ -30,7 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def repredict(report: dict[str, Any], dtperf: str, work: str) -> list[harness.Cell]:
     """The report's cells with `predicted_ms` and `error` from `dtperf` (and the report's
-    own under `report_predicted_ms`)."""
+    own under `report_predicted_ms`); a run timed several times has each timing predicted
+    again and its median scored timing standing (harness.standing_cell)."""
     inputs = report.get("inputs")
     if inputs is None:
         raise ValueError("the report has no 'inputs' (written by an older harness): it cannot be re-predicted")
@@ -41,19 +42,32 @@ def repredict(report: dict[str, Any], dtperf: str, work: str) -> list[harness.Ce
     with open(reduction_log, "w") as f:
         f.write(inputs["reduction_log"])
     by_key = {(c["layout"], c["rate_gbps"], c["delay_us"], c["scheme"]): c for c in report["cells"]}
-    out = []
-    for c in report["cells"]:
+    copy_gb_per_s = inputs["copy_gb_per_s"]
+
+    def again(c: harness.Cell) -> harness.Cell:
+        """One timing (or an older report's run) predicted again."""
         nodes, per_node = map(int, c["layout"].split("x"))
-        variation = by_key[(c["layout"], c["rate_gbps"], c["delay_us"], c["variation_from"])]
+        if "compute_factors" in c:
+            factors_used = c["compute_factors"]
+        else:  # an older report: the run whose variation was used, by its scheme
+            factors_used = harness.compute_factors(by_key[(c["layout"], c["rate_gbps"], c["delay_us"],
+                                                           c["variation_from"])])
         profile, factors = harness.write_run_inputs(work, f"{c['layout']}-{c['rate_gbps']}-{c['delay_us']}-{c['scheme']}",
-                                                    nodes, per_node, c["link"], inputs["copy_gb_per_s"],
-                                                    c["host_cpu_ns_per_byte"], variation, c.get("host_exchange_share"))
+                                                    nodes, per_node, c["link"], copy_gb_per_s,
+                                                    c["host_cpu_ns_per_byte"], factors_used, c.get("host_exchange_share"))
         result = harness.predict(dtperf, profile, model_path, reduction_log, c["scheme"], c["compute_ms"],
                                  ("--iteration-times", factors))
         range_ms = harness.stated_range_ms(result)
-        out.append(dict(c, report_predicted_ms=c["predicted_ms"], predicted_ms=result["iteration_ms"],
-                        error=result["iteration_ms"] / c["measured_ms"] - 1, range_ms=range_ms,
-                        range_error=harness.range_error(range_ms, c["measured_ms"])))
+        return dict(c, report_predicted_ms=c["predicted_ms"], predicted_ms=result["iteration_ms"],
+                    error=result["iteration_ms"] / c["measured_ms"] - 1, range_ms=range_ms,
+                    range_error=harness.range_error(range_ms, c["measured_ms"]))
+
+    out = []
+    for c in report["cells"]:
+        if "timings" in c:  # every timing again; the median scored one stands, as in the harness
+            out.append(harness.standing_cell([again(t) for t in c["timings"]], c["scored_timings"]))
+        else:
+            out.append(again(c))
     return out
 
 
@@ -76,7 +90,7 @@ def main() -> int:
         print(f"{c['layout']:>4} {c['rate_gbps']:5.2f} Gbit/s {c['delay_us']:5d} us  {c['scheme']:21s} "
               f"measured {c['measured_ms']:8.2f}  report {c['report_predicted_ms']:8.2f}  now "
               f"{c['predicted_ms']:8.2f} ms  ({100 * c['error']:+.1f} %)"
-              + harness.range_note(c["range_ms"], c["predicted_ms"], c["range_error"]))
+              + harness.range_note(c["range_ms"], c["predicted_ms"], c["range_error"]) + harness.timings_note(c))
     errors = sorted(abs(c["error"]) for c in cells)
     picks = harness.scheme_picks(cells)
     print(f"# {len(cells)} runs: median |error| {100 * statistics.median(errors):.1f} %, max "

@@ -117,14 +117,27 @@ def main() -> None:
     found = runs(directory, names)
     if not found:
         sys.exit(f"{directory}: no traces" + (f" named {', '.join(sorted(names))}" if names else ""))
-    counters = {}  # cell -> scheme -> per-node TCP counters
+    counters = {}  # cell -> scheme -> per timing, per node TCP counters (older reports: per node)
     for path in glob.glob(os.path.join(directory, "*-tcp.json")):
         with open(path) as f:
             counters[os.path.basename(path)[:-len("-tcp.json")]] = json.load(f)
     for prefix, ranks in found.items():
-        tcp = next((schemes.get(prefix[len(cell) + 1:]) for cell, schemes in counters.items()
+        tcp = next((timing_counters(schemes, prefix[len(cell) + 1:]) for cell, schemes in counters.items()
                     if prefix.startswith(cell + "-")), None)
         summarize(prefix, ranks, tcp)
+
+
+def timing_counters(schemes: dict[str, Any], run: str) -> list[dict[str, int]] | None:
+    """A traced run's per-node TCP counters: `run` is SCHEME, or SCHEME-tK for the run's
+    K-th timing (the harness times every run several times and traces each)."""
+    scheme, timing = run, 0
+    match = re.fullmatch(r"(.+)-t(\d+)", run)
+    if match and match.group(1) in schemes:
+        scheme, timing = match.group(1), int(match.group(2)) - 1
+    counted = schemes.get(scheme)
+    if not counted or isinstance(counted[0], dict):  # absent, or one timing per run (an older trace)
+        return counted if timing == 0 else None
+    return counted[timing] if timing < len(counted) else None
 
 
 if __name__ == "__main__":

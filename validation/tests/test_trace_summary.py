@@ -61,6 +61,18 @@ class TraceSummaryTest(unittest.TestCase):
     def test_a_decentralized_trace_has_no_ddp_phases(self):
         self.assertIsNone(trace_summary.ddp_phases(TRACE))
 
+    def test_each_timing_has_its_own_tcp_counters(self):
+        # Per scheme, per timing, per node; "ring-t2" is the ring's second timing.
+        first, second = [{"TcpRetransSegs": 1}, {"TcpRetransSegs": 0}], [{"TcpRetransSegs": 7}, {"TcpRetransSegs": 2}]
+        schemes = {"ring": [first, second], "one-peer-exp": [first]}
+        self.assertEqual(trace_summary.timing_counters(schemes, "ring"), first)
+        self.assertEqual(trace_summary.timing_counters(schemes, "ring-t2"), second)
+        self.assertIsNone(trace_summary.timing_counters(schemes, "ring-t3"))
+        self.assertIsNone(trace_summary.timing_counters(schemes, "all-reduce"))
+        # An older trace: one timing per run, per node.
+        self.assertEqual(trace_summary.timing_counters({"ring": first}, "ring"), first)
+        self.assertIsNone(trace_summary.timing_counters({"ring": first}, "ring-t2"))
+
 
 if __name__ == "__main__":
     unittest.main()
