@@ -610,8 +610,8 @@ def main() -> int:
     parser.add_argument("--trace", metavar="DIR",
                         help="keep, per run, every rank's iteration starts and exchange launches and waits "
                              "(DDP: its phases and every bucket's all-reduce) "
-                             "(DIR/CELL-SCHEME-rankN.json; CELL-SCHEME-tK-rankN.json for the K-th timing after the "
-                             "first), each node's TCP counters over the run and the link "
+                             "(DIR/CELL-SCHEME-rankN.json; CELL-SCHEME-tK-rankN.json for timing K from the second on), "
+                             "each node's TCP counters over the run and the link "
                              "emulator's drops (DIR/CELL-tcp.json, DIR/CELL-linkemu.log)")
     parser.add_argument("--repeats", type=int, default=REPEATS,
                         help="timings of every run: each is predicted from its own compute, and the run is scored "
