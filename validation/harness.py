@@ -854,6 +854,8 @@ def main() -> int:
             cell["run_host_cpu_ns_per_byte"] = run_cpu_ns[(scheme, timing)]
             cell["beside_ns_per_byte_rounds_per_rank"] = result.get("beside_ns_per_byte_rounds_per_rank")
             cell["beside_forward_cpu_ratio_per_rank"] = result.get("beside_forward_cpu_ratio_per_rank")
+            cell["forward_cpu_ms_per_rank"] = result.get("forward_cpu_ms_per_rank")
+            cell["forward_wall_ms_per_rank"] = result.get("forward_wall_ms_per_rank")
             cell["comm_only_cpu_ns_per_byte"] = comm_only_cpu_ns_per_byte(result, nodes * per_node)
             cell["steady_compute_predicted_ms"] = steady["iteration_ms"]
             if scheme != "all-reduce":  # DDP's waits are inside its backward

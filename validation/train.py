@@ -249,15 +249,22 @@ class ForwardCpu:
     while the scheduler gives its core to another thread, so a forward that costs more CPU
     seconds in training than in the compute-only phases means the machine itself ran
     slower (a shared host: on the 2-core VM a fixed single-thread matrix product took 91 s
-    in one minute and 108 s a few minutes later, the machine otherwise idle)."""
+    in one minute and 108 s a few minutes later, the machine otherwise idle).
+
+    Each forward's wall time is kept beside it (`wall_s`, same order), for the reader: where
+    a forward's wall time grows more than its CPU time from one phase to another, its core
+    was given to other threads meanwhile (the link emulator, the transport), which the CPU
+    clock does not see."""
 
     def __init__(self) -> None:
         self.samples_s: list[float] = []
+        self.wall_s: list[float] = []
 
     def forward(self, model: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-        t0 = time.thread_time()
+        w0, t0 = time.perf_counter(), time.thread_time()
         out = model(x)
         self.samples_s.append(time.thread_time() - t0)
+        self.wall_s.append(time.perf_counter() - w0)
         return out
 
 
@@ -277,12 +284,12 @@ def step_alone(model: torch.nn.Module, batch_fn: Callable[[int], tuple[torch.Ten
 
 
 def compute_only(step: Callable[[], None], clock: ForwardCpu,
-                 args: argparse.Namespace) -> tuple[list[float], float, float, list[float]]:
+                 args: argparse.Namespace) -> tuple[list[float], float, float, list[float], list[float]]:
     """A compute-only phase, every rank at once: `--warmup` untimed iterations, then
     `--compute-iters` timed ones between untimed iterations that keep every rank computing
     until all are here. Returns each timed iteration's seconds, this process's and the
     whole machine's CPU seconds per timed iteration, and each timed iteration's forward CPU
-    seconds (`clock`, which `step` records into)."""
+    and wall seconds (`clock`, which `step` records into)."""
     dist.barrier()
     for _ in range(args.warmup):
         step()
@@ -296,10 +303,10 @@ def compute_only(step: Callable[[], None], clock: ForwardCpu,
         times.append(time.perf_counter() - t0)
     cpu_s = (time.process_time() - cpu0) / args.compute_iters
     machine_s = (machine_busy_s() - busy0) / args.compute_iters
-    forward_cpu_s = clock.samples_s[first:]
+    forward_cpu_s, forward_wall_s = clock.samples_s[first:], clock.wall_s[first:]
     compute_until_every_rank_is_here(step)
     dist.barrier()
-    return times, cpu_s, machine_s, forward_cpu_s
+    return times, cpu_s, machine_s, forward_cpu_s, forward_wall_s
 
 
 def gather_samples(samples: Sequence[float], world: int) -> list[list[float]]:
@@ -529,7 +536,8 @@ def main() -> None:
     # Phase 1: compute only, every rank at once.
     clock = ForwardCpu()
     compute_step = step_alone(model, batch_fn, args.batch, loss_fn, lr, momentum, clock)
-    compute, compute_cpu_s, compute_machine_s, forward_cpu_before = compute_only(compute_step, clock, args)
+    compute, compute_cpu_s, compute_machine_s, forward_cpu_before, forward_wall_before = compute_only(
+        compute_step, clock, args)
 
     # Phase 2: communication only, the run's own collectives without compute: what the
     # gloo transport costs the host's CPU per byte sent (its threads, copies, sums and
@@ -592,7 +600,7 @@ def main() -> None:
             else:
                 ddp_events.clear()
     train_cpu_s = (time.process_time() - cpu0) / iters
-    forward_cpu_train = clock.samples_s[forward_first:]
+    forward_cpu_train, forward_wall_train = clock.samples_s[forward_first:], clock.wall_s[forward_first:]
     train_machine_s = (machine_busy_s() - busy0) / iters
     wait_s = gossip.wait_s / iters if gossip else 0.0
     if gossip:
@@ -610,7 +618,7 @@ def main() -> None:
     # the half second before it alone (on the 2-core VM one rank has read 49 ms and the
     # other 75 ms in the same phase, and a cell's phases 62 ms beside training at 59 ms).
     fresh, _ = models.build(args.model)
-    compute_after, _, _, forward_cpu_after = compute_only(
+    compute_after, _, _, forward_cpu_after, forward_wall_after = compute_only(
         step_alone(fresh, batch_fn, args.batch, loss_fn, lr, momentum, clock), clock, args)
     # Every rank's iteration mean and CPU figures, gathered by name. The iteration is a mean:
     # a topology's period alternates fast and slow steps (one-peer-exp waits long after a
@@ -623,7 +631,9 @@ def main() -> None:
             "beside_s_per_byte": statistics.median(beside_costs) if beside_costs else math.nan,
             "beside_forward_ratio": statistics.median(beside_forward_ratios) if beside_forward_ratios else math.nan,
             "forward_cpu_alone_s": statistics.median(forward_cpu_before + forward_cpu_after),
-            "forward_cpu_train_s": statistics.median(forward_cpu_train)}
+            "forward_cpu_train_s": statistics.median(forward_cpu_train),
+            "forward_wall_alone_s": statistics.median(forward_wall_before + forward_wall_after),
+            "forward_wall_train_s": statistics.median(forward_wall_train)}
     gathered = [torch.zeros(len(mine), dtype=torch.float64) for _ in range(args.world)]
     dist.all_gather(gathered, torch.tensor(list(mine.values()), dtype=torch.float64))
     everyone = [dict(zip(mine, t.tolist())) for t in gathered]
@@ -690,6 +700,9 @@ def main() -> None:
             # the machine ran compute during training than on either side of it.
             "forward_cpu_ms_per_rank": [{"compute_only": r["forward_cpu_alone_s"] * 1e3,
                                          "train": r["forward_cpu_train_s"] * 1e3} for r in everyone],
+            # The same forwards' median wall times, for the reader (ForwardCpu.wall_s).
+            "forward_wall_ms_per_rank": [{"compute_only": r["forward_wall_alone_s"] * 1e3,
+                                          "train": r["forward_wall_train_s"] * 1e3} for r in everyone],
         }
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)
