@@ -4,7 +4,9 @@ and for decentralized training how long the rank waited for each step's exchange
 to tell a steady run from one that changes regime part-way, and which exchange a slow
 iteration waited for. For DDP it prints where an iteration's time goes: forward, backward
 until the first bucket's all-reduce is launched, the buckets in flight from that launch to
-the last one's end, the rest of backward and the optimizer step. The node's TCP counters
+the last one's end, the rest of backward and the optimizer step, and when each bucket's
+all-reduce was launched and ended after backward began (beside what dtperf predicts for the
+bucket, this places a gap: a late launch is compute, a late end the exchange). The node's TCP counters
 over the run follow (retransmissions and timeouts: a lossy transport, not the model, would
 explain a stall).
 
@@ -62,13 +64,15 @@ def ddp_phases(trace: Trace) -> dict[str, Any] | None:
     """A DDP rank's mean phases over its traced iterations (ms): `forward`, `to_first_launch`
     (backward until the first bucket's all-reduce is launched), `buckets_in_flight` (from
     that launch to the end of the last bucket's), `after_last_bucket` (the rest of
-    backward), `optimizer`, and `bucket_ms`, each bucket's mean all-reduce from launch to
-    end. None for a trace without DDP's phases."""
+    backward), `optimizer`, `bucket_ms`, each bucket's mean all-reduce from launch to end,
+    and `bucket_launch_end_ms`, each bucket's mean launch and end after backward began.
+    None for a trace without DDP's phases."""
     of = {name: [e for e in trace["events"] if e["event"] == name]
           for name in ("forward", "backward", "optimizer", "allreduce")}
     phases: dict[str, list[float]] = {"forward": [], "to_first_launch": [], "buckets_in_flight": [],
                                       "after_last_bucket": [], "optimizer": []}
     per_bucket: dict[int, list[float]] = {}
+    launch_end: dict[int, list[tuple[float, float]]] = {}
     for forward, backward, optimizer in zip(of["forward"], of["backward"], of["optimizer"]):
         mine = [e for e in of["allreduce"] if backward["t0_s"] <= e["t0_s"] <= backward["t1_s"]]
         if not mine:
@@ -82,10 +86,14 @@ def ddp_phases(trace: Trace) -> dict[str, Any] | None:
         phases["optimizer"].append(optimizer["t1_s"] - optimizer["t0_s"])
         for e in mine:
             per_bucket.setdefault(e["bucket"], []).append(e["t1_s"] - e["t0_s"])
+            launch_end.setdefault(e["bucket"], []).append((e["t0_s"] - backward["t0_s"], e["t1_s"] - backward["t0_s"]))
     if not phases["forward"]:
         return None
     summary: dict[str, Any] = {name: statistics.mean(values) * 1e3 for name, values in phases.items()}
     summary["bucket_ms"] = [statistics.mean(per_bucket[b]) * 1e3 for b in sorted(per_bucket)]
+    summary["bucket_launch_end_ms"] = [(statistics.mean(t0 for t0, _ in launch_end[b]) * 1e3,
+                                        statistics.mean(t1 for _, t1 in launch_end[b]) * 1e3)
+                                       for b in sorted(launch_end)]
     return summary
 
 
@@ -103,6 +111,8 @@ def summarize(prefix: str, ranks: dict[int, Trace], tcp: list[dict[str, int]] | 
                   f"{ddp['to_first_launch']:.1f}, buckets in flight {ddp['buckets_in_flight']:.1f}, backward after "
                   f"the last bucket {ddp['after_last_bucket']:.1f}, optimizer {ddp['optimizer']:.1f}; each bucket "
                   + " ".join(f"{b:.1f}" for b in ddp["bucket_ms"]))
+            print("    DDP buckets after backward began, launched / ended (ms): "
+                  + ", ".join(f"{t0:.1f} / {t1:.1f}" for t0, t1 in ddp["bucket_launch_end_ms"]))
         elif trace["events"]:
             print("    waited ms    " + " ".join(f"{w:4.0f}" for w in waited_ms))
     if tcp:

@@ -43,6 +43,8 @@ class TraceSummaryTest(unittest.TestCase):
         # 90-92. Forward (10 + 12) / 2 = 11; to the first launch (5 + 2) / 2 = 3.5; in
         # flight (38 - 15 + 86 - 64) / 2 = 22.5; after the last bucket (2 + 4) / 2 = 3;
         # optimizer (1 + 2) / 2 = 1.5; bucket 0 (10 + 16) / 2 = 13, bucket 1 (18 + 16) / 2 = 17.
+        # After backward began, bucket 0 launched at (5 + 2) / 2 = 3.5 and ended at
+        # (15 + 18) / 2 = 16.5; bucket 1 at (10 + 8) / 2 = 9 and (28 + 24) / 2 = 26.
         def event(name, bucket, t0_ms, t1_ms):
             return {"event": name, "step": 0, "bucket": bucket, "t0_s": t0_ms / 1e3, "t1_s": t1_ms / 1e3}
         trace = dict(TRACE, scheme="all-reduce", steps_per_period=1, events=[
@@ -53,10 +55,12 @@ class TraceSummaryTest(unittest.TestCase):
         phases = trace_summary.ddp_phases(trace)
         assert phases is not None
         bucket_ms = phases.pop("bucket_ms")
+        launch_end_ms = phases.pop("bucket_launch_end_ms")
         self.assertEqual({k: round(v, 6) for k, v in phases.items()},
                          {"forward": 11, "to_first_launch": 3.5, "buckets_in_flight": 22.5,
                           "after_last_bucket": 3, "optimizer": 1.5})
         self.assertEqual([round(b, 6) for b in bucket_ms], [13, 17])
+        self.assertEqual([(round(t0, 6), round(t1, 6)) for t0, t1 in launch_end_ms], [(3.5, 16.5), (9, 26)])
 
     def test_a_decentralized_trace_has_no_ddp_phases(self):
         self.assertIsNone(trace_summary.ddp_phases(TRACE))
