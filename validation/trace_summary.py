@@ -5,10 +5,9 @@ to tell a steady run from one that changes regime part-way, and which exchange a
 iteration waited for. For DDP it prints where an iteration's time goes: forward, backward
 until the first bucket's all-reduce is launched, the buckets in flight from that launch to
 the last one's end, the rest of backward and the optimizer step, and when each bucket's
-all-reduce was launched and ended after backward began (beside what dtperf predicts for the
-bucket, this places a gap: a late launch is compute, a late end the exchange). The node's TCP counters
-over the run follow (retransmissions and timeouts: a lossy transport, not the model, would
-explain a stall).
+all-reduce was launched and ended after backward began (which places a gap: a late launch
+is slow compute, a late end a slow exchange). The node's TCP counters over the run follow
+(retransmissions and timeouts: a lossy transport, not the model, would explain a stall).
 
   python3 validation/trace_summary.py DIR [NAME ...]
 
