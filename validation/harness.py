@@ -556,6 +556,18 @@ def predict(dtperf: str, profile_path: str, model_path: str, reduction_log: str,
     return result
 
 
+BREAKDOWN = ("forward_ms", "backward_ms", "exposed_comm_ms", "comm_busy_ms", "optimizer_ms")
+
+
+def predicted_breakdown_ms(predicted: dict[str, Any]) -> dict[str, float]:
+    """For the reader: where dtperf puts a prediction's iteration (`dtperf predict --json`'s
+    result): forward, backward (with what compute loses beside exchanges), the exposed
+    communication, the communication's whole busy time and the optimizer step. Beside a
+    traced run's phases (trace_summary.py: e.g. DDP's buckets in flight against comm_busy_ms)
+    it says which side a miss is on."""
+    return {key.removesuffix("_ms"): predicted[key] for key in BREAKDOWN}
+
+
 def stated_range_ms(predicted: dict[str, Any]) -> tuple[float, float]:
     """The range a prediction states (BOUNDS): from the node link's time in turns, where
     dtperf names one, to the iteration time."""
@@ -858,6 +870,7 @@ def main() -> int:
             cell["forward_wall_ms_per_rank"] = result.get("forward_wall_ms_per_rank")
             cell["comm_only_cpu_ns_per_byte"] = comm_only_cpu_ns_per_byte(result, nodes * per_node)
             cell["steady_compute_predicted_ms"] = steady["iteration_ms"]
+            cell["predicted_breakdown_ms"] = predicted_breakdown_ms(predicted)
             if scheme != "all-reduce":  # DDP's waits are inside its backward
                 cell["wait_ms"] = {"measured": statistics.mean(result["train_wait_ms_per_rank"]),
                                    "predicted_exposed": predicted["exposed_comm_ms"]}

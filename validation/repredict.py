@@ -59,6 +59,7 @@ def repredict(report: dict[str, Any], dtperf: str, work: str) -> list[harness.Ce
                                  ("--iteration-times", factors))
         range_ms = harness.stated_range_ms(result)
         return dict(c, report_predicted_ms=c["predicted_ms"], predicted_ms=result["iteration_ms"],
+                    predicted_breakdown_ms=harness.predicted_breakdown_ms(result),
                     error=result["iteration_ms"] / c["measured_ms"] - 1, range_ms=range_ms,
                     range_error=harness.range_error(range_ms, c["measured_ms"]))
 

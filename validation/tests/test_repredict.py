@@ -52,6 +52,20 @@ class RepredictTest(unittest.TestCase):
         [pick] = repredict.harness.scheme_picks(cells)
         self.assertEqual((pick["picked"], pick["fastest"], pick["right"]), ("alternating-exp-ring",) * 2 + (True,))
 
+    def test_each_prediction_says_where_its_time_goes(self):
+        with tempfile.TemporaryDirectory() as work:
+            cells = repredict.repredict(self.report, DTPERF, work)
+        for c in cells:
+            b = c["predicted_breakdown_ms"]
+            # The iteration is forward + backward + exposed communication + the step.
+            self.assertAlmostEqual(b["forward"] + b["backward"] + b["exposed_comm"] + b["optimizer"],
+                                   c["predicted_ms"], places=6)
+        # All-Reduce on 2 x 1 sends the whole 2 MB each way: 2e6 x 8 / 1e8 = 160 ms at
+        # 100 Mbit/s, plus its steps' latency (under 1 ms); none of it hides behind compute.
+        b = next(c for c in cells if c["scheme"] == "all-reduce")["predicted_breakdown_ms"]
+        self.assertAlmostEqual(b["comm_busy"], 160.0, delta=2.0)
+        self.assertEqual(b["comm_busy"], b["exposed_comm"])
+
     def test_a_measured_all_reduce_table_replaces_the_formula(self):
         # The harness's collective table: gloo's all-reduce measured on the cell, twice
         # what the link's formula gives (2 lockstep steps of 100 us + bytes at 12.5 MB/s).
