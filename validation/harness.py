@@ -44,7 +44,8 @@ each timing's, the median and max |error|, and whether the faster scheme is pick
   sudo python3 validation/harness.py --grid full  --build build -o report.json
 
 With --trace DIR it keeps, per run, every rank's iteration starts and exchange launches and
-waits, the nodes' TCP retransmissions and timeouts, and the link emulator's drops;
+waits, the nodes' TCP retransmissions and timeouts, the link emulator's drops and every
+packet's time on its node's link;
 validation/trace_summary.py DIR prints them per rank and period.
 
 Exit 77 (skipped) without root, network namespaces, iptables NFQUEUE, linkemu or PyTorch.
@@ -624,7 +625,8 @@ def main() -> int:
                              "(DDP: its phases and every bucket's all-reduce) "
                              "(DIR/CELL-SCHEME-rankN.json; CELL-SCHEME-tK-rankN.json for timing K from the second on), "
                              "each node's TCP counters over the run and the link "
-                             "emulator's drops (DIR/CELL-tcp.json, DIR/CELL-linkemu.log)")
+                             "emulator's drops (DIR/CELL-tcp.json, DIR/CELL-linkemu.log) and every packet's time on "
+                             "its node's link (DIR/CELL-link-timeline.txt)")
     parser.add_argument("--repeats", type=int, default=REPEATS,
                         help="timings of every run: each is predicted from its own compute, and the run is scored "
                              "by its median timing (settled ones only where any settled; up to "
@@ -743,7 +745,8 @@ def main() -> int:
         congestion_control_set_by.add(cluster.congestion_control_set_by)
         cell_name = f"{nodes}x{per_node}-{rate_gbps}-{delay_us}"
         emulator_log = open(os.path.join(args.trace, f"{cell_name}-linkemu.log"), "w") if args.trace else None
-        emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, emulator_log)
+        timeline = os.path.join(args.trace, f"{cell_name}-link-timeline.txt") if args.trace else None
+        emulator = start_link_emulator(procs, cluster, linkemu, rate_gbps, delay_us, work, emulator_log, timeline)
         link: Link = probe(cluster, linkprobe, procs, work)
         if args.collective_table:
             port += 1

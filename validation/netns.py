@@ -200,16 +200,19 @@ def cpu_busy_s() -> float:
 
 
 def start_link_emulator(procs: Processes, cluster: Cluster, linkemu: str, rate_gbps: float, delay_us: int, work: str,
-                        log: IO[str] | None = None) -> subprocess.Popen[bytes]:
+                        log: IO[str] | None = None, timeline: str | None = None) -> subprocess.Popen[bytes]:
     """linkemu in the router for every node's egress queue, returned once it is ready. Its
-    packet and drop counts per queue go to `log` at exit (an open file), if given."""
+    packet and drop counts per queue go to `log` at exit (an open file), if given, and every
+    packet's time on its link's transmitter to the file `timeline` (queue i is node i's
+    egress), if given."""
     ready = os.path.join(work, "linkemu.ready")
     if os.path.exists(ready):
         os.remove(ready)
     emulator = procs.start(["ip", "netns", "exec", cluster.router, linkemu, "--queues",
                             ",".join(str(i) for i in range(cluster.nodes)), "--rate-gbps", str(rate_gbps),
                             "--delay-us", str(delay_us), "--mtu", str(MTU), "--buffer-bytes", "16000000",
-                            "--ready-file", ready], stderr=log or subprocess.DEVNULL)
+                            "--ready-file", ready] + (["--timeline", timeline] if timeline else []),
+                           stderr=log or subprocess.DEVNULL)
     for _ in range(100):
         if os.path.exists(ready):
             break

@@ -6,8 +6,11 @@ iteration waited for. For DDP it prints where an iteration's time goes: forward,
 until the first bucket's all-reduce is launched, the buckets in flight from that launch to
 the last one's end, the rest of backward and the optimizer step, and when each bucket's
 all-reduce was launched and ended after backward began (which places a gap: a late launch
-is slow compute, a late end a slow exchange). The node's TCP counters over the run follow
-(retransmissions and timeouts: a lossy transport, not the model, would explain a stall).
+is slow compute, a late end a slow exchange), and where the trace folder has the link
+emulator's timeline, how busy each node's link was over the same stretch of every iteration
+(whether the bytes were on the wire, or waited for their senders). The node's TCP counters
+over the run follow (retransmissions and timeouts: a lossy transport, not the model, would
+explain a stall).
 
   python3 validation/trace_summary.py DIR [NAME ...]
 
@@ -23,11 +26,16 @@ import os
 import re
 import statistics
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 # One rank's trace as train.py writes it (JSON).
 Trace = dict[str, Any]
+# One node link's transmissions as linkemu writes them (--timeline): (start s, end s), sorted.
+Transmissions = list[tuple[float, float]]
+
+LINK_BIN_MS = 2.0    # the link's busy share is printed per bin of this width ...
+LINK_SPAN_MS = 50.0  # ... from the start of backward to this far after it
 
 
 def runs(directory: str, names: Collection[str]) -> dict[str, dict[int, Trace]]:
@@ -96,7 +104,53 @@ def ddp_phases(trace: Trace) -> dict[str, Any] | None:
     return summary
 
 
-def summarize(prefix: str, ranks: dict[int, Trace], tcp: list[dict[str, int]] | None) -> None:
+def read_timeline(path: str) -> dict[int, Transmissions]:
+    """linkemu's --timeline file: per queue (node i's egress is queue i), every packet's
+    transmission as (start, end) in seconds of CLOCK_MONOTONIC (Python's perf_counter on
+    Linux, the clock train.py's traces use), sorted by start."""
+    links: dict[int, Transmissions] = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            queue, start_ns, end_ns, _ = line.split()
+            links.setdefault(int(queue), []).append((int(start_ns) * 1e-9, int(end_ns) * 1e-9))
+    for sent in links.values():
+        sent.sort()
+    return links
+
+
+def busy_shares(sent: Transmissions, starts_s: Sequence[float], bin_ms: float = LINK_BIN_MS,
+                span_ms: float = LINK_SPAN_MS) -> list[float]:
+    """The link's mean busy share in each bin of `bin_ms` over `span_ms` after each of
+    `starts_s`: the time its transmitter was sending inside the bin over the bin's width,
+    averaged over the starts."""
+    bins = int(round(span_ms / bin_ms))
+    width = bin_ms * 1e-3
+    busy = [0.0] * bins
+    starts_of_sent = [a for a, _ in sent]
+    longest = max((b - a for a, b in sent), default=0.0)
+    for t0 in starts_s:
+        first = bisect.bisect_left(starts_of_sent, t0 - longest)
+        for a, b in sent[first:]:
+            if a >= t0 + bins * width:
+                break
+            lo, hi = max(a, t0), min(b, t0 + bins * width)
+            k = int((lo - t0) // width) if lo > t0 else 0
+            while lo < hi and k < bins:
+                edge = min(hi, t0 + (k + 1) * width)
+                busy[k] += edge - lo
+                lo, k = edge, k + 1
+    return [x / (width * len(starts_s)) if starts_s else 0.0 for x in busy]
+
+
+def backward_starts_s(trace: Trace) -> list[float]:
+    """When each traced DDP iteration's backward began (s)."""
+    return [e["t0_s"] for e in trace["events"] if e["event"] == "backward"]
+
+
+def summarize(prefix: str, ranks: dict[int, Trace], tcp: list[dict[str, int]] | None,
+              links: dict[int, Transmissions] | None = None) -> None:
     print(f"{prefix}")
     for rank in sorted(ranks):
         trace = ranks[rank]
@@ -112,6 +166,10 @@ def summarize(prefix: str, ranks: dict[int, Trace], tcp: list[dict[str, int]] | 
                   + " ".join(f"{b:.1f}" for b in ddp["bucket_ms"]))
             print("    DDP buckets after backward began, launched / ended (ms): "
                   + ", ".join(f"{t0:.1f} / {t1:.1f}" for t0, t1 in ddp["bucket_launch_end_ms"]))
+            for node, sent in sorted((links or {}).items()):
+                shares = busy_shares(sent, backward_starts_s(trace))
+                print(f"    node {node}'s link busy after backward began, % per {LINK_BIN_MS:g} ms: "
+                      + " ".join(f"{100 * x:.0f}" for x in shares))
         elif trace["events"]:
             print("    waited ms    " + " ".join(f"{w:4.0f}" for w in waited_ms))
     if tcp:
@@ -130,10 +188,13 @@ def main() -> None:
     for path in glob.glob(os.path.join(directory, "*-tcp.json")):
         with open(path) as f:
             counters[os.path.basename(path)[:-len("-tcp.json")]] = json.load(f)
+    timelines = {os.path.basename(path)[:-len("-link-timeline.txt")]: path
+                 for path in glob.glob(os.path.join(directory, "*-link-timeline.txt"))}
     for prefix, ranks in found.items():
         tcp = next((timing_counters(schemes, prefix[len(cell) + 1:]) for cell, schemes in counters.items()
                     if prefix.startswith(cell + "-")), None)
-        summarize(prefix, ranks, tcp)
+        timeline = next((path for cell, path in timelines.items() if prefix.startswith(cell + "-")), None)
+        summarize(prefix, ranks, tcp, read_timeline(timeline) if timeline else None)
 
 
 def timing_counters(schemes: dict[str, Any], run: str) -> list[dict[str, int]] | None:

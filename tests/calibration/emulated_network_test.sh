@@ -112,11 +112,11 @@ stop_emulator() {
 # with the raw file in $work/raw.json, 3 when the emulator fell behind (the run then tested
 # a busy machine, not the calibration), 1 on a real failure.
 attempt() {
-  rm -f "$work/linkemu.ready" "$work/raw.json"
+  rm -f "$work/linkemu.ready" "$work/raw.json" "$work/timeline.txt"
   rm -rf "$work/rendezvous"
   ip netns exec "$sw" "$linkemu" --queues 0,1 --rate-gbps "$RATE_GBPS" --delay-us "$DELAY_US" \
     --buffer-bytes "$BUFFER_BYTES" --mtu "$MTU_BYTES" \
-    --ready-file "$work/linkemu.ready" 2>"$work/linkemu.log" &
+    --ready-file "$work/linkemu.ready" --timeline "$work/timeline.txt" 2>"$work/linkemu.log" &
   local emulator=$!
   pids+=("$emulator")
   for _ in $(seq 100); do [ -f "$work/linkemu.ready" ] && break; sleep 0.05; done
@@ -165,6 +165,18 @@ attempt() {
   echo "emulated link after the calibration: a one-byte message takes ${one_way_after_us} us"
   stop_emulator "$emulator" || return 1
   cat "$work/linkemu.log"
+  # Its timeline (--timeline): per queue, one transmission after another, each lasting its
+  # wire bytes at the link's rate (8 x bytes / Gbit/s ns; 2 ns for the integer times).
+  if ! awk -v r="$RATE_GBPS" '
+      /^#/ { next }
+      { q = $1; d = $3 - $2; want = 8 * $4 / r; n++
+        if ((q in last) && $2 < last[q] - 2) { print "queue " q ": a transmission starts at " $2 " before " last[q]; bad = 1 }
+        if (d < want - 2 || d > want + 2) { print "queue " q ": " d " ns for " $4 " B, not " want; bad = 1 }
+        last[q] = $3 }
+      END { if (n == 0) { print "no transmissions"; bad = 1 }; exit bad }' "$work/timeline.txt"; then
+    echo "FAIL: the link emulator's timeline does not keep the link's rate"
+    return 1
+  fi
   if [ "$failed" -ne 0 ]; then
     tail -n 20 "$work"/rank*.log
     echo "FAIL: a calibration rank failed"

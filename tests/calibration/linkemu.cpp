@@ -5,7 +5,7 @@
 // below the burst size skip serialization.
 //
 //   linkemu --queues 0,1 --rate-gbps 1 --delay-us 2000 [--mtu 1500]
-//           [--buffer-bytes 1000000] [--ready-file PATH]
+//           [--buffer-bytes 1000000] [--ready-file PATH] [--timeline PATH]
 //
 // Packets reach a queue through a rule such as `iptables -A FORWARD -i veth0 -j NFQUEUE
 // --queue-num 0`. A packet of L bytes on the wire that arrives at time a leaves the link's
@@ -18,6 +18,10 @@
 // TCP stream with timestamps carries 1448 / 1514 = 95.6 % of the rate as payload. GSO
 // packets are queued whole (one message per up to 64 KiB); their wire size counts the
 // headers of every MTU-sized segment. Only the first 128 bytes of each packet are copied.
+// With --timeline, every packet's time on its link's transmitter is written to PATH at exit,
+// one line each: the queue, the transmission's start and end (CLOCK_MONOTONIC ns, the clock
+// of every process on the machine, whatever its network namespace) and its wire bytes; the
+// validation harness's traces set it beside each iteration's phases (trace_summary.py).
 // Runs until SIGTERM or SIGINT; exit code 2 for bad usage, 1 when a queue cannot be opened.
 //
 // <netinet/in.h> must come before the kernel headers so that libc-compat.h sees it.
@@ -57,6 +61,13 @@ struct Held {
   std::int64_t release_ns;
 };
 
+/// One packet's time on the transmitter, for --timeline.
+struct Sent {
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+  double wire_bytes;
+};
+
 /// One emulated link: its queue handle, transmitter clock and the packets in flight.
 struct Link {
   nfq_q_handle* queue = nullptr;
@@ -71,6 +82,8 @@ struct Link {
   double wire_bytes = 0.0;
   double release_lateness_ns = 0.0;  // summed over released packets: how late their verdict was
   std::uint64_t released = 0;
+  bool keep_timeline = false;
+  std::vector<Sent> timeline;
 };
 
 std::int64_t now_ns() {
@@ -111,8 +124,13 @@ int on_packet(nfq_q_handle* queue, nfgenmsg*, nfq_data* data, void* arg) {
     nfq_set_verdict(queue, id, NF_DROP, 0, nullptr);
     return 0;
   }
-  link->transmitter_free_ns = std::max(arrival_ns, link->transmitter_free_ns) + bytes * link->ns_per_byte;
+  const double start_ns = std::max(arrival_ns, link->transmitter_free_ns);
+  link->transmitter_free_ns = start_ns + bytes * link->ns_per_byte;
   link->wire_bytes += bytes;
+  if (link->keep_timeline) {
+    link->timeline.push_back({static_cast<std::int64_t>(start_ns), static_cast<std::int64_t>(link->transmitter_free_ns),
+                              bytes});
+  }
   link->in_flight.push_back({id, static_cast<std::int64_t>(link->transmitter_free_ns) + link->delay_ns});
   return 0;
 }
@@ -120,7 +138,7 @@ int on_packet(nfq_q_handle* queue, nfgenmsg*, nfq_data* data, void* arg) {
 [[noreturn]] void usage(const std::string& reason) {
   std::fprintf(stderr,
                "linkemu: %s\nusage: linkemu --queues N[,N...] --rate-gbps R --delay-us D "
-               "[--mtu BYTES] [--buffer-bytes BYTES] [--ready-file PATH]\n",
+               "[--mtu BYTES] [--buffer-bytes BYTES] [--ready-file PATH] [--timeline PATH]\n",
                reason.c_str());
   std::exit(2);
 }
@@ -137,6 +155,7 @@ struct Args {
   int mtu_bytes = 1500;
   double buffer_bytes = 1e6;
   std::string ready_file;
+  std::string timeline_file;
 };
 
 double number(const std::string& flag, const std::string& text) {
@@ -162,6 +181,7 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--mtu") args.mtu_bytes = static_cast<int>(number(flag, value));
     else if (flag == "--buffer-bytes") args.buffer_bytes = number(flag, value);
     else if (flag == "--ready-file") args.ready_file = value;
+    else if (flag == "--timeline") args.timeline_file = value;
     else usage("unknown option " + flag);
   }
   if (args.queues.empty()) usage("--queues is required");
@@ -214,6 +234,24 @@ std::int64_t release_due(Link& link, std::int64_t now) {
     std::fprintf(stderr, "linkemu: verdict for packet %u failed\n", last_id);
   }
   return link.in_flight.empty() ? INT64_MAX : link.in_flight.front().release_ns;
+}
+
+/// Every link's transmissions, queue by queue (--timeline).
+void write_timeline(const std::string& path, const std::vector<int>& queues,
+                    const std::vector<std::unique_ptr<Link>>& links) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) {
+    std::fprintf(stderr, "linkemu: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return;
+  }
+  std::fputs("# queue transmit_start_ns transmit_end_ns wire_bytes\n", file);
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    for (const Sent& sent : links[i]->timeline) {
+      std::fprintf(file, "%d %lld %lld %.0f\n", queues[i], static_cast<long long>(sent.start_ns),
+                   static_cast<long long>(sent.end_ns), sent.wire_bytes);
+    }
+  }
+  std::fclose(file);
 }
 
 void write_ready_file(const std::string& path) {
@@ -313,6 +351,7 @@ int main(int argc, char** argv) {
     link->delay_ns = static_cast<std::int64_t>(args.delay_us * 1e3);
     link->buffer_bytes = args.buffer_bytes;
     link->mtu_bytes = args.mtu_bytes;
+    link->keep_timeline = !args.timeline_file.empty();
     open_link(handle, queue_number, *link);
     links.push_back(std::move(link));
   }
@@ -331,5 +370,6 @@ int main(int argc, char** argv) {
     nfq_destroy_queue(link.queue);
   }
   nfq_close(handle);
+  if (!args.timeline_file.empty()) write_timeline(args.timeline_file, args.queues, links);
   return 0;
 }

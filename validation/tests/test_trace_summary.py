@@ -62,6 +62,24 @@ class TraceSummaryTest(unittest.TestCase):
         self.assertEqual([round(b, 6) for b in bucket_ms], [13, 17])
         self.assertEqual([(round(t0, 6), round(t1, 6)) for t0, t1 in launch_end_ms], [(3.5, 16.5), (9, 26)])
 
+    def test_the_link_busy_share_per_bin_after_each_start(self):
+        # Bins of 2 ms over 8 ms. After the start at 0: sending 0.5-1.5 ms (bin 0: 1 ms of 2),
+        # 3-7 ms (bin 1: 1 ms, bin 2: 2 ms, bin 3: 1 ms): 50, 50, 100, 50 %. After the start
+        # at 10 ms: sending 10-12 ms (bin 0: 100 %). Mean over the two starts: 75, 25, 50, 25 %.
+        sent = [(0.0005, 0.0015), (0.003, 0.007), (0.010, 0.012)]
+        shares = trace_summary.busy_shares(sent, [0.0, 0.010], bin_ms=2.0, span_ms=8.0)
+        self.assertEqual([round(x, 6) for x in shares], [0.75, 0.25, 0.5, 0.25])
+
+    def test_the_link_timeline_is_read_per_queue_in_seconds(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("# queue transmit_start_ns transmit_end_ns wire_bytes\n"
+                    "1 3000000 4000000 1514\n0 2000000 2500000 1514\n1 1000000 2000000 1514\n")
+        try:
+            links = trace_summary.read_timeline(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(links, {0: [(0.002, 0.0025)], 1: [(0.001, 0.002), (0.003, 0.004)]})
+
     def test_a_decentralized_trace_has_no_ddp_phases(self):
         self.assertIsNone(trace_summary.ddp_phases(TRACE))
 
