@@ -8,7 +8,9 @@ the last one's end, the rest of backward and the optimizer step, and when each b
 all-reduce was launched and ended after backward began (which places a gap: a late launch
 is slow compute, a late end a slow exchange), and where the trace folder has the link
 emulator's timeline, how busy each node's link was over the same stretch of every iteration
-(whether the bytes were on the wire, or waited for their senders). The node's TCP counters
+(whether the bytes were on the wire, or waited for their senders); for decentralized
+training, over the rank's periods (whether a node's link carries its ranks' crossings at
+once or in turns, and whether it ever idles). The node's TCP counters
 over the run follow (retransmissions and timeouts: a lossy transport, not the model, would
 explain a stall).
 
@@ -36,6 +38,7 @@ Transmissions = list[tuple[float, float]]
 
 LINK_BIN_MS = 2.0    # the link's busy share is printed per bin of this width ...
 LINK_SPAN_MS = 50.0  # ... from the start of backward to this far after it
+PERIOD_BINS = 20     # decentralized training: bins per period of its topology
 
 
 def runs(directory: str, names: Collection[str]) -> dict[str, dict[int, Trace]]:
@@ -144,6 +147,16 @@ def busy_shares(sent: Transmissions, starts_s: Sequence[float], bin_ms: float = 
     return [x / (width * len(starts_s)) if starts_s else 0.0 for x in busy]
 
 
+def period_starts(trace: Trace) -> tuple[list[float], float]:
+    """A decentralized rank's whole periods: when each began (s, the start of its first
+    step's iteration) and their mean length (ms)."""
+    period = trace["steps_per_period"]
+    starts = trace["iteration_starts_s"]
+    whole = range(0, len(starts) - period + 1, period)
+    lengths = [sum(trace["iteration_s"][i:i + period]) for i in whole]
+    return [starts[i] for i in whole], 1e3 * statistics.mean(lengths)
+
+
 def backward_starts_s(trace: Trace) -> list[float]:
     """When each traced DDP iteration's backward began (s)."""
     return [e["t0_s"] for e in trace["events"] if e["event"] == "backward"]
@@ -172,6 +185,13 @@ def summarize(prefix: str, ranks: dict[int, Trace], tcp: list[dict[str, int]] | 
                       + " ".join(f"{100 * x:.0f}" for x in shares))
         elif trace["events"]:
             print("    waited ms    " + " ".join(f"{w:4.0f}" for w in waited_ms))
+        if not ddp and links and len(iterations_ms) >= trace["steps_per_period"]:
+            starts, period_ms = period_starts(trace)
+            bin_ms = period_ms / PERIOD_BINS
+            for node, sent in sorted(links.items()):
+                shares = busy_shares(sent, starts, bin_ms=bin_ms, span_ms=period_ms)
+                print(f"    node {node}'s link busy over a period from this rank's first step, % per "
+                      f"{bin_ms:.0f} ms: " + " ".join(f"{100 * x:.0f}" for x in shares))
     if tcp:
         for node, counters in enumerate(tcp):
             print(f"  node {node} TCP: " + ", ".join(f"{k} {v}" for k, v in counters.items()))

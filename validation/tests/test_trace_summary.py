@@ -80,6 +80,13 @@ class TraceSummaryTest(unittest.TestCase):
             os.unlink(f.name)
         self.assertEqual(links, {0: [(0.002, 0.0025)], 1: [(0.001, 0.002), (0.003, 0.004)]})
 
+    def test_a_decentralized_rank_s_periods_start_at_its_first_step(self):
+        # TRACE's two whole periods start at 0 and 0.4 s and last 100 + 300 and 100 + 500 ms:
+        # 500 ms on average.
+        starts, period_ms = trace_summary.period_starts(TRACE)
+        self.assertEqual(starts, [0.0, 0.4])
+        self.assertAlmostEqual(period_ms, 500.0)
+
     def test_a_decentralized_trace_has_no_ddp_phases(self):
         self.assertIsNone(trace_summary.ddp_phases(TRACE))
 
