@@ -356,6 +356,11 @@ head -n 12 "$work/ar.txt" >"$work/truncated.txt"
 printf '     4194304       1048576     float     sum      -1   187.77   22.34\n' >>"$work/truncated.txt"
 expect 2 'truncated.txt: line 13: ' fit "$work/truncated.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/never.json"
 [ -e "$work/never.json" ] && fail "a failed fit left $work/never.json"
+# Cut after a whole row: the parameter line asks for sizes up to 8 MiB, the table stops at 1 MiB.
+head -n 12 "$work/ar.txt" >"$work/cut-at-row.txt"
+expect 2 "cut-at-row.txt: line 13: truncated: the table ends at 1048576 B \(line 12\), short of the 8388608 B that the run's parameters \(line 1: minBytes 8, maxBytes 8388608, step x2\) ask for, and the log has no closing '# Avg bus bandwidth' line" \
+  fit "$work/cut-at-row.txt" --collective all_reduce --base dgx-a100 --nodes 2 -o "$work/never.json"
+[ -e "$work/never.json" ] && fail "a fit of a cut log left $work/never.json"
 expect 2 "unknown profile 'dgx-a10' \(did you mean 'dgx-a100'\?\)" fit "$work/ar.txt" --collective all_reduce --base dgx-a10 --nodes 2 -o "$work/never.json"
 [ -e "$work/never.json" ] && fail "a failed fit left $work/never.json"
 

@@ -304,6 +304,37 @@ TEST_CASE("logs without a table, header or consistent prefix are refused", "[ncc
         "int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2, char, int");
 }
 
+TEST_CASE("a log that ends short of the sizes its parameters ask for is refused", "[nccl_tests][errors]") {
+  // The parameter line asks for 1 MiB to 8 MiB, doubling: 1, 2, 4, 8 MiB. Cut after the
+  // 4 MiB row (line 15) and without the closing lines, the log ends on line 16 (the text
+  // ends with a newline).
+  const std::vector<std::string> head(kLines.begin(), kLines.begin() + 15);
+  CHECK(error_of(join(head)) ==
+        "log.txt: line 16: truncated: the table ends at 4194304 B (line 15), short of the 8388608 B that the run's "
+        "parameters (line 1: minBytes 1048576, maxBytes 8388608, step x2) ask for, and the log has no closing '# Avg "
+        "bus bandwidth' line: the run stopped early or the log was cut");
+  // The same cut with nccl-tests' closing lines: the run itself stopped there, as printed.
+  std::vector<std::string> closed = head;
+  closed.insert(closed.end(), kLines.begin() + 16, kLines.end());
+  CHECK(parse_nccl_tests(join(closed), "log.txt").rows.size() == 3);
+  // Every size present but the closing lines cut: nothing is missing.
+  const std::vector<std::string> rows_only(kLines.begin(), kLines.begin() + 16);
+  CHECK(parse_nccl_tests(join(rows_only), "log.txt").rows.size() == 4);
+  // No parameter line (a table posted alone): nothing says where it should end.
+  std::vector<std::string> bare(head.begin() + 1, head.end());
+  CHECK(parse_nccl_tests(join(bare), "log.txt").rows.size() == 3);
+  // A step in bytes: 1 MiB + k x 1 MiB up to 16 MiB asks for 16 MiB (k = 15); the table's
+  // largest is 8 MiB. Up to 8.5 MiB it asks for 8 MiB (k = 7), which the table has.
+  std::vector<std::string> bytes_step = rows_only;
+  bytes_step[0] = "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 16777216 step: 1048576(bytes) warmup iters: 5";
+  CHECK(error_of(join(bytes_step)) ==
+        "log.txt: line 17: truncated: the table ends at 8388608 B (line 16), short of the 16777216 B that the run's "
+        "parameters (line 1: minBytes 1048576, maxBytes 16777216, step +1048576) ask for, and the log has no closing "
+        "'# Avg bus bandwidth' line: the run stopped early or the log was cut");
+  bytes_step[0] = "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 8912896 step: 1048576(bytes) warmup iters: 5";
+  CHECK(parse_nccl_tests(join(bytes_step), "log.txt").rows.size() == 4);
+}
+
 TEST_CASE("the rank count must be known, above one and fit the nodes", "[nccl_tests][errors]") {
   std::vector<std::string> bare = kLines;
   bare.erase(bare.begin() + 4, bare.begin() + 8);
@@ -315,6 +346,7 @@ TEST_CASE("the rank count must be known, above one and fit the nodes", "[nccl_te
                   "10.38   10.38       0";
   }
   sendrecv.resize(9);
+  sendrecv[0] = "#";  // one row of four: without the parameter line it is not a cut log
   CHECK(error_of(join(sendrecv)) ==
         "log.txt: cannot tell the number of ranks: the log states none (no '# total_ranks:' or '#  Rank' lines) and "
         "sendrecv's busbw equals its algbw for any number (give: ranks)");

@@ -243,6 +243,43 @@ std::optional<std::size_t> rank_line_host(const std::vector<Token>& words) {
   return std::nullopt;
 }
 
+// The sizes nccl-tests' parameter line asks for: "minBytes 8 maxBytes 1073741824 step:
+// 2(factor)" (or "step: 1048576(bytes)"), wherever it stands in the line; nullopt unless
+// all three read as whole numbers that make a sweep.
+std::optional<detail::Sweep> sweep_of(const std::vector<Token>& words, std::size_t line) {
+  const auto whole = [](const std::string& t) -> std::optional<double> {
+    if (!is_unsigned(t) || t.size() > 16) return std::nullopt;
+    return std::strtod(t.c_str(), nullptr);
+  };
+  std::optional<double> min, max;
+  std::optional<detail::Sweep> out;
+  detail::Sweep sweep;
+  bool step = false;
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string& key = words[i].text;
+    const std::string& value = words[i + 1].text;
+    if (key == "minBytes") {
+      min = whole(value);
+    } else if (key == "maxBytes") {
+      max = whole(value);
+    } else if (key == "step:") {
+      const std::size_t open = value.find('(');
+      const std::string unit = open == std::string::npos ? "" : value.substr(open);
+      if (const auto n = whole(value.substr(0, open)); n && (unit == "(factor)" || unit == "(bytes)")) {
+        sweep.step = *n;
+        sweep.factor = unit == "(factor)";
+        step = true;
+      }
+    }
+  }
+  if (!min || !max || !step || *min < 1.0 || *max < *min || sweep.step < (sweep.factor ? 2.0 : 1.0)) return out;
+  sweep.min_bytes = *min;
+  sweep.max_bytes = *max;
+  sweep.where = line_ref(line);
+  out = sweep;
+  return out;
+}
+
 // What the non-table lines of a log state.
 struct Context {
   std::string file;
@@ -256,6 +293,8 @@ struct Context {
   std::set<std::string> hosts;
   std::string rank_line, gpu_key, gpu_rank0;
   std::optional<Stated<int>> out_of_bounds;
+  std::optional<detail::Sweep> sweep;
+  bool closed = false;
 
   void add_collective(std::string name, std::size_t line) {
     if (!collective) {
@@ -269,6 +308,8 @@ struct Context {
   // `body`: the line without prefix and '#'; `commented`: it had a '#'.
   void read(const std::string& body, const std::vector<Token>& tokens, bool commented, std::size_t line) {
     const auto words = tokenize(body);
+    if (!sweep) sweep = sweep_of(words, line);
+    if (body.starts_with("Avg bus bandwidth")) closed = true;
     if (body.starts_with("Out of bounds values")) {
       if (const auto colon = body.find(':'); colon != std::string::npos) {
         if (const auto n = leading_int(body.substr(colon + 1))) out_of_bounds = Stated<int>{*n, line_ref(line), ""};
@@ -341,6 +382,8 @@ struct Context {
     f.out_of_bounds = out_of_bounds;
     f.gpu = !gpu_key.empty() ? gpu_key : gpu_rank0;
     f.end_where = line_ref(lines);
+    f.sweep = sweep;
+    f.closed = closed;
     return f;
   }
 };

@@ -173,6 +173,30 @@ void check_factor(const std::vector<ReadRow>& rows, const std::string& collectiv
 
 NcclTestsResult value_of(const ReadResult& r) { return r.value; }
 
+// A run that stopped early (a crash, a time limit) or a log cut after a row: the table
+// ends short of the sizes the run's parameter line asks for, and nccl-tests' closing line
+// is missing. A log with its closing line is whole as the run left it; one without a
+// parameter line (a table pasted alone) cannot be told from an excerpt and is read as is.
+void check_complete(const std::vector<ReadRow>& rows, const ReadFacts& facts, const std::string& file) {
+  if (!facts.sweep || facts.closed) return;
+  double largest = 0.0;
+  const ReadRow* last = nullptr;
+  for (const auto& r : rows) {
+    if (r.bytes >= largest) {
+      largest = r.bytes;
+      last = &r;
+    }
+  }
+  const Sweep& sweep = *facts.sweep;
+  if (!sweep.ends_short(largest)) return;
+  throw InputError(file, facts.end_where,
+                   fmt::format("truncated: the table ends at {:.0f} B ({}), short of the {:.0f} B that the run's "
+                               "parameters ({}: minBytes {:.0f}, maxBytes {:.0f}, step {}{:.0f}) ask for, and the log "
+                               "has no closing '# Avg bus bandwidth' line: the run stopped early or the log was cut",
+                               largest, last->where, sweep.last_bytes(), sweep.where, sweep.min_bytes, sweep.max_bytes,
+                               sweep.factor ? "x" : "+", sweep.step));
+}
+
 }  // namespace
 
 NcclTestsLog finish_log(std::vector<ReadRow> rows, ReadFacts facts, const std::string& file,
@@ -184,6 +208,7 @@ NcclTestsLog finish_log(std::vector<ReadRow> rows, ReadFacts facts, const std::s
                      "busbw and #wrong out-of-place and in-place)");
   }
   for (std::size_t i = 0; i < rows.size(); ++i) check_row(rows[i], rows[0], i > 0 ? &rows[i - 1] : nullptr, file);
+  check_complete(rows, facts, file);
   if (facts.out_of_bounds && facts.out_of_bounds->value > 0) {
     throw InputError(file, facts.out_of_bounds->where,
                      fmt::format("nccl-tests reports {} out-of-bounds values: the measurement is invalid",
@@ -238,6 +263,20 @@ NcclTestsLog finish_log(std::vector<ReadRow> rows, ReadFacts facts, const std::s
     log.rows.push_back(row);
   }
   return log;
+}
+
+double Sweep::last_bytes() const {
+  if (factor) {
+    double size = min_bytes;
+    while (size * step <= max_bytes) size *= step;  // step >= 2: at most 50 steps below 1 PiB
+    return size;
+  }
+  return min_bytes + std::floor((max_bytes - min_bytes) / step) * step;
+}
+
+bool Sweep::ends_short(double largest) const {
+  const double last = last_bytes();
+  return factor ? largest * std::sqrt(step) < last : largest + 0.5 * step < last;
 }
 
 double half_unit(const std::string& printed) {

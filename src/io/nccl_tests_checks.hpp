@@ -46,6 +46,21 @@ struct Stated {
   std::string source;  // "# total_ranks", "24 Rank lines", "given", ...
 };
 
+/// The sizes a run's parameter line asks for ("minBytes 8 maxBytes 1073741824 step: 2(factor)").
+struct Sweep {
+  double min_bytes = 0.0;
+  double max_bytes = 0.0;
+  double step = 0.0;    // a factor (>= 2) or bytes added per size
+  bool factor = true;
+  std::string where;    // the parameter line
+
+  /// The last size the sweep reaches: min x factor^k or min + k x step, at most max.
+  double last_bytes() const;
+  /// Whether a table whose largest size is `largest` stopped at least one step short of
+  /// it (half a step of margin for nccl-tests' rounding to whole elements).
+  bool ends_short(double largest) const;
+};
+
 struct ReadFacts {
   std::optional<Stated<std::string>> collective;
   std::optional<Stated<int>> ranks;
@@ -53,6 +68,8 @@ struct ReadFacts {
   std::optional<Stated<int>> out_of_bounds;  // nccl-tests' count of wrong values, when reported
   std::string gpu;
   std::string end_where;  // where the input ends, for "no data rows"
+  std::optional<Sweep> sweep;  // text logs that print their parameters
+  bool closed = false;         // nccl-tests' closing '# Avg bus bandwidth' line was read
 };
 
 /// Checks the rows and facts and builds the log; throws InputError on the first problem.

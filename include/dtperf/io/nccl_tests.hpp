@@ -21,8 +21,11 @@
 // algbw that is not size / time within the printed rounding, busbw / algbw that is not
 // the collective's factor for the number of ranks (2(n-1)/n all_reduce; (n-1)/n
 // all_gather, reduce_scatter, alltoall; 1 sendrecv, broadcast, reduce), a nonzero #wrong
-// or "Out of bounds values : N FAILED" (the results are wrong, so are the times), or no
-// data rows at all. A single rank is refused (it communicates nothing).
+// or "Out of bounds values : N FAILED" (the results are wrong, so are the times), a table
+// that stops a step or more short of the sizes its parameter line asks for ("minBytes ...
+// maxBytes ... step: ...") in a log without nccl-tests' closing "# Avg bus bandwidth" line
+// (a run stopped early or a log cut after a row), or no data rows at all. A single rank is
+// refused (it communicates nothing).
 //
 // The collective comes from the caller (--collective: nccl-tests itself prints no program
 // name), "# collective: NAME_perf" (the header of the logs under validation/data),
