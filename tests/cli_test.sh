@@ -592,6 +592,11 @@ if command -v rsvg-convert >/dev/null; then
 fi
 expect 2 "^dtperf: error: --vary: unknown axis 'node' \(did you mean 'nodes'\?\)" sweep --vary node=1,2
 expect 2 "^dtperf: error: --vary: nodes: '8:1': the range ends before it starts$" sweep --vary nodes=8:1
+# A value listed twice would write its rows twice: a typo, or ranges that overlap.
+expect 2 "^dtperf: error: --vary: nodes: 4 is listed twice$" sweep --vary nodes=1:4,4:8 -o "$work/never.csv"
+expect 2 "^dtperf: error: --vary: scheme: 'ring' is listed twice$" sweep --vary scheme=all,ring -o "$work/never.csv"
+expect 2 "^dtperf: error: --vary: model: 'resnet50' is listed twice$" sweep --vary model=resnet50,resnet50 -o "$work/never.csv"
+expect 2 "^dtperf: error: --vary: nic-gbps: 10 is listed twice$" sweep --vary nic-gbps=10,10.0 -o "$work/never.csv"
 expect 2 "^dtperf: error: --vary: nic-gbps=0 is outside \[0.001, 100000\]$" sweep --vary nic-gbps=0,10 -o "$work/never.csv"
 [ -e "$work/never.csv" ] && fail "a refused sweep left $work/never.csv"
 expect 2 "the grid has more than 1000000000 points" sweep --vary nodes=1:10000 --vary nic-gbps=1:10000 --vary batch-per-gpu=1:100

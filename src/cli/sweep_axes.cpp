@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -114,7 +115,10 @@ std::vector<Scheme> schemes(const std::string& values) {
   std::vector<Scheme> out;
   for (const std::string& name : split(values, ',')) {
     if (name == "all") {
-      for (const std::string& k : known) out.push_back(*parse_scheme(k));
+      for (const std::string& k : known) {
+        if (std::find(out.begin(), out.end(), *parse_scheme(k)) != out.end()) refuse("scheme", fmt::format("'{}' is listed twice", k));
+        out.push_back(*parse_scheme(k));
+      }
       continue;
     }
     const auto scheme = parse_scheme(name);
@@ -122,10 +126,24 @@ std::vector<Scheme> schemes(const std::string& values) {
       refuse("scheme", fmt::format("unknown scheme '{}'{}; expected all or one of: {}", name, did_you_mean(name, known),
                                    join_names(known)));
     }
+    // Each scheme once ("all,ring" lists ring twice): the same rows would be written twice.
+    if (std::find(out.begin(), out.end(), *scheme) != out.end()) refuse("scheme", fmt::format("'{}' is listed twice", name));
     out.push_back(*scheme);
   }
   return out;
 }
+
+// Each value once: a sweep that lists one twice would write the same rows twice. The first
+// repeat in the order given is named; O(n log n), for axes of up to kMaxAxisValues.
+template <typename T, typename Name>
+void check_distinct(const std::string& axis, const std::vector<T>& values, Name name) {
+  std::set<T> seen;
+  for (const T& v : values) {
+    if (!seen.insert(v).second) refuse(axis, fmt::format("{} is listed twice", name(v)));
+  }
+}
+
+std::string shown(double v) { return fmt::format("{}", v); }
 
 }  // namespace
 
@@ -151,22 +169,21 @@ AxisSpecs parse_axes(const std::vector<std::string>& vary) {
     if (values.empty()) refuse(name, "no values");
     if (name == "model") {
       specs.models = model_values(values);
+      check_distinct(name, specs.models, [](const std::string& m) { return "'" + m + "'"; });
     } else if (name == "scheme") {
       a.schemes = schemes(values);
-    } else if (name == "nodes") {
-      a.nodes = integers(name, expand_numbers(name, values));
-    } else if (name == "gpus-per-node") {
-      a.gpus_per_node = integers(name, expand_numbers(name, values));
-    } else if (name == "nic-gbps") {
-      a.nic_gbps = expand_numbers(name, values);
-    } else if (name == "inter-latency-us") {
-      a.inter_latency_us = expand_numbers(name, values);
-    } else if (name == "batch-per-gpu") {
-      a.batch_per_gpu = expand_numbers(name, values);
-    } else if (name == "compression") {
-      a.compression_ratio = expand_numbers(name, values);
+    } else if (name == "nodes" || name == "gpus-per-node") {
+      std::vector<int>& counts = name == "nodes" ? a.nodes : a.gpus_per_node;
+      counts = integers(name, expand_numbers(name, values));
+      check_distinct(name, counts, [](int v) { return std::to_string(v); });
     } else {
-      a.compute_cv = expand_numbers(name, values);
+      std::vector<double>& numbers = name == "nic-gbps"           ? a.nic_gbps
+                                     : name == "inter-latency-us" ? a.inter_latency_us
+                                     : name == "batch-per-gpu"    ? a.batch_per_gpu
+                                     : name == "compression"      ? a.compression_ratio
+                                                                  : a.compute_cv;
+      numbers = expand_numbers(name, values);
+      check_distinct(name, numbers, shown);
     }
   }
   return specs;
