@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -31,11 +32,11 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 
 }  // namespace
 
-TEST_CASE("The zoo lists the fourteen built-in models by name", "[zoo]") {
+TEST_CASE("The zoo lists the fifteen built-in models by name", "[zoo]") {
   const std::vector<std::string> expected{
       "resnet50",    "resnet101",   "vgg16",      "vgg16-bn", "transformer-base",
       "transformer-big", "bert-base", "bert-large", "gpt2-small", "gpt2-medium",
-      "gpt2-large",  "gpt2-xl",     "vit-b16",    "llama-7b"};
+      "gpt2-large",  "gpt2-xl",     "vit-b16",    "llama-7b", "transformer-xl-base"};
   std::vector<std::string> names;
   for (const auto& entry : dtperf::model_zoo()) names.emplace_back(entry.name);
   CHECK(names == expected);
@@ -249,6 +250,67 @@ TEST_CASE("Zoo GPT-2 small forward FLOPs follow Kaplan et al.'s estimate", "[zoo
   const ModelSpec model = zoo("gpt2-small");
   CHECK(forward_flops(model) - output_projection == Approx(kaplan).epsilon(0.05));
   CHECK(model.sample_unit == "sequence");
+}
+
+TEST_CASE("Transformer-XL base counts its products over the segment and its memory", "[zoo][flops]") {
+  // Per 192-token segment with 192 remembered tokens (384 keys), d 512, FFN 2048:
+  //   qkv_net over the 384 tokens      2 x 384 x 512 x 1536 = 603,979,776
+  //   o_net                            2 x 192 x 512 x 512  = 100,663,296
+  //   FFN                          2 x 2 x 192 x 512 x 2048 = 805,306,368
+  //   AC, BD and the context       3 x 2 x 192 x 384 x 512  = 226,492,416
+  //   a layer 1,736,441,856; 16 layers 27,783,069,696.
+  const double layers = 16.0 * (2.0 * 384 * 512 * 1536 + 2.0 * 192 * 512 * 512 + 4.0 * 192 * 512 * 2048 +
+                                6.0 * 192 * 384 * 512);
+  CHECK(layers == 27'783'069'696.0);
+  const ModelSpec model = zoo("transformer-xl-base");
+  // Gradients become ready softmax first, the tied table (its lookup's backward) last.
+  REQUIRE(model.tensors.size() == 182);
+  CHECK(model.tensors.front().name == "crit.out_layers_biases.0");
+  CHECK(model.tensors.back().name == "word_emb.emb_layers.0.weight");
+  double softmax = 0.0;
+  double rest = 0.0;
+  for (const auto& t : model.tensors) (t.name == "crit.out_layers_biases.0" ? softmax : rest) += t.forward_gemm_flops_per_sample;
+  CHECK(rest == Approx(layers).epsilon(1e-12));
+  // The adaptive softmax: the head's 20,000 words and 3 cluster tokens for all 192 tokens,
+  // each tail cluster's words for its share of them. The shares follow Zipf's law over
+  // WikiText-103's 267,735 ranks with the exponent that leaves its rarest word 3 of its
+  // 103,227,021 training tokens; solved here by bisection.
+  const int vocab = 267'735;
+  const auto rarest_count = [&](double s) {
+    double sum = 0.0;
+    for (int r = 1; r <= vocab; ++r) sum += std::pow(r, -s);
+    return 103'227'021.0 / sum * std::pow(vocab, -s);
+  };
+  double lo = 1.0;
+  double hi = 2.0;
+  for (int i = 0; i < 30; ++i) (rarest_count(0.5 * (lo + hi)) > 3.0 ? lo : hi) = 0.5 * (lo + hi);
+  const double s = 0.5 * (lo + hi);
+  CHECK(s == Approx(1.2754).margin(1e-4));
+  double total = 0.0;
+  double head = 0.0;
+  double tails[3] = {0.0, 0.0, 0.0};
+  for (int r = 1; r <= vocab; ++r) {
+    const double p = std::pow(r, -s);
+    total += p;
+    if (r <= 20'000) head += p;
+    else (r <= 40'000 ? tails[0] : r <= 200'000 ? tails[1] : tails[2]) += p;
+  }
+  CHECK(head / total == Approx(0.9705).margin(1e-4));
+  const double tail_words = 20'000.0 * tails[0] / total + 160'000.0 * tails[1] / total + 67'735.0 * tails[2] / total;
+  CHECK(softmax == Approx(2.0 * 512 * 192 * (20'003.0 + tail_words)).epsilon(1e-5));
+}
+
+TEST_CASE("Transformer-XL trains under Apex O2: every activation 16-bit, nothing cast", "[zoo]") {
+  // NVIDIA's mixed precision for it casts the model itself to fp16, layer norms and
+  // softmax included, so no tensor keeps fp32 traffic or converts on the way.
+  const ModelSpec model = zoo("transformer-xl-base");
+  for (const auto& t : model.tensors) {
+    INFO(t.name);
+    CHECK(t.forward_fp32_memory_bytes_per_sample == 0.0);
+    CHECK(t.forward_cast_elements_per_sample == 0.0);
+  }
+  CHECK(model.default_optimizer == dtperf::Optimizer::lamb);
+  CHECK(model.default_batch_per_gpu == 32.0);
 }
 
 TEST_CASE("Matrix products over rows not aligned to 16 bytes are counted apart", "[zoo][flops]") {

@@ -155,11 +155,17 @@ class ComputeTimesCache {
 double gemm_efficiency_at(const ComputeParams& params, double flops);
 
 /// Memory-bound optimizer step over `params` elements of `param_bytes` each:
-/// SGD reads p, g and writes p (3 passes); momentum adds m (5); Adam adds m, v (7).
+/// SGD reads p, g and writes p (3 passes); momentum adds m (5); Adam adds m, v (7). LAMB
+/// (You et al. 2020) as NVIDIA's JIT kernel runs it per tensor (DeepLearningExamples,
+/// Transformer-XL lamb.py): one fused pass reads p, g, m, v and writes m, v and the Adam
+/// step (7), the two norms read p and the step (2), the update reads p and the step and
+/// writes p (3): 12. Its per-tensor Python loop (a handful of launches per tensor, issued
+/// one tensor after another) is not counted: like the fused optimizers, the step is priced
+/// by its traffic.
 double optimizer_step_s(const ComputeParams& params, Optimizer optimizer, double param_elements,
                         int param_bytes);
 
-/// Bytes moved per parameter byte by one optimizer step (3, 5 or 7 passes).
+/// Bytes moved per parameter byte by one optimizer step (3, 5, 7 or 12 passes).
 double optimizer_passes(Optimizer optimizer);
 
 /// Contention. While compute kernels and communication overlap they slow each other down:

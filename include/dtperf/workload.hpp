@@ -18,13 +18,14 @@ namespace dtperf {
 /// --gossip-bucket-mib); reports call it bucket_cap_MiB.
 inline constexpr double kDefaultBucketCapBytes = 25.0 * 1024 * 1024;
 
-enum class Optimizer : std::uint8_t { sgd, sgd_momentum, adam };
+enum class Optimizer : std::uint8_t { sgd, sgd_momentum, adam, lamb };
 template <>
 struct EnumNames<Optimizer> {
   static constexpr Named<Optimizer> table[] = {
       {Optimizer::sgd, "sgd"},
       {Optimizer::sgd_momentum, "sgd-momentum"},
       {Optimizer::adam, "adam"},
+      {Optimizer::lamb, "lamb"},
       {Optimizer::sgd_momentum, "momentum", true},
       {Optimizer::adam, "adamw", true},
   };

@@ -16,6 +16,7 @@ double optimizer_passes(Optimizer optimizer) {
     case Optimizer::sgd: return 3.0;
     case Optimizer::sgd_momentum: return 5.0;
     case Optimizer::adam: return 7.0;
+    case Optimizer::lamb: return 12.0;
   }
   return 5.0;
 }

@@ -43,7 +43,8 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const ClusterProfile& clu
   const bool half = activation_bytes_per_element(dtype) < 4.0;  // fp8: 16-bit outside GEMMs
   m.weights_bytes = params * (model.param_bytes < 4 && half ? wire : 4.0);
   m.gradients_bytes = params * wire;
-  const double state_per_param = request.optimizer == Optimizer::adam           ? 8.0
+  const bool two_moments = request.optimizer == Optimizer::adam || request.optimizer == Optimizer::lamb;
+  const double state_per_param = two_moments                                     ? 8.0
                                  : request.optimizer == Optimizer::sgd_momentum ? 4.0
                                                                                 : 0.0;
   m.optimizer_bytes = params * state_per_param;

@@ -230,6 +230,7 @@ ModelSpec build_transformer_big();
 ModelSpec build_bert_base();
 ModelSpec build_bert_large();
 ModelSpec build_vit_b16();
+ModelSpec build_transformer_xl_base();
 ModelSpec build_gpt2_small();
 ModelSpec build_gpt2_medium();
 ModelSpec build_gpt2_large();

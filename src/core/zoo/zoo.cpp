@@ -40,7 +40,17 @@ struct ModelInfo {
 constexpr std::int64_t kTransformerBaseParams = 60'915'712;
 constexpr std::int64_t kTransformerBigParams = 209'911'808;
 
-constexpr std::array<ModelInfo, 14> kModels{{
+// Transformer-XL base (NVIDIA DeepLearningExamples, wt103_base.yaml; transformer_xl.cpp): no
+// count is published for it, so the count is the implementation's. With d 512, FFN 2048 and
+// WikiText-103's 267,735 words, a layer holds 512 x 1,536 (qkv_net) + 512 x 512 (r_net) +
+// 512 x 512 (o_net) + 2 x 512 (norm) + 512 x 2,048 + 2,048 + 2,048 x 512 + 512 (FFN) + 2 x 512
+// (norm) = 3,412,480; 16 layers 54,599,680, + the table 267,735 x 512 = 137,080,320 (also the
+// softmax's weight), + r_w_bias and r_r_bias 2 x 8 x 64 = 1,024, + the softmax's own
+// 267,735 biases and its 3 cluster tokens' 3 x 512 weights and 3 biases = 269,274
+// -> 191,950,298.
+constexpr std::int64_t kTransformerXlBaseParams = 191'950'298;
+
+constexpr std::array<ModelInfo, 15> kModels{{
     {"resnet50", "ResNet-50 (v1.5), 224x224 image, 1000 classes; sample = image",
      "He et al. 2016, Deep Residual Learning for Image Recognition; torchvision resnet50",
      25'557'032, &zoo::build_resnet50},
@@ -100,6 +110,12 @@ constexpr std::array<ModelInfo, 14> kModels{{
      "Touvron et al. 2023, Llama 2: Open Foundation and Fine-Tuned Chat Models; Hugging Face "
      "LlamaForCausalLM meta-llama/Llama-2-7b-hf",
      6'738'415'616, &zoo::build_llama_7b},
+    {"transformer-xl-base",
+     "Transformer-XL base (16 layers, d 512, relative attention over 192 tokens and 192 remembered), "
+     "WikiText-103 word level (267,735 words), tied adaptive softmax; sample = 192-token segment",
+     "Dai et al. 2019, Transformer-XL: Attentive Language Models Beyond a Fixed-Length Context; NVIDIA "
+     "DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL (mem_transformer.py, wt103_base.yaml)",
+     kTransformerXlBaseParams, &zoo::build_transformer_xl_base},
 }};
 
 template <std::size_t Index>
