@@ -32,11 +32,12 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 
 }  // namespace
 
-TEST_CASE("The zoo lists the fifteen built-in models by name", "[zoo]") {
+TEST_CASE("The zoo lists the sixteen built-in models by name", "[zoo]") {
   const std::vector<std::string> expected{
       "resnet50",    "resnet101",   "vgg16",      "vgg16-bn", "transformer-base",
       "transformer-big", "bert-base", "bert-large", "gpt2-small", "gpt2-medium",
-      "gpt2-large",  "gpt2-xl",     "vit-b16",    "llama-7b", "transformer-xl-base"};
+      "gpt2-large",  "gpt2-xl",     "vit-b16",    "llama-7b", "transformer-xl-base",
+      "transformer-xl-large"};
   std::vector<std::string> names;
   for (const auto& entry : dtperf::model_zoo()) names.emplace_back(entry.name);
   CHECK(names == expected);
@@ -300,17 +301,52 @@ TEST_CASE("Transformer-XL base counts its products over the segment and its memo
   CHECK(softmax == Approx(2.0 * 512 * 192 * (20'003.0 + tail_words)).epsilon(1e-5));
 }
 
+TEST_CASE("Transformer-XL large projects each adaptive cluster and counts its longer segments", "[zoo][flops]") {
+  // Per 384-token segment with 384 remembered tokens (768 keys), d 1024, FFN 4096:
+  //   qkv_net  2 x 768 x 1024 x 3072 = 4,831,838,208
+  //   o_net    2 x 384 x 1024 x 1024 =   805,306,368
+  //   FFN  2 x 2 x 384 x 1024 x 4096 = 6,442,450,944
+  //   AC, BD, context 3 x 2 x 384 x 768 x 1024 = 1,811,939,328
+  //   a layer 13,891,534,848; 18 layers 250,047,627,264.
+  const double layers = 18.0 * (2.0 * 768 * 1024 * 3072 + 2.0 * 384 * 1024 * 1024 + 4.0 * 384 * 1024 * 4096 +
+                                6.0 * 384 * 768 * 1024);
+  CHECK(layers == 250'047'627'264.0);
+  const ModelSpec model = zoo("transformer-xl-large");
+  CHECK(model.tensors.back().name == "word_emb.emb_layers.0.weight");
+  double head = 0.0;
+  double layer_products = 0.0;
+  for (const auto& t : model.tensors) {
+    if (t.name == "crit.out_layers_biases.0") head = t.forward_gemm_flops_per_sample;
+    if (starts_with(t.name, "layers.")) layer_products += t.forward_gemm_flops_per_sample;
+  }
+  CHECK(layer_products == Approx(layers).epsilon(1e-12));
+  // The softmax's head: every token through the head's 1,024 x 1,024 projection, then
+  // against 20,003 rows: 2 x 384 x 1024 x (1024 + 20,003) = 16,535,076,864. Each tail
+  // cluster: its share of the tokens (the Zipf shares the base model's test recomputes)
+  // through a 1,024 x w projection, then against its words at width w:
+  //   1.0032 % x 384 x 2 x (1024 x 256 + 256 x 20,000)  =  41.5 M
+  //   1.7077 % x 384 x 2 x (1024 x 64 + 64 x 160,000)   = 135.2 M
+  //   0.2363 % x 384 x 2 x (1024 x 16 + 16 x 67,735)    =   2.0 M
+  const double tails = 2.0 * 384 *
+                       (0.010032 * (1024.0 * 256 + 256.0 * 20'000) + 0.017077 * (1024.0 * 64 + 64.0 * 160'000) +
+                        0.002363 * (1024.0 * 16 + 16.0 * 67'735));
+  CHECK(head == Approx(2.0 * 384 * 1024 * (1024 + 20'003) + tails).epsilon(1e-12));
+  CHECK(model.default_batch_per_gpu == 8.0);
+}
+
 TEST_CASE("Transformer-XL trains under Apex O2: every activation 16-bit, nothing cast", "[zoo]") {
   // NVIDIA's mixed precision for it casts the model itself to fp16, layer norms and
   // softmax included, so no tensor keeps fp32 traffic or converts on the way.
-  const ModelSpec model = zoo("transformer-xl-base");
-  for (const auto& t : model.tensors) {
-    INFO(t.name);
-    CHECK(t.forward_fp32_memory_bytes_per_sample == 0.0);
-    CHECK(t.forward_cast_elements_per_sample == 0.0);
+  for (const char* name : {"transformer-xl-base", "transformer-xl-large"}) {
+    const ModelSpec model = zoo(name);
+    for (const auto& t : model.tensors) {
+      INFO(name << " " << t.name);
+      CHECK(t.forward_fp32_memory_bytes_per_sample == 0.0);
+      CHECK(t.forward_cast_elements_per_sample == 0.0);
+    }
+    CHECK(model.default_optimizer == dtperf::Optimizer::lamb);
   }
-  CHECK(model.default_optimizer == dtperf::Optimizer::lamb);
-  CHECK(model.default_batch_per_gpu == 32.0);
+  CHECK(zoo("transformer-xl-base").default_batch_per_gpu == 32.0);
 }
 
 TEST_CASE("Matrix products over rows not aligned to 16 bytes are counted apart", "[zoo][flops]") {

@@ -231,6 +231,7 @@ ModelSpec build_bert_base();
 ModelSpec build_bert_large();
 ModelSpec build_vit_b16();
 ModelSpec build_transformer_xl_base();
+ModelSpec build_transformer_xl_large();
 ModelSpec build_gpt2_small();
 ModelSpec build_gpt2_medium();
 ModelSpec build_gpt2_large();

@@ -1,11 +1,16 @@
 // Transformer-XL on WikiText-103 as NVIDIA DeepLearningExamples trains it
 // (PyTorch/LanguageModeling/Transformer-XL: mem_transformer.py, utils/proj_adaptive_softmax.py,
-// wt103_base.yaml, lamb.py). The base model: 16 layers, d 512, 8 heads of 64, FFN 2048,
-// 192 target tokens per segment attending to themselves and 192 remembered ones, post-norm
-// layers, relative positions (RelPartialLearnableMultiHeadAttn), an adaptive softmax over
-// WikiText-103's 267,735 words (cutoffs 19,997 / 39,997 / 199,997 plus the three cluster
-// tokens, div_val 1) whose weight is the embedding table, dropout 0.1 and none on the
-// attention probabilities. One sample is one 192-token segment of one stream.
+// wt103_base.yaml, wt103_large.yaml, lamb.py). Post-norm layers with relative positions
+// (RelPartialLearnableMultiHeadAttn), each segment attending to itself and as many
+// remembered tokens, and an adaptive softmax over WikiText-103's 267,735 words (cutoffs
+// 19,997 / 39,997 / 199,997 plus the three cluster tokens) tied to the embedding:
+//  - base: 16 layers, d 512, 8 heads of 64, FFN 2048, 192-token segments, one 267,735 x 512
+//    table (div_val 1), dropout 0.1, none on the attention probabilities;
+//  - large: 18 layers, d 1024, 16 heads of 64, FFN 4096, 384-token segments, dropout 0.2 on
+//    the attention probabilities too, and an adaptive input (div_val 4): one table per
+//    cluster, 1,024, 256, 64 and 16 wide, each projected to 1,024; the softmax shares the
+//    tables and the tail clusters' projections and has its own for the head.
+// One sample is one segment of one stream.
 //
 // What each tensor carries, following the implementation's operators in order:
 //  - qkv_net projects the 384 tokens of [memory; segment] (the memory's queries are
@@ -24,11 +29,16 @@
 //    ready first in backward): the head logits over 20,000 words and 3 cluster tokens for
 //    every token, their log-softmax, a row copy of it per token (index_select per cluster),
 //    and for the tokens of each tail cluster their hidden rows copied, their logits over the
-//    cluster's words and a log-softmax. The share of tokens in each tail cluster is Zipf's
-//    law fitted to WikiText-103's published counts (kTailShares).
-//  - The word embedding's lookup and its in-place scale by sqrt(512) go to its table, which
-//    is also the softmax's weight: its gradient is complete only after the lookup's
-//    backward, the last of the pass, so DDP reduces it last.
+//    cluster's words and a log-softmax. The share of tokens in each cluster is Zipf's law
+//    fitted to WikiText-103's published counts (kHeadShare, kTailShares). With projections
+//    (large), each cluster's logits are two products, through the projection and against
+//    the table, and the bias is added apart (torch.einsum, then +).
+//  - The embedding's lookup and its in-place scale by sqrt(d) go to its table, which is also
+//    the softmax's weight: its gradient is complete only after the lookup's backward, the
+//    last of the pass, so DDP reduces it last. The adaptive input (large) starts from a
+//    zeroed output, looks up each cluster's tokens, projects them and copies them in
+//    (index_copy_); each cluster's lookup goes to its table, its projection to its
+//    projection, both at the start of forward.
 // Not counted: the memory update (torch.stack of the 17 hidden states under no_grad, 2.5 %
 // of the forward traffic; the builder doubles forward traffic for backward, which this
 // work has none of); the per-iteration copies of the head weight (torch.cat) and the
@@ -58,6 +68,8 @@ struct TxlShape {
   double target_tokens;  // tgt_len
   double memory_tokens;  // mem_len
   double batch_per_gpu;
+  int div_val;             // 1: one table; 4: one per cluster, each 4x narrower
+  bool attention_dropout;  // dropatt > 0
 };
 
 constexpr std::int64_t kWt103Vocab = 267'735;
@@ -70,6 +82,7 @@ constexpr std::array<std::int64_t, 3> kTailWords{20'000, 160'000, kWt103Vocab - 
 // 267,735 ranks, with s = 1.2754 chosen so that 103,227,021 training tokens (Merity et al.
 // 2016) leave the rarest word 3 occurrences (WikiText-103 keeps every word seen at least 3
 // times). The head then holds 97.05 % of the tokens. tests/test_zoo.cpp recomputes these.
+constexpr double kHeadShare = 0.970528;
 constexpr std::array<double, 3> kTailShares{0.010032, 0.017077, 0.002363};
 
 // A layer norm under Apex O2: fp16 like everything else (builder.hpp's layer_norm marks its
@@ -100,8 +113,10 @@ Work relative_attention(const TxlShape& s) {
   const Work bd = elementwise(q * d, 1.0, 2.0) + copy(q * d) + gemm(product_flops, (q * d + scores) * kActivationBytes) +
                   keeps(q * d) + copy(scores);
   // add_and_scale, the in-place mask, the softmax (its output kept).
+  // With dropout on them the dropped probabilities are kept too, and the mask.
   const Work probabilities = elementwise(scores, 2.0, 3.0) + copy(scores) +
-                             elementwise(scores, kSoftmaxFlopsPerElement, 2.0) + keeps(scores);
+                             elementwise(scores, kSoftmaxFlopsPerElement, 2.0) + keeps(scores) +
+                             (s.attention_dropout ? keeps(scores) + dropout_mask(scores) : Work{});
   // The probabilities against the values (copied to [b, n, j, d]), the output made
   // contiguous for o_net.
   const Work context = copy(k * d) + gemm(product_flops, (scores + k * d + q * d) * kActivationBytes) + keeps(k * d) +
@@ -130,8 +145,8 @@ void txl_layer(ModelBuilder& builder, const std::string& prefix, const TxlShape&
   o2_layer_norm(builder, prefix + ".pos_ff.layer_norm", d, q);
 }
 
-// ProjectedAdaptiveLogSoftmax over the segment's target tokens (div_val 1: one tied table,
-// no projections).
+// ProjectedAdaptiveLogSoftmax over the segment's target tokens, div_val 1: one tied table,
+// no projections.
 Work adaptive_softmax(const TxlShape& s) {
   const double d = static_cast<double>(s.model_dim);
   const double q = s.target_tokens;
@@ -148,16 +163,71 @@ Work adaptive_softmax(const TxlShape& s) {
   return work;
 }
 
+// The same with div_val 4: cluster c's table is d / 4^c wide and its logits are
+// einsum('bd,de,ev->bv'): the hidden rows through the projection (d x d_c), then against the
+// table, then the bias added.
+Work projected_adaptive_softmax(const TxlShape& s) {
+  const std::int64_t d = s.model_dim;
+  const double q = s.target_tokens;
+  const auto cluster = [&](double tokens, std::int64_t width, std::int64_t words) {
+    const double w = static_cast<double>(width);
+    const double v = static_cast<double>(words);
+    const double dd = static_cast<double>(d);
+    return gemm(2.0 * dd * w * tokens, (dd + w) * tokens * kActivationBytes, {d, width}) + keeps(dd * tokens) +
+           gemm(2.0 * w * v * tokens, (w + v) * tokens * kActivationBytes, {width, words}) + keeps(w * tokens) +
+           elementwise(v * tokens, 1.0, 3.0) + elementwise(v * tokens, kSoftmaxFlopsPerElement, 2.0) + keeps(v * tokens);
+  };
+  Work work = cluster(q, d, kHeadWords + kClusters) + copy(static_cast<double>(kHeadWords + kClusters) * q);
+  for (std::size_t c = 0; c < kTailWords.size(); ++c) {
+    const double tokens = kTailShares[c] * q;
+    work = work + copy(static_cast<double>(d) * tokens) + cluster(tokens, d >> (2 * (c + 1)), kTailWords[c]);
+  }
+  return work;
+}
+
+// AdaptiveEmbedding with div_val 4: the output zeroed, each cluster's tokens looked up in
+// its table, projected to d and copied in (index_copy_), then scaled by sqrt(d).
+void adaptive_input(ModelBuilder& builder, const TxlShape& s) {
+  const std::int64_t d = s.model_dim;
+  const double q = s.target_tokens;
+  const double elements = static_cast<double>(d) * q;
+  const std::array<std::int64_t, 4> words{kHeadWords, kTailWords[0], kTailWords[1], kTailWords[2]};
+  const std::array<double, 4> shares{kHeadShare, kTailShares[0], kTailShares[1], kTailShares[2]};
+  std::array<std::size_t, 4> tables{};
+  for (std::size_t c = 0; c < words.size(); ++c) {
+    const std::int64_t width = d >> (2 * c);
+    const double looked_up = static_cast<double>(width) * shares[c] * q;
+    // The zeroed output and the final scale and dropout go to the head's table.
+    const Work extra = c == 0 ? elementwise(elements, 0.0, 1.0) + elementwise(elements, 1.0, 2.0) + dropout_mask(elements) : Work{};
+    tables[c] = builder.add("word_emb.emb_layers." + std::to_string(c) + ".weight", words[c] * width,
+                            Work{0.0, 2.0 * looked_up * kActivationBytes, 0.0, 0.0, 8.0 * shares[c] * q} + extra,
+                            looked_up);
+  }
+  for (std::size_t c = 0; c < words.size(); ++c) {
+    const std::int64_t width = d >> (2 * c);
+    const double tokens = shares[c] * q;
+    const double w = static_cast<double>(width);
+    const double dd = static_cast<double>(d);
+    builder.add("word_emb.emb_projs." + std::to_string(c), d * width,
+                gemm(2.0 * w * dd * tokens, (w + dd) * tokens * kActivationBytes, {width, d}) + keeps(w * tokens) +
+                    copy(dd * tokens));
+  }
+}
+
 ModelSpec txl_tensors(const TxlShape& s) {
   ModelBuilder builder("sequence", s.batch_per_gpu, Optimizer::lamb);
   const double q = s.target_tokens;
   const double elements = static_cast<double>(s.model_dim) * q;
-  // The lookup (rows read, the embedding written; its int64 token indices kept for the
-  // backward scatter) and embed.mul_(sqrt(d)), then dropout.
-  builder.add("word_emb.emb_layers.0.weight", kWt103Vocab * s.model_dim,
-              Work{0.0, 2.0 * elements * kActivationBytes, 0.0, 0.0, 8.0 * q} + elementwise(elements, 1.0, 2.0) +
-                  dropout_mask(elements),
-              elements);
+  if (s.div_val == 1) {
+    // The lookup (rows read, the embedding written; its int64 token indices kept for the
+    // backward scatter) and embed.mul_(sqrt(d)), then dropout.
+    builder.add("word_emb.emb_layers.0.weight", kWt103Vocab * s.model_dim,
+                Work{0.0, 2.0 * elements * kActivationBytes, 0.0, 0.0, 8.0 * q} + elementwise(elements, 1.0, 2.0) +
+                    dropout_mask(elements),
+                elements);
+  } else {
+    adaptive_input(builder, s);
+  }
   // The relative-position biases, shared by every layer: their gradients are complete after
   // the first layer's backward, the end of the pass.
   const std::int64_t per_bias = s.model_dim;  // n_head x d_head
@@ -166,13 +236,25 @@ ModelSpec txl_tensors(const TxlShape& s) {
   for (int i = 0; i < s.layers; ++i) txl_layer(builder, "layers." + std::to_string(i), s);
   builder.add("crit.cluster_weight", kClusters * s.model_dim, {});
   builder.add("crit.cluster_bias", kClusters, {});
-  builder.add("crit.out_layers_biases.0", kWt103Vocab, adaptive_softmax(s) + dropout_mask(elements));
+  if (s.div_val == 1) {
+    builder.add("crit.out_layers_biases.0", kWt103Vocab, adaptive_softmax(s) + dropout_mask(elements));
+  } else {
+    // The head's own projection (tie_projs [false, true, true, true]); the tails' are the
+    // embedding's. Each cluster's bias.
+    builder.add("crit.out_projs.0", s.model_dim * s.model_dim, {});
+    builder.add("crit.out_layers_biases.0", kHeadWords, projected_adaptive_softmax(s) + dropout_mask(elements));
+    for (std::size_t c = 0; c < kTailWords.size(); ++c) {
+      builder.add("crit.out_layers_biases." + std::to_string(c + 1), kTailWords[c], {});
+    }
+  }
   return std::move(builder).finish();
 }
 
 }  // namespace
 
 // wt103_base.yaml; batch 32 per GPU, as NVIDIA's DGX A100 results train it.
-ModelSpec build_transformer_xl_base() { return txl_tensors({16, 512, 8, 2048, 192.0, 192.0, 32.0}); }
+ModelSpec build_transformer_xl_base() { return txl_tensors({16, 512, 8, 2048, 192.0, 192.0, 32.0, 1, false}); }
+// wt103_large.yaml; batch 8 per GPU, as NVIDIA's results train it in 32 bits.
+ModelSpec build_transformer_xl_large() { return txl_tensors({18, 1024, 16, 4096, 384.0, 384.0, 8.0, 4, true}); }
 
 }  // namespace dtperf::zoo

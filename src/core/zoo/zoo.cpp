@@ -49,8 +49,16 @@ constexpr std::int64_t kTransformerBigParams = 209'911'808;
 // 267,735 biases and its 3 cluster tokens' 3 x 512 weights and 3 biases = 269,274
 // -> 191,950,298.
 constexpr std::int64_t kTransformerXlBaseParams = 191'950'298;
+// Transformer-XL large (wt103_large.yaml): d 1024, FFN 4096, 18 layers of 1,024 x 3,072 +
+// 2 x 1,024 x 1,024 + 2 x 2,048 + 1,024 x 4,096 + 4,096 + 4,096 x 1,024 + 1,024 =
+// 13,640,704 -> 245,532,672; the adaptive input's tables 20,000 x 1,024 + 20,000 x 256 +
+// 160,000 x 64 + 67,735 x 16 = 36,923,760 (the softmax's too) and projections 1,024 x
+// (1,024 + 256 + 64 + 16) = 1,392,640 (the softmax's tails' too); r_w_bias and r_r_bias
+// 2 x 16 x 64 = 2,048; the softmax's own head projection 1,024 x 1,024 = 1,048,576, its
+// biases 267,735 and cluster tokens 3 x 1,024 + 3 = 3,075 -> 285,170,506.
+constexpr std::int64_t kTransformerXlLargeParams = 285'170'506;
 
-constexpr std::array<ModelInfo, 15> kModels{{
+constexpr std::array<ModelInfo, 16> kModels{{
     {"resnet50", "ResNet-50 (v1.5), 224x224 image, 1000 classes; sample = image",
      "He et al. 2016, Deep Residual Learning for Image Recognition; torchvision resnet50",
      25'557'032, &zoo::build_resnet50},
@@ -116,6 +124,12 @@ constexpr std::array<ModelInfo, 15> kModels{{
      "Dai et al. 2019, Transformer-XL: Attentive Language Models Beyond a Fixed-Length Context; NVIDIA "
      "DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL (mem_transformer.py, wt103_base.yaml)",
      kTransformerXlBaseParams, &zoo::build_transformer_xl_base},
+    {"transformer-xl-large",
+     "Transformer-XL large (18 layers, d 1024, relative attention over 384 tokens and 384 remembered), "
+     "WikiText-103 word level (267,735 words), tied adaptive input and softmax; sample = 384-token segment",
+     "Dai et al. 2019, Transformer-XL: Attentive Language Models Beyond a Fixed-Length Context; NVIDIA "
+     "DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL (mem_transformer.py, wt103_large.yaml)",
+     kTransformerXlLargeParams, &zoo::build_transformer_xl_large},
 }};
 
 template <std::size_t Index>
