@@ -9,10 +9,10 @@
 //   DLE A100   one A100 (DGX A100): ResNet-50, TF32 and mixed precision (2)
 //   DLE V100   one V100 (DGX-1): ResNet-50, FP32 and mixed precision (2)
 //   H200       one H200, the calibrated profile: five models, four dtypes (12)
-//   DLE A100 TXL  one DGX A100 (40 GB GPUs), DDP on NVSwitch: Transformer-XL base, TF32 and
-//                 mixed precision, 1-8 GPUs at a fixed batch per GPU (8)
-//   DLE V100 TXL  one DGX-2H (16 x V100), DDP on NVSwitch: the same model, FP32 and mixed
-//                 precision, 1-16 GPUs (10)
+//   DLE A100 TXL  one DGX A100 (40 GB GPUs), DDP on NVSwitch: Transformer-XL base and large,
+//                 TF32 and mixed precision, 1-8 GPUs at a fixed batch per GPU (20)
+//   DLE V100 TXL  one DGX-2H (16 x V100), DDP on NVSwitch: the same models, FP32 and mixed
+//                 precision, 1-16 GPUs (20)
 // (sources: validation/data/SOURCES.md; the [DEC] and [NET] cells: validation_cells.hpp).
 //
 // Protocol. Each cluster is fitted on all its runs (`dtperf fit --runs`, the datasheet
@@ -142,10 +142,10 @@ std::vector<Cluster> clusters() {
   out.push_back(from_file("DLE V100 1 GPU", "single-gpu/resnet50-v100-dle.json", "p3dn-24xlarge", 2));
   out.push_back(from_file("H200 1 GPU", "single-gpu/h200-measured.json",
                           kData + "../../profiles/calibrated/h200-1gpu.json", 12));
-  out.push_back(from_file("DLE A100 TXL DDP", "validation-s3/txl-base-dgxa100.json",
-                          kData + "validation-s3/dgx-a100-40gb.json", 8));
-  out.push_back(from_file("DLE V100 TXL DDP", "validation-s3/txl-base-dgx2h.json",
-                          kData + "validation-s3/dgx-2h.json", 10));
+  out.push_back(from_file("DLE A100 TXL DDP", "validation-s3/txl-dgxa100.json",
+                          kData + "validation-s3/dgx-a100-40gb.json", 20));
+  out.push_back(from_file("DLE V100 TXL DDP", "validation-s3/txl-dgx2h.json",
+                          kData + "validation-s3/dgx-2h.json", 20));
   return out;
 }
 
@@ -383,7 +383,7 @@ TEST_CASE("the datasheet band's departures are the ones the clusters' fits show"
 TEST_CASE("every measured training run is in the repository and read", "[validation][loco][data]") {
   std::size_t runs = 0;
   for (const Cluster& c : clusters()) runs += c.runs.size();
-  CHECK(runs == 86);
+  CHECK(runs == 108);
 }
 
 TEST_CASE("leave one cluster out: constants chosen on the others within 5 % median, 10 % max",
