@@ -39,9 +39,9 @@
 //    zeroed output, looks up each cluster's tokens, projects them and copies them in
 //    (index_copy_); each cluster's lookup goes to its table, its projection to its
 //    projection, both at the start of forward.
-// Not counted: the memory update (torch.stack of the 17 hidden states under no_grad, 2.5 %
-// of the forward traffic; the builder doubles forward traffic for backward, which this
-// work has none of); the per-iteration copies of the head weight (torch.cat) and the
+// Not counted: the memory update (torch.stack of the n_layer + 1 hidden states under
+// no_grad, 2.5 % of the base model's forward traffic; the builder doubles forward traffic
+// for backward, which this work has none of); the per-iteration copies of the head weight (torch.cat) and the
 // full-size gradients autograd makes for each slice of the tied table; the host
 // synchronisations of the softmax's nonzero() per cluster.
 //
@@ -78,10 +78,10 @@ constexpr std::int64_t kWt103Vocab = 267'735;
 constexpr std::int64_t kHeadWords = 20'000;
 constexpr std::int64_t kClusters = 3;
 constexpr std::array<std::int64_t, 3> kTailWords{20'000, 160'000, kWt103Vocab - 200'000};
-// Share of the tokens whose word falls in each tail cluster: Zipf's law p(r) ~ r^-s over the
-// 267,735 ranks, with s = 1.2754 chosen so that 103,227,021 training tokens (Merity et al.
-// 2016) leave the rarest word 3 occurrences (WikiText-103 keeps every word seen at least 3
-// times). The head then holds 97.05 % of the tokens. tests/test_zoo.cpp recomputes these.
+// Share of the tokens whose word falls in the head and in each tail cluster: Zipf's law
+// p(r) ~ r^-s over the 267,735 ranks, with s = 1.2754 chosen so that 103,227,021 training
+// tokens (Merity et al. 2016) leave the rarest word 3 occurrences (WikiText-103 keeps every
+// word seen at least 3 times). tests/test_zoo.cpp recomputes these.
 constexpr double kHeadShare = 0.970528;
 constexpr std::array<double, 3> kTailShares{0.010032, 0.017077, 0.002363};
 
