@@ -13,13 +13,14 @@
 // One sample is one segment of one stream.
 //
 // What each tensor carries, following the implementation's operators in order:
-//  - qkv_net projects the 384 tokens of [memory; segment] (the memory's queries are
-//    computed and dropped), after torch.cat copies them into one tensor. r_net projects the
-//    384 relative positions once per batch, not per sample: its 0.2 GFLOP per layer and batch
-//    is 1 % of qkv_net's at batch 32, and is left out (the builder counts per sample).
+//  - qkv_net projects the tokens of [memory; segment] (the memory's queries are computed
+//    and dropped), after torch.cat copies them into one tensor. r_net projects the relative
+//    positions once per batch, not per sample: for the base model at batch 32 its 0.2 GFLOP
+//    per layer and batch is 1 % of qkv_net's, and it is left out (the builder counts per
+//    sample).
 //  - The score work goes to o_net's weight: the two biased queries (q + r_w_bias,
 //    q + r_r_bias), the copies torch.einsum makes to hand batched products contiguous
-//    operands, the AC and BD products (each 2 x 192 x 384 x 512 FLOPs per sample), the
+//    operands, the AC and BD products (each 2 x 192 x 384 x 512 FLOPs per base sample), the
 //    relative shift (a torch.cat of the BD scores with a zero column), add_and_scale (AC +
 //    BD, scaled, one TorchScript kernel), the in-place causal mask, the softmax over the
 //    last dimension, the product with the values and the contiguous copy of its output.
@@ -41,9 +42,9 @@
 //    projection, both at the start of forward.
 // Not counted: the memory update (torch.stack of the n_layer + 1 hidden states under
 // no_grad, 2.5 % of the base model's forward traffic; the builder doubles forward traffic
-// for backward, which this work has none of); the per-iteration copies of the head weight (torch.cat) and the
-// full-size gradients autograd makes for each slice of the tied table; the host
-// synchronisations of the softmax's nonzero() per cluster.
+// for backward, which this work has none of); the per-iteration copies of the head weight
+// (torch.cat) and the full-size gradients autograd makes for each slice of the tied table;
+// the host synchronisations of the softmax's nonzero() per cluster.
 //
 // Precision. NVIDIA's mixed precision here is Apex AMP O2: the model itself is cast to
 // fp16, so every activation is 16-bit, layer norm and softmax included, and nothing is
@@ -89,8 +90,8 @@ constexpr std::array<double, 3> kTailShares{0.010032, 0.017077, 0.002363};
 // traffic fp32, as autocast runs it).
 std::size_t o2_layer_norm(ModelBuilder& builder, const std::string& prefix, std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;
-  const std::size_t weight = builder.add(prefix + ".weight", features,
-                                         elementwise(elements, kNormFlopsPerElement, 2.0) + keeps(elements + 2.0 * tokens));
+  const Work norm = elementwise(elements, kNormFlopsPerElement, 2.0) + keeps(elements + 2.0 * tokens);
+  const std::size_t weight = builder.add(prefix + ".weight", features, norm);
   builder.add(prefix + ".bias", features, {});
   return weight;
 }
@@ -110,8 +111,8 @@ Work relative_attention(const TxlShape& s) {
                   gemm(product_flops, (q * d + k * d + scores) * kActivationBytes) + keeps(q * d + k * d);
   // BD: (q + r_r_bias) against the projected positions (per batch: their traffic is left
   // out), then the relative shift's padded copy of the scores.
-  const Work bd = elementwise(q * d, 1.0, 2.0) + copy(q * d) + gemm(product_flops, (q * d + scores) * kActivationBytes) +
-                  keeps(q * d) + copy(scores);
+  const Work bd = elementwise(q * d, 1.0, 2.0) + copy(q * d) +
+                  gemm(product_flops, (q * d + scores) * kActivationBytes) + keeps(q * d) + copy(scores);
   // add_and_scale, the in-place mask, the softmax (its output kept).
   // With dropout on them the dropped probabilities are kept too, and the mask.
   const Work probabilities = elementwise(scores, 2.0, 3.0) + copy(scores) +
@@ -175,7 +176,8 @@ Work projected_adaptive_softmax(const TxlShape& s) {
     const double dd = static_cast<double>(d);
     return gemm(2.0 * dd * w * tokens, (dd + w) * tokens * kActivationBytes, {d, width}) + keeps(dd * tokens) +
            gemm(2.0 * w * v * tokens, (w + v) * tokens * kActivationBytes, {width, words}) + keeps(w * tokens) +
-           elementwise(v * tokens, 1.0, 3.0) + elementwise(v * tokens, kSoftmaxFlopsPerElement, 2.0) + keeps(v * tokens);
+           elementwise(v * tokens, 1.0, 3.0) + elementwise(v * tokens, kSoftmaxFlopsPerElement, 2.0) +
+           keeps(v * tokens);
   };
   Work work = cluster(q, d, kHeadWords + kClusters) + copy(static_cast<double>(kHeadWords + kClusters) * q);
   for (std::size_t c = 0; c < kTailWords.size(); ++c) {
@@ -193,13 +195,14 @@ void adaptive_input(ModelBuilder& builder, const TxlShape& s) {
   const double elements = static_cast<double>(d) * q;
   const std::array<std::int64_t, 4> words{kHeadWords, kTailWords[0], kTailWords[1], kTailWords[2]};
   const std::array<double, 4> shares{kHeadShare, kTailShares[0], kTailShares[1], kTailShares[2]};
-  std::array<std::size_t, 4> tables{};
   for (std::size_t c = 0; c < words.size(); ++c) {
     const std::int64_t width = d >> (2 * c);
     const double looked_up = static_cast<double>(width) * shares[c] * q;
     // The zeroed output and the final scale and dropout go to the head's table.
-    const Work extra = c == 0 ? elementwise(elements, 0.0, 1.0) + elementwise(elements, 1.0, 2.0) + dropout_mask(elements) : Work{};
-    tables[c] = builder.add("word_emb.emb_layers." + std::to_string(c) + ".weight", words[c] * width,
+    const Work extra = c == 0 ? elementwise(elements, 0.0, 1.0) + elementwise(elements, 1.0, 2.0) +
+                                    dropout_mask(elements)
+                              : Work{};
+    builder.add("word_emb.emb_layers." + std::to_string(c) + ".weight", words[c] * width,
                             Work{0.0, 2.0 * looked_up * kActivationBytes, 0.0, 0.0, 8.0 * shares[c] * q} + extra,
                             looked_up);
   }
