@@ -7,9 +7,7 @@
 namespace dtperf::zoo {
 
 namespace {
-constexpr double kIndexBytes = 8.0;     // int64 indices
-constexpr double kMaskBytes = 1.0;      // bool
-constexpr double kNormStatistics = 2.0;  // mean and inverse deviation per row, fp32
+constexpr double kMaskBytes = 1.0;  // bool
 }  // namespace
 
 Work operator+(Work a, Work b) {

@@ -53,6 +53,8 @@ namespace dtperf::zoo {
 
 inline constexpr double kActivationBytes = 4.0;
 inline constexpr double kBackwardToForward = 2.0;
+inline constexpr double kIndexBytes = 8.0;      // int64 indices kept for backward
+inline constexpr double kNormStatistics = 2.0;  // mean and inverse deviation per row, kept by a norm
 
 // Forward FLOPs per element of the elementwise operators.
 inline constexpr double kNormFlopsPerElement = 5.0;     // mean, variance, normalise, affine

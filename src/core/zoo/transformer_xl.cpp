@@ -90,7 +90,7 @@ constexpr std::array<double, 3> kTailShares{0.010032, 0.017077, 0.002363};
 // traffic fp32, as autocast runs it).
 std::size_t o2_layer_norm(ModelBuilder& builder, const std::string& prefix, std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;
-  const Work norm = elementwise(elements, kNormFlopsPerElement, 2.0) + keeps(elements + 2.0 * tokens);
+  const Work norm = elementwise(elements, kNormFlopsPerElement, 2.0) + keeps(elements + kNormStatistics * tokens);
   const std::size_t weight = builder.add(prefix + ".weight", features, norm);
   builder.add(prefix + ".bias", features, {});
   return weight;
@@ -98,6 +98,14 @@ std::size_t o2_layer_norm(ModelBuilder& builder, const std::string& prefix, std:
 
 // A copy of `elements` elements (torch.cat, .contiguous(), an einsum's operand).
 Work copy(double elements) { return elementwise(elements, 0.0, 2.0); }
+
+// An embedding lookup of `tokens` rows of `width` (builder.hpp's embedding() without its
+// fp32 marking): the rows read, the result written, the int64 indices kept for the backward
+// scatter.
+Work lookup(std::int64_t width, double tokens) {
+  const double elements = static_cast<double>(width) * tokens;
+  return Work{0.0, 2.0 * elements * kActivationBytes, 0.0, 0.0, kIndexBytes * tokens};
+}
 
 // The relative attention's score work for one segment, attached to o_net.
 Work relative_attention(const TxlShape& s) {
@@ -146,43 +154,34 @@ void txl_layer(ModelBuilder& builder, const std::string& prefix, const TxlShape&
   o2_layer_norm(builder, prefix + ".pos_ff.layer_norm", d, q);
 }
 
-// ProjectedAdaptiveLogSoftmax over the segment's target tokens, div_val 1: one tied table,
-// no projections.
+// ProjectedAdaptiveLogSoftmax over the segment's target tokens. Cluster c's table is d / 4^c
+// wide (div_val 4; all d with div_val 1). Without projections (div_val 1, one tied table) a
+// cluster's logits are one product with the bias fused in (F.linear); with them, the hidden
+// rows go through the projection (d x the table's width), then against the table, and the
+// bias is added apart (torch.einsum('bd,de,ev->bv'), then +).
 Work adaptive_softmax(const TxlShape& s) {
-  const double d = static_cast<double>(s.model_dim);
-  const double q = s.target_tokens;
-  const double head = static_cast<double>(kHeadWords + kClusters);
-  Work work = gemm(2.0 * d * head * q, (d + head) * q * kActivationBytes, {s.model_dim, kHeadWords + kClusters}) +
-              keeps(d * q) + elementwise(head * q, kSoftmaxFlopsPerElement, 2.0) + keeps(head * q) + copy(head * q);
-  for (std::size_t c = 0; c < kTailWords.size(); ++c) {
-    const double tokens = kTailShares[c] * q;
-    const double words = static_cast<double>(kTailWords[c]);
-    work = work + copy(d * tokens) + keeps(d * tokens) +
-           gemm(2.0 * d * words * tokens, (d + words) * tokens * kActivationBytes, {s.model_dim, kTailWords[c]}) +
-           elementwise(words * tokens, kSoftmaxFlopsPerElement, 2.0) + keeps(words * tokens);
-  }
-  return work;
-}
-
-// The same with div_val 4: cluster c's table is d / 4^c wide and its logits are
-// einsum('bd,de,ev->bv'): the hidden rows through the projection (d x d_c), then against the
-// table, then the bias added.
-Work projected_adaptive_softmax(const TxlShape& s) {
   const std::int64_t d = s.model_dim;
+  const double dd = static_cast<double>(d);
   const double q = s.target_tokens;
+  const bool projected = s.div_val != 1;
   const auto cluster = [&](double tokens, std::int64_t width, std::int64_t words) {
     const double w = static_cast<double>(width);
     const double v = static_cast<double>(words);
-    const double dd = static_cast<double>(d);
-    return gemm(2.0 * dd * w * tokens, (dd + w) * tokens * kActivationBytes, {d, width}) + keeps(dd * tokens) +
-           gemm(2.0 * w * v * tokens, (w + v) * tokens * kActivationBytes, {width, words}) + keeps(w * tokens) +
-           elementwise(v * tokens, 1.0, 3.0) + elementwise(v * tokens, kSoftmaxFlopsPerElement, 2.0) +
-           keeps(v * tokens);
+    Work work = keeps(dd * tokens);
+    if (projected) {
+      work = work + gemm(2.0 * dd * w * tokens, (dd + w) * tokens * kActivationBytes, {d, width}) + keeps(w * tokens);
+    }
+    work = work + gemm(2.0 * w * v * tokens, (w + v) * tokens * kActivationBytes, {width, words});
+    if (projected) work = work + elementwise(v * tokens, 1.0, 3.0);
+    return work + elementwise(v * tokens, kSoftmaxFlopsPerElement, 2.0) + keeps(v * tokens);
   };
+  // The head over every token, its log-probabilities copied row by row (index_select per
+  // cluster); each tail over its tokens, their hidden rows copied.
   Work work = cluster(q, d, kHeadWords + kClusters) + copy(static_cast<double>(kHeadWords + kClusters) * q);
   for (std::size_t c = 0; c < kTailWords.size(); ++c) {
     const double tokens = kTailShares[c] * q;
-    work = work + copy(static_cast<double>(d) * tokens) + cluster(tokens, d >> (2 * (c + 1)), kTailWords[c]);
+    const std::int64_t width = projected ? d >> (2 * (c + 1)) : d;
+    work = work + copy(dd * tokens) + cluster(tokens, width, kTailWords[c]);
   }
   return work;
 }
@@ -203,8 +202,7 @@ void adaptive_input(ModelBuilder& builder, const TxlShape& s) {
                                     dropout_mask(elements)
                               : Work{};
     builder.add("word_emb.emb_layers." + std::to_string(c) + ".weight", words[c] * width,
-                            Work{0.0, 2.0 * looked_up * kActivationBytes, 0.0, 0.0, 8.0 * shares[c] * q} + extra,
-                            looked_up);
+                lookup(width, shares[c] * q) + extra, looked_up);
   }
   for (std::size_t c = 0; c < words.size(); ++c) {
     const std::int64_t width = d >> (2 * c);
@@ -222,12 +220,9 @@ ModelSpec txl_tensors(const TxlShape& s) {
   const double q = s.target_tokens;
   const double elements = static_cast<double>(s.model_dim) * q;
   if (s.div_val == 1) {
-    // The lookup (rows read, the embedding written; its int64 token indices kept for the
-    // backward scatter) and embed.mul_(sqrt(d)), then dropout.
+    // The lookup, embed.mul_(sqrt(d)), then dropout.
     builder.add("word_emb.emb_layers.0.weight", kWt103Vocab * s.model_dim,
-                Work{0.0, 2.0 * elements * kActivationBytes, 0.0, 0.0, 8.0 * q} + elementwise(elements, 1.0, 2.0) +
-                    dropout_mask(elements),
-                elements);
+                lookup(s.model_dim, q) + elementwise(elements, 1.0, 2.0) + dropout_mask(elements), elements);
   } else {
     adaptive_input(builder, s);
   }
@@ -245,7 +240,7 @@ ModelSpec txl_tensors(const TxlShape& s) {
     // The head's own projection (tie_projs [false, true, true, true]); the tails' are the
     // embedding's. Each cluster's bias.
     builder.add("crit.out_projs.0", s.model_dim * s.model_dim, {});
-    builder.add("crit.out_layers_biases.0", kHeadWords, projected_adaptive_softmax(s) + dropout_mask(elements));
+    builder.add("crit.out_layers_biases.0", kHeadWords, adaptive_softmax(s) + dropout_mask(elements));
     for (std::size_t c = 0; c < kTailWords.size(); ++c) {
       builder.add("crit.out_layers_biases." + std::to_string(c + 1), kTailWords[c], {});
     }
