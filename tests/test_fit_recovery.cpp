@@ -146,22 +146,11 @@ Outcome check(const Regime& r) {
   out.explained = fit.rms_error <= 0.03;
   out.table = fmt::format("{}: {} runs, fit rms {:.2f} %{}\n", r.name, runs.size(), 100.0 * fit.rms_error,
                           out.explained ? "" : "  FAIL");
-  const auto truth_of = [&](RunParameter p) -> std::optional<double> {
-    switch (p) {
-      case RunParameter::compute_scale: return r.compute_scale;
-      case RunParameter::inter_efficiency: return r.transport_efficiency;
-      case RunParameter::inter_latency: return r.inter_latency_s;
-      default:
-        for (const auto& [parameter, value] : r.more) {
-          if (parameter == p) return value;
-        }
-        return std::nullopt;
-    }
-  };
   for (const FittedParameter& p : fit.parameters) {
-    const auto t = truth_of(p.parameter);
+    // Every parameter has a truth: the regime's, or the profile's value where it sets none.
+    const double t = run_parameter(p.parameter, truth);
     bool ok = true;
-    if (t && p.identified) {
+    if (p.identified) {
       // Within 2 standard errors: [low, high] is value -/+ 1 SE in the fitting scale, the
       // logarithm for scales, efficiencies and latencies (fitted_in_log), so 2 SE reach
       // value x (high / value)^2 above and value x (low / value)^2 below.
@@ -170,12 +159,12 @@ Outcome check(const Regime& r) {
       const bool log = fitted_in_log(p.parameter);
       const double above = log ? std::log(p.high / p.value) : p.high - p.value;
       const double below = log ? std::log(p.value / p.low) : p.value - p.low;
-      const double z = log ? std::log(*t / p.value) : *t - p.value;
+      const double z = log ? std::log(t / p.value) : t - p.value;
       ok = z <= 2.0 * above + 1e-12 && -z <= 2.0 * below + 1e-12;
     }
     out.parameter_failures += ok ? 0 : 1;
-    out.table += fmt::format("  {:<20} truth {:>10} fitted {:.4g} [{:.4g}, {:.4g}] {}{}\n", name_of(p.parameter),
-                             t ? fmt::format("{:.4g}", *t) : "-", p.value, p.low, p.high,
+    out.table += fmt::format("  {:<20} truth {:>10.4g} fitted {:.4g} [{:.4g}, {:.4g}] {}{}\n", name_of(p.parameter), t,
+                             p.value, p.low, p.high,
                              p.identified ? "pinned" : "open", ok ? "" : "  FAIL");
   }
   for (const FitNote& n : fit.notes) out.table += "  note: " + fit_note_text(n) + "\n";
