@@ -163,6 +163,41 @@ TEST_CASE("Under autocast a CNN casts only its image and a transformer keeps nor
   }
 }
 
+TEST_CASE("ViT-B/16 counts nn.MultiheadAttention's layout copies and its selects' backward", "[zoo]") {
+  // Per image: 197 tokens of E = 768, e = 151,296 elements. in_proj: the packed output made
+  // contiguous, 3e read and written (6e accesses, 4 bytes each), on top of its product and
+  // the cast of its input; backward beyond twice that: 39e - 12e = 27e accesses (three
+  // fills of 3e, three slice copies of e, two adds of 3e, the copy back of 3e). out_proj:
+  // the output made contiguous, e read and written.
+  const double e = 197.0 * 768.0;
+  const ModelSpec vit = zoo("vit-b16");
+  const dtperf::TensorSpec* in_proj = nullptr;
+  const dtperf::TensorSpec* out_proj = nullptr;
+  for (const auto& tensor : vit.tensors) {
+    if (tensor.name == "encoder.layers.encoder_layer_0.self_attention.in_proj_weight") in_proj = &tensor;
+    if (tensor.name == "encoder.layers.encoder_layer_0.self_attention.out_proj.weight") out_proj = &tensor;
+  }
+  REQUIRE(in_proj);
+  REQUIRE(out_proj);
+  CHECK(in_proj->backward_extra_memory_bytes_per_sample == Approx(27.0 * e * 4.0));
+  CHECK(in_proj->forward_memory_bytes_per_sample - in_proj->forward_gemm_memory_bytes_per_sample ==
+        Approx(6.0 * e * 4.0));
+  CHECK(out_proj->backward_extra_memory_bytes_per_sample == 0.0);
+  // Its other traffic: the fused attention's own (gemm bytes) and the residual add's 3e.
+  CHECK(out_proj->forward_memory_bytes_per_sample - out_proj->forward_gemm_memory_bytes_per_sample -
+            out_proj->forward_fp32_memory_bytes_per_sample ==
+        Approx(2.0 * e * 4.0 + e * 4.0));
+  // No other zoo model runs that path.
+  for (const auto& entry : dtperf::model_zoo()) {
+    if (entry.name == "vit-b16") continue;
+    const ModelSpec model = entry.build();
+    for (const auto& tensor : model.tensors) {
+      INFO(entry.name << " " << tensor.name);
+      CHECK(tensor.backward_extra_memory_bytes_per_sample == 0.0);
+    }
+  }
+}
+
 TEST_CASE("Tensor names are unique within each zoo model", "[zoo]") {
   for (const auto& entry : dtperf::model_zoo()) {
     INFO(entry.name);
@@ -480,6 +515,7 @@ TEST_CASE("The zoo's GPT-2 and Llama-2-7B are the sized builders at their publis
       CHECK(a.tensors[i].forward_gemm_memory_bytes_per_sample == b.tensors[i].forward_gemm_memory_bytes_per_sample);
       CHECK(a.tensors[i].forward_fp32_memory_bytes_per_sample == b.tensors[i].forward_fp32_memory_bytes_per_sample);
       CHECK(a.tensors[i].forward_cast_elements_per_sample == b.tensors[i].forward_cast_elements_per_sample);
+      CHECK(a.tensors[i].backward_extra_memory_bytes_per_sample == b.tensors[i].backward_extra_memory_bytes_per_sample);
       CHECK(a.tensors[i].saved_activation_bytes_per_sample == b.tensors[i].saved_activation_bytes_per_sample);
       CHECK(a.tensors[i].saved_fixed_bytes_per_sample == b.tensors[i].saved_fixed_bytes_per_sample);
       CHECK(a.tensors[i].forward_attention_flops_per_sample == b.tensors[i].forward_attention_flops_per_sample);

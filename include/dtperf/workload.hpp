@@ -73,6 +73,12 @@ struct TensorSpec {
   double forward_gemm_memory_bytes_per_sample = 0.0;
   double forward_fp32_memory_bytes_per_sample = 0.0;
   double forward_cast_elements_per_sample = 0.0;
+  // Backward traffic per sample beyond twice forward's, at 4 bytes per element and in the
+  // compute dtype's size under autocast: kernels autograd runs that have no counterpart in
+  // forward (a select's zero-filled gradient and the sum of several gradients of one
+  // tensor), less the twice-forward the rule above already charged for the operator.
+  // Counted by the zoo where an implementation is known to run them; 0 for a layer file.
+  double backward_extra_memory_bytes_per_sample = 0.0;
   // What autograd keeps from this operator's forward for backward, per sample (memory.hpp):
   // activations at 4 bytes per element (halved when compute is 16-bit), and masks and
   // indices whose size does not follow the compute dtype. 0 and 0: not known.

@@ -22,7 +22,8 @@ Work operator+(Work a, Work b) {
           a.backward_attention_flops + b.backward_attention_flops,
           a.misaligned_gemm_flops + b.misaligned_gemm_flops,
           a.partly_aligned_gemm_flops + b.partly_aligned_gemm_flops,
-          a.gemm_bytes + b.gemm_bytes};
+          a.gemm_bytes + b.gemm_bytes,
+          a.backward_bytes + b.backward_bytes};
 }
 
 Work keeps(double elements) { return {0.0, 0.0, 0.0, elements * kActivationBytes, 0.0}; }
@@ -50,6 +51,8 @@ Work gemm(double flops, double bytes, std::initializer_list<std::int64_t> featur
 Work elementwise(double elements, double flops_per_element, double accesses) {
   return {elements * flops_per_element, elements * accesses * kActivationBytes};
 }
+
+Work copy(double elements) { return elementwise(elements, 0.0, 2.0); }
 
 Work in_fp32(Work work) {
   work.fp32_bytes = work.bytes;
@@ -96,6 +99,7 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
   tensor.forward_gemm_memory_bytes_per_sample = forward.gemm_bytes;
   tensor.forward_fp32_memory_bytes_per_sample = forward.fp32_bytes;
   tensor.forward_cast_elements_per_sample = forward.cast_elements;
+  tensor.backward_extra_memory_bytes_per_sample = forward.backward_bytes;
   tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
   tensor.forward_attention_flops_per_sample = forward.attention_flops;
   tensor.backward_attention_flops_per_sample = forward.backward_attention_flops;
@@ -119,6 +123,7 @@ void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops
   tensor.forward_gemm_memory_bytes_per_sample += forward.gemm_bytes;
   tensor.forward_fp32_memory_bytes_per_sample += forward.fp32_bytes;
   tensor.forward_cast_elements_per_sample += forward.cast_elements;
+  tensor.backward_extra_memory_bytes_per_sample += forward.backward_bytes;
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
   tensor.forward_attention_flops_per_sample += forward.attention_flops;
   tensor.backward_attention_flops_per_sample += forward.backward_attention_flops;

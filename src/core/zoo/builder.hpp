@@ -15,6 +15,9 @@
 //    run as kernels of their own after the product's. Batch norm in training: three passes (read for the statistics, read
 //    and write to normalise). Layer and RMS norm: read + write. Elementwise operators:
 //    every operand read and the result written. Weights are not counted.
+//  - Backward traffic is twice forward's, plus `Work::backward_bytes` where an
+//    implementation is known to run kernels of its own in backward (ViT-B/16's
+//    nn.MultiheadAttention: a select's zero-filled gradients and their sum, transformer.cpp).
 //  - Operators without parameters are attached to a neighbouring tensor; each model
 //    file says which. Dropout and attention masking are not counted in FLOPs or traffic.
 //  - Saved bytes are what autograd keeps from forward for backward (the activation memory),
@@ -87,6 +90,8 @@ struct Work {
   // The part of `bytes` the matrix products move themselves (their operands read and their
   // result written, inside the GEMM kernel); the rest is other kernels' traffic.
   double gemm_bytes = 0.0;
+  // Backward traffic beyond twice `bytes` (TensorSpec::backward_extra_memory_bytes_per_sample).
+  double backward_bytes = 0.0;
 };
 
 // Memory kept for backward and nothing else: `elements` activations at 4 bytes.
@@ -105,6 +110,9 @@ Work operator+(Work a, Work b);
 // `elements` elements, `flops_per_element` each, `accesses` tensors of that size read
 // or written (a residual add reads two and writes one: 3).
 Work elementwise(double elements, double flops_per_element, double accesses);
+// A copy of `elements` elements (torch.cat, .contiguous(), an einsum's operand): each read
+// and written once.
+Work copy(double elements);
 // `work` run by an operator on autocast's fp32 list: all its traffic stays fp32.
 Work in_fp32(Work work);
 // `elements` converted by autocast (no FLOPs; their traffic is priced per cast).

@@ -96,9 +96,6 @@ std::size_t o2_layer_norm(ModelBuilder& builder, const std::string& prefix, std:
   return weight;
 }
 
-// A copy of `elements` elements (torch.cat, .contiguous(), an einsum's operand).
-Work copy(double elements) { return elementwise(elements, 0.0, 2.0); }
-
 // An embedding lookup of `tokens` rows of `width` (builder.hpp's embedding() without its
 // fp32 marking): the rows read, the result written, the int64 indices kept for the backward
 // scatter.
