@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtperf/analysis/advice.hpp"
@@ -346,7 +347,7 @@ TEST_CASE("advise's refusal prices every scheme, the attribution and the compute
   Evaluator e(s);
   std::vector<Scheme> topology_schemes;  // Decent-DP's, but the complete one (the attribution's dearest among them)
   for (const TopologyInfo& t : topologies()) {
-    if (t.gossip && t.name != "complete") topology_schemes.push_back(Scheme::gossip(t.name));
+    if (t.gossip && std::string_view(t.name) != "complete") topology_schemes.push_back(Scheme::gossip(t.name));
   }
   std::vector<Scheme> schemes{Scheme::allreduce(), Scheme::gossip("complete")};
   schemes.insert(schemes.end(), topology_schemes.begin(), topology_schemes.end());
