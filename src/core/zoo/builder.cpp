@@ -93,22 +93,10 @@ std::size_t ModelBuilder::add(std::string name, std::int64_t params, Work forwar
   TensorSpec tensor;
   tensor.name = std::move(name);
   tensor.params = params;
-  tensor.forward_flops_per_sample = forward.flops;
-  tensor.backward_flops_per_sample = backward_flops;
-  tensor.forward_memory_bytes_per_sample = forward.bytes;
-  tensor.forward_gemm_memory_bytes_per_sample = forward.gemm_bytes;
-  tensor.forward_fp32_memory_bytes_per_sample = forward.fp32_bytes;
-  tensor.forward_cast_elements_per_sample = forward.cast_elements;
-  tensor.backward_extra_memory_bytes_per_sample = forward.backward_bytes;
-  tensor.forward_gemm_flops_per_sample = forward.gemm_flops;
-  tensor.forward_attention_flops_per_sample = forward.attention_flops;
-  tensor.backward_attention_flops_per_sample = forward.backward_attention_flops;
-  tensor.forward_misaligned_gemm_flops_per_sample = forward.misaligned_gemm_flops;
-  tensor.forward_partly_aligned_gemm_flops_per_sample = forward.partly_aligned_gemm_flops;
-  tensor.saved_activation_bytes_per_sample = forward.saved;
-  tensor.saved_fixed_bytes_per_sample = forward.saved_fixed;
   model_.tensors.push_back(std::move(tensor));
-  return model_.tensors.size() - 1;
+  const std::size_t index = model_.tensors.size() - 1;
+  attach(index, forward, backward_flops);  // onto zeros: the tensor's own work
+  return index;
 }
 
 void ModelBuilder::attach(std::size_t index, Work forward) {
