@@ -15,8 +15,10 @@ with the profile's peak of the dtype, its measured GEMM efficiency curve for the
 (interpolated on log FLOPs, held at its ends, as `interpolate.hpp` does) and its measured
 copy bandwidth. Each pass reads two of the three tensors (input, weights, output or their
 gradients) and writes the third, so each moves input + output + weights once, at the
-dtype's element size (2 bytes in fp16 and bf16, 4 in fp32 and tf32). The FLOPs are the
-measurement file's (2 N H_out W_out C_out C_in k^2 per pass).
+dtype's element size (2 bytes in fp16 and bf16, 4 in fp32 and tf32). A 1 x 1 convolution
+of stride 2 reads only a quarter of its input; it is counted whole, which prices those
+few shapes' traffic high, never low. The FLOPs are the measurement file's
+(2 N H_out W_out C_out C_in k^2 per pass).
 
 Only the standard library: it runs wherever the tests run.
 """
