@@ -1,6 +1,7 @@
 """Measured convolution times against the compute model's roofline for them, pass by pass.
 
-    python3 validation/conv_roofline.py [--rates FILE] [--profile FILE] [--detail MODEL:DTYPE]
+    python3 validation/conv_roofline.py [--rates FILE] [--profile FILE] [--kernels FILE]
+                                        [--detail MODEL:DTYPE]
 
 Reads the convolutions timed alone on one GPU (measure_conv_rates.py; default
 validation/data/single-gpu/h200-conv-rates.json) and a calibrated profile of the same GPU
@@ -8,6 +9,14 @@ validation/data/single-gpu/h200-conv-rates.json) and a calibrated profile of the
 measured time of all the model's convolutions (each distinct shape times its count in the
 model, the three passes) beside what the compute model prices them at, and their ratio,
 in total and per pass. --detail adds one line per shape and pass.
+
+A second table sets the same price beside the convolutions' time inside a training step:
+the kernels of a profiled step (measure_op_breakdown.py; default
+validation/data/single-gpu/h200-kernels.json) whose names are convolution or matrix-product
+kernels (cuDNN's fprop, dgrad and wgrad, implicit-GEMM and Winograd kernels, cuBLAS's and
+CUTLASS's GEMMs: the classifier's products are among them). That file lists a step's 40
+longest kernels and its busy time; the time of the kernels it does not list bounds the
+convolutions' from above, so both ends are printed.
 
 The roofline is the one `src/core/compute.cpp` gives a matrix product that runs alone:
     t = max(FLOPs / (peak x efficiency(FLOPs)), bytes / copy bandwidth)
@@ -71,6 +80,22 @@ class Roofline:
         return (arithmetic, "arithmetic") if arithmetic >= memory else (memory, "memory")
 
 
+CONV_KERNEL_MARKS = ("fprop", "dgrad", "wgrad", "implicit", "conv", "winograd", "xmma", "nvjet", "gemm", "cutlass")
+
+
+def is_conv_kernel(name: str) -> bool:
+    lower = name.lower()
+    return any(mark in lower for mark in CONV_KERNEL_MARKS)
+
+
+def in_training_ms(result: dict) -> tuple[float, float]:
+    """The listed convolution and GEMM kernels' time per step, and that plus every unlisted
+    kernel's (the listed kernels' time short of the busy time)."""
+    listed = sum(k["ms"] for k in result["kernels"] if is_conv_kernel(k["name"]))
+    unlisted = max(0.0, result["busy_ms"] - sum(k["ms"] for k in result["kernels"]))
+    return listed, listed + unlisted
+
+
 def bytes_moved(point: dict) -> float:
     element = 2 if point["dtype"] in ("fp16", "bf16") else 4
     side_out = -(-point["side"] // point["stride"])
@@ -84,11 +109,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rates", default=str(ROOT / "validation/data/single-gpu/h200-conv-rates.json"))
     parser.add_argument("--profile", default=str(ROOT / "profiles/calibrated/h200-1gpu.json"))
+    parser.add_argument("--kernels", default=str(ROOT / "validation/data/single-gpu/h200-kernels.json"))
     parser.add_argument("--detail", action="append", default=[], metavar="MODEL:DTYPE")
     args = parser.parse_args()
     try:
         rates = json.loads(Path(args.rates).read_text())
         roofline = Roofline(json.loads(Path(args.profile).read_text()))
+        steps = json.loads(Path(args.kernels).read_text())["results"]
     except (OSError, ValueError, KeyError) as e:
         print(f"conv_roofline.py: {e}", file=sys.stderr)
         return 2
@@ -124,6 +151,17 @@ def main() -> int:
             counts = shapes[(model, dtype)]
             print(f"   {model:<9}  {dtype:<5} {counts['forward']:>6}  {measured * 1e3:8.1f}  {model_s * 1e3:8.1f}"
                   f"  {measured / model_s:5.2f}  {ratios[0]:7.2f}  {ratios[1]:10.2f}  {ratios[2]:11.2f}")
+    print(f"# inside a training step ({Path(args.kernels).name}): convolution and GEMM kernels, listed and at most")
+    print("#  model      dtype  batch  step  busy  in-training  roofline  ratio")
+    print("#                           (ms)  (ms)         (ms)      (ms)")
+    for result in steps:
+        key = (result["model"], result["dtype"])
+        if key not in totals or any(shapes[key][p] == 0 for p in PASSES):
+            continue
+        model_s = sum(v[1] for v in totals[key].values()) * 1e3
+        low, high = in_training_ms(result)
+        print(f"   {result['model']:<9}  {result['dtype']:<5} {result['batch_per_gpu']:>5} {result['step_ms']:5.1f}"
+              f" {result['busy_ms']:5.1f}  {low:5.1f}-{high:5.1f}  {model_s:8.1f}  {low / model_s:.2f}-{high / model_s:.2f}")
     if details:
         print("#  model     dtype  side  c_in c_out  kxk/s count pass            measured roofline  ratio  bound")
         print("#                                                                   (ms)     (ms)")

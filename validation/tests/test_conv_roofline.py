@@ -58,6 +58,16 @@ class ConvRooflineTest(unittest.TestCase):
         self.assertAlmostEqual(t, 1e9 / (50e12 * 0.35))
         self.assertEqual(bound, "arithmetic")
 
+    def test_in_training_listed_and_at_most(self):
+        # Listed: 3 + 2 ms of convolution and GEMM kernels, 4 ms of others; busy 10 ms, so
+        # 1 ms of kernels is unlisted and may be convolutions: 5-6 ms.
+        result = {"busy_ms": 10.0, "kernels": [
+            {"name": "sm90_xmma_fprop_implicit_gemm_bf16", "ms": 3.0},
+            {"name": "cutlass_tensorop_bf16_s16816wgrad", "ms": 2.0},
+            {"name": "cudnn::batchnorm_fwtr_nhwc_semiPersist", "ms": 4.0}]}
+        self.assertEqual(conv_roofline.in_training_ms(result), (5.0, 6.0))
+        self.assertFalse(conv_roofline.is_conv_kernel("at::native::batch_norm_collect_statistics"))
+
 
 if __name__ == "__main__":
     unittest.main()
