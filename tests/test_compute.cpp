@@ -235,6 +235,37 @@ TEST_CASE("fused attention's products run at the fused-attention rate", "[comput
   CHECK_THAT(compute_params(h200, DType::tf32).fused_attention_flops_per_s, WithinRel(53.48e12 * 0.980, 1e-3));
 }
 
+TEST_CASE("a fused attention kernel's products on partly filled tiles take time, not FLOPs", "[compute][flops]") {
+  TensorSpec t;
+  t.name = "proj.weight";
+  t.params = 1000;
+  // 1 GFLOP of products, all inside a fused attention kernel, which computes 0.5 GFLOP more
+  // on partly filled tiles (1.25 GFLOP more in backward, its 2.5 GFLOP of products).
+  t.forward_flops_per_sample = 1e9;
+  t.forward_gemm_flops_per_sample = 1e9;
+  t.forward_attention_flops_per_sample = 1e9;
+  t.forward_attention_tile_flops_per_sample = 0.5e9;
+  t.backward_flops_per_sample = 2.5e9;
+  t.backward_attention_flops_per_sample = 2.5e9;
+  t.backward_attention_tile_flops_per_sample = 1.25e9;
+  const ModelSpec m = model_of("attention", {t});
+  Buffers b(m);
+  const ComputeRequest request = flops_request();
+  ComputeParams p = simple_params();
+  // At 0.25 of the 1 TFLOP/s peak: 1.5 GFLOP in 6 ms forward, 3.75 GFLOP in 15 ms backward.
+  p.fused_attention_flops_per_s = 0.25e12;
+  compute_times(m, p, request, b.times);
+  CHECK_THAT(b.times.forward_s, WithinRel(6e-3, 1e-9));
+  CHECK_THAT(b.backward[0], WithinRel(15e-3, 1e-9));
+  // Without a fused-attention rate, as GEMMs: forward one GEMM of 1.5 GFLOP at eff
+  // 0.5 x 1.5 / 2.5 = 0.3, 5 ms; backward 3.75 GFLOP in two GEMMs of 1.875 GFLOP at eff
+  // 0.5 x 1.875 / 2.875, 11.5 ms.
+  p.fused_attention_flops_per_s = 0.0;
+  compute_times(m, p, request, b.times);
+  CHECK_THAT(b.times.forward_s, WithinRel(5e-3, 1e-9));
+  CHECK_THAT(b.backward[0], WithinRel(3.75e9 / (1e12 * 0.5 * 1.875 / 2.875), 1e-9));
+}
+
 TEST_CASE("matrix products over misaligned rows run at their own rate", "[compute][flops]") {
   TensorSpec t;
   t.name = "head.weight";

@@ -164,6 +164,32 @@ TEST_CASE("Under autocast a CNN casts only its image and a transformer keeps nor
   }
 }
 
+TEST_CASE("Fused attention computes whole tiles of 64 queries by 64 keys", "[zoo]") {
+  const auto out_proj = [](const ModelSpec& m, const std::string& name) {
+    for (const auto& t : m.tensors)
+      if (t.name == name) return t;
+    FAIL("no " << name);
+    return m.tensors.front();
+  };
+  // ViT-B/16, 197 tokens, every query against every key: 197^2 = 38,809 pairs, 4 tiles of
+  // 64 each way compute 256^2 = 65,536. Products: 2 x 2 x 768 FLOPs per pair.
+  const auto vit = out_proj(zoo("vit-b16"), "encoder.layers.encoder_layer_0.self_attention.out_proj.weight");
+  CHECK(vit.forward_attention_flops_per_sample == Approx(4.0 * 768 * 38809));
+  CHECK(vit.forward_attention_tile_flops_per_sample == Approx(4.0 * 768 * (65536 - 38809)));
+  CHECK(vit.backward_attention_tile_flops_per_sample == Approx(2.5 * 4.0 * 768 * (65536 - 38809)));
+  // GPT-2 small, 1,024 tokens, causal: the model's 1024^2 / 2 = 524,288 pairs; 16 tiles a
+  // side, of which 16 x 17 / 2 = 136 tile pairs on and below the diagonal, 136 x 64^2 =
+  // 557,056 pairs computed.
+  const auto gpt2 = out_proj(zoo("gpt2-small"), "h.0.attn.c_proj.weight");
+  CHECK(gpt2.forward_attention_flops_per_sample == Approx(4.0 * 768 * 524288));
+  CHECK(gpt2.forward_attention_tile_flops_per_sample == Approx(4.0 * 768 * (557056 - 524288)));
+  // Eager attention runs no fused kernel, so no tiles of one.
+  for (const auto& t : zoo("transformer-base").tensors) {
+    INFO(t.name);
+    CHECK(t.forward_attention_tile_flops_per_sample == 0.0);
+  }
+}
+
 TEST_CASE("ViT-B/16 counts nn.MultiheadAttention's layout copies and its selects' backward", "[zoo]") {
   // Per image: 197 tokens of E = 768, e = 151,296 elements. in_proj: the packed output made
   // contiguous, 3e read and written (6e accesses, 4 bytes each), on top of its product and

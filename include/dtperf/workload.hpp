@@ -48,6 +48,11 @@ struct TensorSpec {
   // profile they run at it instead of at the GEMM efficiency.
   double forward_attention_flops_per_sample = 0.0;
   double backward_attention_flops_per_sample = 0.0;
+  // What that kernel computes beyond those products, on tiles the sequence fills only
+  // partly (its last tiles, a causal mask's diagonal): not in the FLOPs above, which count
+  // the model's work, but in the kernel's time (the zoo's fused_attention_products).
+  double forward_attention_tile_flops_per_sample = 0.0;
+  double backward_attention_tile_flops_per_sample = 0.0;
   // The part of the forward matrix products whose operands have a contiguous dimension
   // (a linear layer's input or output features) that is not a multiple of 4 elements, and
   // of those left that is not a multiple of 8: GEMM kernels load 16 bytes at a time only

@@ -48,12 +48,14 @@ ComputeSource resolve_compute_source(const ModelSpec& model, const ComputeReques
 namespace {
 
 // The matrix products of one operator and pass: all of them, the part inside a fused
-// attention kernel, and the parts over rows not aligned to 16 bytes (TensorSpec).
+// attention kernel, and the parts over rows not aligned to 16 bytes (TensorSpec); and what
+// the fused attention kernel computes beyond its part on partly filled tiles.
 struct Products {
   double flops = 0.0;
   double attention_flops = 0.0;
   double misaligned_flops = 0.0;
   double partly_aligned_flops = 0.0;
+  double attention_tile_flops = 0.0;
 };
 
 // Seconds of products at `rate`, never faster than `aligned_rate` (0: no rate of its own).
@@ -71,15 +73,19 @@ double at_rate_s(double flops, double rate, double aligned_rate) {
 // their size reaches (`gemms`: how many equal GEMMs they split into; backward has data and
 // weight gradients), elementwise FLOPs at the vector rate; the products inside a fused
 // attention kernel at the fused-attention rate, where there is one, and those over
-// misaligned rows at their rates (compute_params), never faster than aligned ones.
+// misaligned rows at their rates (compute_params), never faster than aligned ones. A fused
+// attention kernel's products on partly filled tiles are priced as its others are: at the
+// fused-attention rate, or without one with the aligned products.
 double roofline_s(const ComputeParams& p, double flops, Products products, double memory_bytes, double gemm_bytes,
                   double gemms) {
   const double elementwise = (flops - products.flops) / p.vector_flops_per_s;
   double products_s = 0.0;
   double rest = products.flops;
   if (p.fused_attention_flops_per_s > 0.0 && products.attention_flops > 0.0) {
-    products_s += products.attention_flops / p.fused_attention_flops_per_s;
+    products_s += (products.attention_flops + products.attention_tile_flops) / p.fused_attention_flops_per_s;
     rest = std::max(0.0, rest - products.attention_flops);
+  } else {
+    rest += products.attention_tile_flops;
   }
   if (rest > 0.0) {
     const double aligned_rate = p.peak_flops_per_s * gemm_efficiency_at(p, rest / gemms);
@@ -137,7 +143,8 @@ void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, C
     const Products forward_products{t.forward_gemm_flops_per_sample * batch,
                                     t.forward_attention_flops_per_sample * batch,
                                     t.forward_misaligned_gemm_flops_per_sample * batch,
-                                    t.forward_partly_aligned_gemm_flops_per_sample * batch};
+                                    t.forward_partly_aligned_gemm_flops_per_sample * batch,
+                                    t.forward_attention_tile_flops_per_sample * batch};
     forward += roofline_s(p, t.forward_flops_per_sample * batch, forward_products, traffic.forward_bytes * batch,
                           traffic.gemm_forward_bytes * batch, 1.0);
     // Backward's products over misaligned rows: forward's shares of its products.
@@ -149,7 +156,8 @@ void flops_times(const ModelSpec& model, const ComputeParams& p, double batch, C
     };
     const Products backward_products{backward_gemm, t.backward_attention_flops_per_sample * batch,
                                      share(t.forward_misaligned_gemm_flops_per_sample),
-                                     share(t.forward_partly_aligned_gemm_flops_per_sample)};
+                                     share(t.forward_partly_aligned_gemm_flops_per_sample),
+                                     t.backward_attention_tile_flops_per_sample * batch};
     const double b = roofline_s(p, backward_flops, backward_products, traffic.backward_bytes * batch,
                                 traffic.gemm_backward_bytes * batch, 2.0);
     out.backward_s[i] = b;

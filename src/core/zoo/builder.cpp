@@ -1,6 +1,7 @@
 #include "builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -20,6 +21,8 @@ Work operator+(Work a, Work b) {
           a.cast_elements + b.cast_elements,
           a.attention_flops + b.attention_flops,
           a.backward_attention_flops + b.backward_attention_flops,
+          a.attention_tile_flops + b.attention_tile_flops,
+          a.backward_attention_tile_flops + b.backward_attention_tile_flops,
           a.misaligned_gemm_flops + b.misaligned_gemm_flops,
           a.partly_aligned_gemm_flops + b.partly_aligned_gemm_flops,
           a.gemm_bytes + b.gemm_bytes,
@@ -115,6 +118,8 @@ void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
   tensor.forward_attention_flops_per_sample += forward.attention_flops;
   tensor.backward_attention_flops_per_sample += forward.backward_attention_flops;
+  tensor.forward_attention_tile_flops_per_sample += forward.attention_tile_flops;
+  tensor.backward_attention_tile_flops_per_sample += forward.backward_attention_tile_flops;
   tensor.forward_misaligned_gemm_flops_per_sample += forward.misaligned_gemm_flops;
   tensor.forward_partly_aligned_gemm_flops_per_sample += forward.partly_aligned_gemm_flops;
   tensor.saved_activation_bytes_per_sample += forward.saved;
@@ -209,24 +214,36 @@ Work attention_products(std::int64_t model_dim, std::int64_t heads, double query
   return work;
 }
 
-FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads,
-                                        double query_tokens, double keys_per_query) {
+double attention_pairs(double tokens, AttentionMask mask) {
+  return mask == AttentionMask::causal ? tokens * tokens / 2.0 : tokens * tokens;
+}
+
+double attention_tile_pairs(double tokens, AttentionMask mask) {
+  const double tiles = std::ceil(tokens / kFusedAttentionTileTokens);
+  const double pairs_per_tile = kFusedAttentionTileTokens * kFusedAttentionTileTokens;
+  return mask == AttentionMask::causal ? pairs_per_tile * tiles * (tiles + 1.0) / 2.0 : pairs_per_tile * tiles * tiles;
+}
+
+FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads, double tokens,
+                                        AttentionMask mask) {
   constexpr double kBackwardProductsToForward = 2.5;  // FlashAttention-2: 5 products / 2
   const double d = static_cast<double>(model_dim);
   const double kv = static_cast<double>(kv_dim);
   const double h = static_cast<double>(heads);
-  const double gemm_flops = 2.0 * 2.0 * d * keys_per_query;
-  const double softmax_flops = kSoftmaxFlopsPerElement * h * keys_per_query;
+  const double pairs = attention_pairs(tokens, mask);
+  const double gemm_flops = 2.0 * 2.0 * d * pairs;
+  const double softmax_flops = kSoftmaxFlopsPerElement * h * pairs;
   const double bytes = (2.0 * d + 2.0 * kv) * kActivationBytes;  // Q, K, V read, output written
   const double kept = 2.0 * d + 2.0 * kv + h;                     // Q, K, V, output, log-sum-exp
+  const double tile_flops = 2.0 * 2.0 * d * (attention_tile_pairs(tokens, mask) - pairs);
   FusedAttention out;
-  out.forward = {query_tokens * (gemm_flops + softmax_flops), query_tokens * bytes, query_tokens * gemm_flops,
-                 query_tokens * kept * kActivationBytes, 0.0};
-  out.forward.attention_flops = query_tokens * gemm_flops;
+  out.forward = {gemm_flops + softmax_flops, tokens * bytes, gemm_flops, tokens * kept * kActivationBytes, 0.0};
+  out.forward.attention_flops = gemm_flops;
+  out.forward.backward_attention_flops = kBackwardProductsToForward * gemm_flops;
+  out.forward.attention_tile_flops = tile_flops;
+  out.forward.backward_attention_tile_flops = kBackwardProductsToForward * tile_flops;
   out.forward.gemm_bytes = out.forward.bytes;  // one kernel
-  out.forward.backward_attention_flops = query_tokens * kBackwardProductsToForward * gemm_flops;
-  out.backward_flops =
-      query_tokens * (kBackwardProductsToForward * gemm_flops + kBackwardToForward * softmax_flops);
+  out.backward_flops = kBackwardProductsToForward * gemm_flops + kBackwardToForward * softmax_flops;
   return out;
 }
 

@@ -83,6 +83,10 @@ struct Work {
   // The part of `gemm_flops` inside a fused attention kernel, and its backward's count.
   double attention_flops = 0.0;
   double backward_attention_flops = 0.0;
+  // What that kernel computes beyond them on partly filled tiles (TensorSpec), forward and
+  // backward: not in `flops`, which counts the model's work.
+  double attention_tile_flops = 0.0;
+  double backward_attention_tile_flops = 0.0;
   // The part of `gemm_flops` in products with a feature dimension not a multiple of 4
   // elements, and one a multiple of 4 but not of 8 (TensorSpec).
   double misaligned_gemm_flops = 0.0;
@@ -185,12 +189,33 @@ Work attention_products(std::int64_t model_dim, std::int64_t heads, double query
 // and one log-sum-exp per query and head. Backward recomputes QK^T: 5 matrix products
 // against forward's 2, so 2.5 x forward's product FLOPs (the paper's own count, Sec. 4.1),
 // and the softmax twice over as every elementwise operator here.
+// Self-attention over `tokens` tokens, every query against every key or (causal) against
+// the keys up to its own: n^2 or n^2 / 2 query-key pairs, the model's work. The kernel
+// computes whole tiles of kFusedAttentionTileTokens queries by as many keys: a sequence
+// that is not a multiple of the tile fills its last tiles partly, and a causal mask's
+// diagonal tiles are computed whole and half of them masked (FlashAttention-2, Sec. 3.1.1:
+// blocks above the diagonal are skipped, those on it computed with the mask applied). The
+// products on those tile pairs beyond the model's own are `attention_tile_flops`, priced
+// with the rest of the kernel's products but not counted as the model's FLOPs.
+enum class AttentionMask : std::uint8_t { full, causal };
+// Tokens per tile, queries and keys: the fused attention kernels on the H200
+// (validation/data/single-gpu/h200-kernels.json) are PyTorch's memory-efficient fp32
+// kernels, `fmha_cutlassF_f32_aligned_64x64` and `fmha_cutlassB_f32_aligned_64x64_k64`
+// (64 queries by 64 keys per block), and cuDNN's, `flash_fprop_..._64x128x64` and
+// `flash_bprop_..._64x64x64`. Where a kernel's tiles are larger (128 keys in cuDNN's
+// forward, 128 x 128 in FlashAttention-2's forward at head size 64) it wastes more: 64
+// is the least any of them wastes.
+inline constexpr double kFusedAttentionTileTokens = 64.0;
+// Query-key pairs of self-attention over `tokens` tokens: the model's, and those its fused
+// kernel computes on whole tiles.
+double attention_pairs(double tokens, AttentionMask mask);
+double attention_tile_pairs(double tokens, AttentionMask mask);
 struct FusedAttention {
   Work forward;
   double backward_flops = 0.0;
 };
-FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads,
-                                        double query_tokens, double keys_per_query);
+FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_dim, std::int64_t heads, double tokens,
+                                        AttentionMask mask);
 // Logits of `vocab` classes per token from a projection whose weight is tied to an
 // embedding, after a layer norm (whose fp32 output autocast casts): the GEMM, softmax and
 // cross-entropy.

@@ -41,7 +41,7 @@ void attach_attention(ModelBuilder& builder, std::size_t index, std::int64_t d, 
                       std::int64_t heads, double tokens, Attention attention, bool dropout) {
   const double elements = static_cast<double>(d) * tokens;
   if (attention == Attention::fused) {
-    const FusedAttention fused = fused_attention_products(d, kv_dim, heads, tokens, tokens / 2.0);
+    const FusedAttention fused = fused_attention_products(d, kv_dim, heads, tokens, AttentionMask::causal);
     builder.attach(index, fused.forward, fused.backward_flops);
     builder.attach(index, dropout ? residual_add(d, tokens) + dropout_mask(elements) : residual_add(d, tokens));
     return;

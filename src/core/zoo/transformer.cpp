@@ -231,7 +231,7 @@ void vit_layer(ModelBuilder& builder, const std::string& prefix, double tokens) 
                         prefix + ".self_attention.in_proj_bias", kVitHidden, 3 * kVitHidden, tokens),
                  casts(static_cast<double>(kVitHidden) * tokens) + layout.in_proj);
   const std::size_t out_proj = linear(builder, prefix + ".self_attention.out_proj", kVitHidden, kVitHidden, tokens);
-  const FusedAttention fused = fused_attention_products(kVitHidden, kVitHidden, kVitHeads, tokens, tokens);
+  const FusedAttention fused = fused_attention_products(kVitHidden, kVitHidden, kVitHeads, tokens, AttentionMask::full);
   builder.attach(out_proj, fused.forward, fused.backward_flops);
   builder.attach(out_proj, layout.out_proj + residual_add(kVitHidden, tokens));
   layer_norm(builder, prefix + ".ln_2", kVitHidden, tokens);
