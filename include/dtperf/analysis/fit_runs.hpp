@@ -332,7 +332,7 @@ double student_t90(int dof);
 /// departures' mean. Independent of each other; the residual is the model's 2 % floor.
 /// Host work and the intra-node links are not in it: host work's fitted departures do not
 /// carry from one cluster to another, and the intra-node efficiency is identified by one
-/// FSDP cluster only (x0.70 of the datasheet's NVLink rate): no spread to take. Where compute is measured
+/// FSDP cluster only (x0.69 of the datasheet's NVLink rate): no spread to take. Where compute is measured
 /// (`flops_compute` false: a per-layer log, a single-GPU iteration), only the link term
 /// applies.
 inline constexpr ClusterSpread kDatasheetCompute{0.19, 0.34, 8, kFlopsComputePriorSdLn};
