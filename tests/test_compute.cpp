@@ -187,18 +187,31 @@ TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in
   CHECK(compute_params(io::load_profile("dgx-a100"), DType::bf16).activation_bytes_per_element == 2.0);
 }
 
-TEST_CASE("fused attention's products run at the fused-attention rate", "[compute][flops]") {
+namespace {
+
+// An operator of `products` FLOPs of matrix products, `attention` of them inside a fused
+// attention kernel that computes `tile` more on partly filled tiles. Backward: twice the
+// other products, 2.5 x the kernel's (FlashAttention-2's count).
+TensorSpec attention_tensor(double products, double attention, double tile) {
   TensorSpec t;
   t.name = "proj.weight";
   t.params = 1000;
+  t.forward_flops_per_sample = products;
+  t.forward_gemm_flops_per_sample = products;
+  t.forward_attention_flops_per_sample = attention;
+  t.forward_attention_tile_flops_per_sample = tile;
+  t.backward_flops_per_sample = 2.0 * (products - attention) + 2.5 * attention;
+  t.backward_attention_flops_per_sample = 2.5 * attention;
+  t.backward_attention_tile_flops_per_sample = 2.5 * tile;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("fused attention's products run at the fused-attention rate", "[compute][flops]") {
   // 2 GFLOP of matrix products: a 1-GFLOP projection and 1 GFLOP inside a fused attention
-  // kernel, whose backward does 2.5 GFLOP of products.
-  t.forward_flops_per_sample = 2e9;
-  t.forward_gemm_flops_per_sample = 2e9;
-  t.forward_attention_flops_per_sample = 1e9;
-  t.backward_flops_per_sample = 4.5e9;
-  t.backward_attention_flops_per_sample = 2.5e9;
-  const ModelSpec m = model_of("attention", {t});
+  // kernel, whose backward does 2.5 GFLOP of products (4.5 GFLOP in all).
+  const ModelSpec m = model_of("attention", {attention_tensor(2e9, 1e9, 0.0)});
   Buffers b(m);
   const ComputeRequest request = flops_request();
   ComputeParams p = simple_params();
@@ -236,19 +249,9 @@ TEST_CASE("fused attention's products run at the fused-attention rate", "[comput
 }
 
 TEST_CASE("a fused attention kernel's products on partly filled tiles take time, not FLOPs", "[compute][flops]") {
-  TensorSpec t;
-  t.name = "proj.weight";
-  t.params = 1000;
   // 1 GFLOP of products, all inside a fused attention kernel, which computes 0.5 GFLOP more
   // on partly filled tiles (1.25 GFLOP more in backward, its 2.5 GFLOP of products).
-  t.forward_flops_per_sample = 1e9;
-  t.forward_gemm_flops_per_sample = 1e9;
-  t.forward_attention_flops_per_sample = 1e9;
-  t.forward_attention_tile_flops_per_sample = 0.5e9;
-  t.backward_flops_per_sample = 2.5e9;
-  t.backward_attention_flops_per_sample = 2.5e9;
-  t.backward_attention_tile_flops_per_sample = 1.25e9;
-  const ModelSpec m = model_of("attention", {t});
+  const ModelSpec m = model_of("attention", {attention_tensor(1e9, 1e9, 0.5e9)});
   Buffers b(m);
   const ComputeRequest request = flops_request();
   ComputeParams p = simple_params();

@@ -230,12 +230,13 @@ FusedAttention fused_attention_products(std::int64_t model_dim, std::int64_t kv_
   const double d = static_cast<double>(model_dim);
   const double kv = static_cast<double>(kv_dim);
   const double h = static_cast<double>(heads);
+  const double products_per_pair = 2.0 * 2.0 * d;  // QK^T and AV: d MACs per pair each
   const double pairs = attention_pairs(tokens, mask);
-  const double gemm_flops = 2.0 * 2.0 * d * pairs;
+  const double gemm_flops = products_per_pair * pairs;
   const double softmax_flops = kSoftmaxFlopsPerElement * h * pairs;
   const double bytes = (2.0 * d + 2.0 * kv) * kActivationBytes;  // Q, K, V read, output written
   const double kept = 2.0 * d + 2.0 * kv + h;                     // Q, K, V, output, log-sum-exp
-  const double tile_flops = 2.0 * 2.0 * d * (attention_tile_pairs(tokens, mask) - pairs);
+  const double tile_flops = products_per_pair * (attention_tile_pairs(tokens, mask) - pairs);
   FusedAttention out;
   out.forward = {gemm_flops + softmax_flops, tokens * bytes, gemm_flops, tokens * kept * kActivationBytes, 0.0};
   out.forward.attention_flops = gemm_flops;
