@@ -175,6 +175,22 @@ TEST_CASE("16-bit compute moves 2-byte activations except what autocast keeps in
   // Backward: twice the activations (2 x 7 MB) and each cast's gradient once (3 MB):
   // 17 MB at 100 GB/s = 170 us, where fp32 moves 20 MB (200 us).
   CHECK_THAT(b.backward[1], WithinRel(170e-6, 1e-9));
+  // Backward moving less than the rule, split as forward is (an eager operator chain): 2 MB
+  // less at fp32 size, made of 3 MB less in fp32 and 1 MB more that follows the dtype,
+  // and 0.25 M more casts. fp32: 20 - 2 = 18 MB, 180 us. 16 bits: 17 MB, + 1 MB at 2 bytes
+  // (0.5 MB), - 3 MB, + 0.25 M casts at 4 + 2 bytes (1.5 MB): 16 MB, 160 us.
+  m.tensors[1].backward_extra_memory_bytes_per_sample = -2e6;
+  m.tensors[1].backward_extra_fp32_memory_bytes_per_sample = -3e6;
+  m.tensors[1].backward_extra_cast_elements_per_sample = 0.25e6;
+  compute_times(m, p, request, b.times);
+  CHECK_THAT(b.backward[1], WithinRel(160e-6, 1e-9));
+  ComputeParams fp32 = simple_params();
+  fp32.activation_bytes_per_element = 4.0;
+  compute_times(m, fp32, request, b.times);
+  CHECK_THAT(b.backward[1], WithinRel(180e-6, 1e-9));
+  m.tensors[1].backward_extra_memory_bytes_per_sample = 0.0;
+  m.tensors[1].backward_extra_fp32_memory_bytes_per_sample = 0.0;
+  m.tensors[1].backward_extra_cast_elements_per_sample = 0.0;
   // Without the fp32 part and the casts, 16 bits halve the traffic: 5 MB and 10 MB.
   m.tensors[1].forward_fp32_memory_bytes_per_sample = 0.0;
   m.tensors[1].forward_cast_elements_per_sample = 0.0;

@@ -83,7 +83,14 @@ struct TensorSpec {
   // forward (a select's zero-filled gradient and the sum of several gradients of one
   // tensor), less the twice-forward the rule above already charged for the operator.
   // Counted by the zoo where an implementation is known to run them; 0 for a layer file.
+  // It may be negative: an operator chain whose backward moves less than twice its forward.
   double backward_extra_memory_bytes_per_sample = 0.0;
+  // Of that extra, as forward's fields split forward's traffic: the part autocast keeps in
+  // fp32, and the elements autograd converts between fp32 and 16 bits beyond the once per
+  // forward cast the rule charges (a gradient cast back to a 16-bit input's dtype). Both 0
+  // for a layer file.
+  double backward_extra_fp32_memory_bytes_per_sample = 0.0;
+  double backward_extra_cast_elements_per_sample = 0.0;
   // What autograd keeps from this operator's forward for backward, per sample (memory.hpp):
   // activations at 4 bytes per element (halved when compute is 16-bit), and masks and
   // indices whose size does not follow the compute dtype. 0 and 0: not known.

@@ -110,7 +110,8 @@ double scale_to_batch(double measured_s, double floor_s, double batch_ratio) {
 // compute dtype's element size (TensorSpec: counted at 4 bytes, the part autocast keeps in
 // fp32 stays at 4, each cast element read at one size and written at the other, once per
 // pass). Backward moves twice forward's activations and each cast's gradient once, and
-// whatever more autograd's own kernels move (`backward_extra_memory_bytes_per_sample`).
+// whatever more (or less) autograd's own kernels move (`backward_extra_*`: split as
+// forward's traffic is, its fp32 part at 4 bytes and its extra casts at both sizes).
 // The matrix products' own part (`gemm_*`) runs in the compute dtype.
 struct Traffic {
   double forward_bytes = 0.0;
@@ -121,14 +122,17 @@ struct Traffic {
 
 Traffic traffic_per_sample(const TensorSpec& t, double element_bytes) {
   const double gemm = t.forward_gemm_memory_bytes_per_sample * (element_bytes / 4.0);
-  const double backward_extra = t.backward_extra_memory_bytes_per_sample * (element_bytes / 4.0);
   if (element_bytes == 4.0) {
+    const double backward_extra = t.backward_extra_memory_bytes_per_sample;
     return {t.forward_memory_bytes_per_sample, 2.0 * t.forward_memory_bytes_per_sample + backward_extra, gemm,
             2.0 * gemm};
   }
   const double fp32 = t.forward_fp32_memory_bytes_per_sample;
   const double activations = (t.forward_memory_bytes_per_sample - fp32) * (element_bytes / 4.0) + fp32;
   const double casts = t.forward_cast_elements_per_sample * (4.0 + element_bytes);
+  const double extra_fp32 = t.backward_extra_fp32_memory_bytes_per_sample;
+  const double backward_extra = (t.backward_extra_memory_bytes_per_sample - extra_fp32) * (element_bytes / 4.0) +
+                                extra_fp32 + t.backward_extra_cast_elements_per_sample * (4.0 + element_bytes);
   return {activations + casts, 2.0 * activations + casts + backward_extra, gemm, 2.0 * gemm};
 }
 

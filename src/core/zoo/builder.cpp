@@ -26,7 +26,9 @@ Work operator+(Work a, Work b) {
           a.misaligned_gemm_flops + b.misaligned_gemm_flops,
           a.partly_aligned_gemm_flops + b.partly_aligned_gemm_flops,
           a.gemm_bytes + b.gemm_bytes,
-          a.backward_bytes + b.backward_bytes};
+          a.backward_bytes + b.backward_bytes,
+          a.backward_fp32_bytes + b.backward_fp32_bytes,
+          a.backward_cast_elements + b.backward_cast_elements};
 }
 
 Work keeps(double elements) { return {0.0, 0.0, 0.0, elements * kActivationBytes, 0.0}; }
@@ -115,6 +117,8 @@ void ModelBuilder::attach(std::size_t index, Work forward, double backward_flops
   tensor.forward_fp32_memory_bytes_per_sample += forward.fp32_bytes;
   tensor.forward_cast_elements_per_sample += forward.cast_elements;
   tensor.backward_extra_memory_bytes_per_sample += forward.backward_bytes;
+  tensor.backward_extra_fp32_memory_bytes_per_sample += forward.backward_fp32_bytes;
+  tensor.backward_extra_cast_elements_per_sample += forward.backward_cast_elements;
   tensor.forward_gemm_flops_per_sample += forward.gemm_flops;
   tensor.forward_attention_flops_per_sample += forward.attention_flops;
   tensor.backward_attention_flops_per_sample += forward.backward_attention_flops;

@@ -17,7 +17,9 @@
 //    every operand read and the result written. Weights are not counted.
 //  - Backward traffic is twice forward's, plus `Work::backward_bytes` where an
 //    implementation is known to run kernels of its own in backward (ViT-B/16's
-//    nn.MultiheadAttention: a select's zero-filled gradients and their sum, transformer.cpp).
+//    nn.MultiheadAttention: a select's zero-filled gradients and their sum, transformer.cpp),
+//    or less where its kernels are counted one by one and move less than that (GPT-2's
+//    GELU written as PyTorch operators, llm.cpp).
 //  - Operators without parameters are attached to a neighbouring tensor; each model
 //    file says which. Dropout and attention masking are not counted in FLOPs or traffic.
 //  - Saved bytes are what autograd keeps from forward for backward (the activation memory),
@@ -94,8 +96,11 @@ struct Work {
   // The part of `bytes` the matrix products move themselves (their operands read and their
   // result written, inside the GEMM kernel); the rest is other kernels' traffic.
   double gemm_bytes = 0.0;
-  // Backward traffic beyond twice `bytes` (TensorSpec::backward_extra_memory_bytes_per_sample).
+  // Backward traffic beyond twice `bytes` (TensorSpec::backward_extra_memory_bytes_per_sample),
+  // the part of it that stays fp32 under autocast, and the casts beyond forward's.
   double backward_bytes = 0.0;
+  double backward_fp32_bytes = 0.0;
+  double backward_cast_elements = 0.0;
 };
 
 // Memory kept for backward and nothing else: `elements` activations at 4 bytes.
