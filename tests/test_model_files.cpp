@@ -158,7 +158,7 @@ TEST_CASE("Models by size: defaults, canonical names and one clear error per bad
   // The 1.3B GPT: d 2048 -> 32 heads of 64, FFN 8192; 24 x (12 d^2 + 13 d) + 2 d + 50,257 d
   // + 2,048 d = 1,315,723,264 parameters.
   const ModelSpec gpt = load_model("gpt:layers=24,d=2048,seq=2048");
-  CHECK(gpt.name == "gpt:layers=24,d=2048,heads=32,ffn=8192,seq=2048,vocab=50257,batch=1,attention=fused,dropout=no");
+  CHECK(gpt.name == "gpt:layers=24,d=2048,heads=32,ffn=8192,seq=2048,vocab=50257,batch=1,attention=fused,dropout=no,gelu=fused");
   CHECK(gpt.total_params() == 1'315'723'264);
   // Llama's FFN rule: ceil(8 x 5120 / 3) = 13,654 -> 13,824 (next multiple of 256), as
   // Llama-2-13B; 40 heads of 128.
@@ -184,9 +184,11 @@ TEST_CASE("Models by size: defaults, canonical names and one clear error per bad
   CHECK(error_of([] { load_model("gpt:layers=2,d=1e3"); }) == "model: gpt:layers=2,d=1e3: d=1e3 is not a whole number");
   CHECK(error_of([] { load_model("gpt:layers=2,d=128,"); }) ==
         "model: gpt:layers=2,d=128,: '' is not key=value (keys: layers, d, heads, ffn, seq, vocab, batch, attention, "
-        "dropout)");
+        "dropout, gelu)");
   CHECK(error_of([] { load_model("gpt:layers=2,d=128,attention=flash"); }) ==
         "model: gpt:layers=2,d=128,attention=flash: attention=flash: expected one of eager, fused");
+  CHECK(error_of([] { load_model("gpt:layers=2,d=128,gelu=tanh"); }) ==
+        "model: gpt:layers=2,d=128,gelu=tanh: gelu=tanh: expected one of fused, eager");
   CHECK(error_of([] { load_model("llama:layers=2,d=256,heads=2,kv_heads=3"); }) ==
         "model: llama:layers=2,d=256,heads=2,kv_heads=3: kv_heads=3 does not divide heads=2");
   CHECK(error_of([] { load_model("gpt:layers=2,d=128,batch=0"); }) ==

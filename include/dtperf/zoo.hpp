@@ -40,6 +40,17 @@ struct EnumNames<Attention> {
   static constexpr Named<Attention> table[] = {{Attention::eager, "eager"}, {Attention::fused, "fused"}};
 };
 
+/// How the MLP's GELU is computed. Fused: one kernel each way (torch.nn.GELU, either
+/// approximation; MosaicML's MPT). Eager: the tanh approximation written as eight PyTorch
+/// operators (Hugging Face's "gelu_new", NewGELUActivation, which GPT-2's configuration
+/// names): each a kernel of its own and a pass over the MLP's hidden tensor, most of them in
+/// fp32 under autocast (torch.pow is on its fp32 list). zoo/llm.cpp counts them.
+enum class Gelu : std::uint8_t { fused, eager };
+template <>
+struct EnumNames<Gelu> {
+  static constexpr Named<Gelu> table[] = {{Gelu::fused, "fused"}, {Gelu::eager, "eager"}};
+};
+
 /// GPT-2's architecture at any size (Radford et al. 2019; Hugging Face GPT2Model):
 /// learned positions, LayerNorm and biases everywhere, GELU MLP, LM head tied to the
 /// token embedding. MosaicML's MPT benchmarks count their models the same way (vocabulary
@@ -54,6 +65,7 @@ struct GptShape {
   double batch_per_gpu = 1.0;   // default sequences per GPU
   Attention attention = Attention::fused;
   bool dropout = false;         // dropout 0.1 on embeddings, attention and residuals (GPT-2)
+  Gelu gelu = Gelu::fused;
 };
 
 /// Llama's architecture at any size (Touvron et al. 2023; Hugging Face LlamaForCausalLM):

@@ -2,7 +2,8 @@
 // described by its shape (zoo.hpp: GptShape, LlamaShape). Keys are comma-separated
 // key=value pairs; layers and d are required, every other key has the default below.
 //   gpt:   layers, d, heads (d / 64), ffn (4 d), seq (1024), vocab (50257), batch (1),
-//          attention (fused), dropout (no)
+//          attention (fused), dropout (no), gelu (fused; eager: Hugging Face's "gelu_new",
+//          which GPT-2 runs, eight operators of its own)
 //   llama: layers, d, heads (d / 128), kv_heads (heads), ffn (the Llama rule: 8 d / 3
 //          rounded up to a multiple of 256), seq (4096), vocab (32000), batch (1),
 //          attention (fused)
@@ -144,6 +145,7 @@ GptShape gpt_shape(const ShapeKeys& keys) {
   s.batch_per_gpu = keys.batch();
   s.attention = keys.choice<Attention>("attention").value_or(Attention::fused);
   s.dropout = keys.yes_no("dropout").value_or(false);
+  s.gelu = keys.choice<Gelu>("gelu").value_or(Gelu::fused);
   return s;
 }
 
@@ -178,7 +180,8 @@ ModelSpec within_limits(ModelSpec model, const ShapeKeys& keys) {
 
 std::optional<ModelSpec> sized_model(const std::string& spec) {
   if (spec.starts_with("gpt:")) {
-    const ShapeKeys keys(spec, "gpt", {"layers", "d", "heads", "ffn", "seq", "vocab", "batch", "attention", "dropout"});
+    const ShapeKeys keys(spec, "gpt", {"layers", "d", "heads", "ffn", "seq", "vocab", "batch", "attention", "dropout",
+                                         "gelu"});
     return within_limits(gpt_model(gpt_shape(keys)), keys);
   }
   if (spec.starts_with("llama:")) {

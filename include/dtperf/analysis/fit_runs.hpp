@@ -321,8 +321,8 @@ double student_t90(int dof);
 ///    rates) is off by a factor that differs from cluster to cluster and model to model:
 ///    over the eight clusters whose compute comes from FLOPs ln(compute scale) has a mean
 ///    of 0.19 (the datasheet's compute runs x1.21 fast on average: x0.90 to x2.49) and a
-///    standard deviation of 0.34; the next cluster's, 0.34 x sqrt(1 + 1/8) x t90(7) /
-///    1.2816 = 0.40 (a factor of 1.49 at one sigma) around x1.21;
+///    standard deviation of 0.33; the next cluster's, 0.33 x sqrt(1 + 1/8) x t90(7) /
+///    1.2816 = 0.39 (a factor of 1.47 at one sigma) around x1.21;
 ///  - the inter-node transport's achieved fraction of line rate: ln(efficiency / the
 ///    profile's) over the three clusters whose fits identify it (x0.97, x1.05 and x0.65):
 ///    mean -0.14, standard deviation 0.26, and with three values the next cluster's is
@@ -335,7 +335,7 @@ double student_t90(int dof);
 /// FSDP cluster only (x0.69 of the datasheet's NVLink rate): no spread to take. Where compute is measured
 /// (`flops_compute` false: a per-layer log, a single-GPU iteration), only the link term
 /// applies.
-inline constexpr ClusterSpread kDatasheetCompute{0.19, 0.34, 8, kFlopsComputePriorSdLn};
+inline constexpr ClusterSpread kDatasheetCompute{0.19, 0.33, 8, kFlopsComputePriorSdLn};
 inline constexpr ClusterSpread kDatasheetInterEfficiency{-0.14, 0.26, 3, kInterEfficiencyPriorSdLn};
 ClusterProfile::RunsFit datasheet_uncertainty(bool flops_compute = true);
 

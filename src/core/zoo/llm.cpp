@@ -53,6 +53,44 @@ void attach_attention(ModelBuilder& builder, std::size_t index, std::int64_t d, 
 
 // ---- GPT ----------------------------------------------------------------------------
 
+// Hugging Face's "gelu_new" (NewGELUActivation), GPT-2's MLP activation, as PyTorch runs it:
+//   y = 0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3.0))))
+// eight operators, each a kernel and a pass over the hidden tensor (h elements per sample).
+// Accesses in elements of h, read + written:
+//   forward   pow 2, x 0.044715 2, + x 3, x sqrt(2/pi) 2, tanh 2, 1 + 2, 0.5 x 2, the
+//             product 3: 18, FLOPs 2+1+1+1+4+1+1+1 = 12 per element;
+//   backward  the product's two gradients 3 + 3, x 0.5 2, tanh_backward 3, x sqrt(2/pi) 2,
+//             x 0.044715 2, pow's gradient (pow(x, 2), x 3, x the gradient) 2 + 2 + 3, x's
+//             three gradients summed 3 + 3: 28 in 11 kernels, FLOPs 13 per element.
+// Under autocast torch.pow is on the fp32 list: x (16-bit, from c_fc) is cast to fp32 for
+// it, and from there the chain is fp32 by type promotion; only 0.5 x, x's reads in the
+// sum and the product, and the sum of x's gradients stay 16-bit. Of forward's 18
+// accesses 14 are fp32; of backward's 28, 19. Casts: x into pow, and the fp32 result into
+// c_proj's product (autocast), in forward; in backward those two gradients cast back and
+// two more that autograd casts to a 16-bit input's dtype (0.5 x's and the sum's gradients
+// of x): 4, where the rule charges 2. Backward is given against the rule (twice forward,
+// one cast each): fp32 accesses 19 - 2 x 14 = -9, the others 9 - 2 x 4 = +1, casts +2.
+// Per element: 72 bytes forward and 112 backward in fp32; 76 and 118 in 16 bits.
+// Autograd keeps x (pow's input), tanh's output, and both operands of the product: 4 h,
+// three of them fp32 under autocast where the model's 16-bit halving counts 2 bytes.
+// Checked against the H200 profile of GPT-2 small's step (h200-kernels.json), per layer:
+// the scalar multiplications 84 / 12 = 7 (3 forward, 4 backward), two pow kernels, tanh,
+// tanh_backward and the scalar add once each; in bf16 the tensor multiplications 48 / 12
+// = 4, and the scalar multiplications 60 of fp32 and 24 of bf16 (5 and 2 a layer).
+struct EagerGelu {
+  Work forward;
+  double backward_flops = 0.0;
+};
+EagerGelu eager_gelu(double hidden) {
+  Work work = elementwise(hidden, 12.0, 18.0);
+  work.fp32_bytes = 14.0 * hidden * kActivationBytes;
+  work.cast_elements = 2.0 * hidden;
+  work.backward_bytes = (28.0 - 2.0 * 18.0) * hidden * kActivationBytes;
+  work.backward_fp32_bytes = (19.0 - 2.0 * 14.0) * hidden * kActivationBytes;
+  work.backward_cast_elements = (4.0 - 2.0) * hidden;
+  return {work + keeps(4.0 * hidden), 13.0 * hidden};
+}
+
 void gpt_block(ModelBuilder& builder, const std::string& prefix, const GptShape& s) {
   const double tokens = static_cast<double>(s.context);
   const std::int64_t d = s.model_dim;
@@ -63,8 +101,14 @@ void gpt_block(ModelBuilder& builder, const std::string& prefix, const GptShape&
   attach_attention(builder, linear(builder, prefix + ".attn.c_proj", d, d, tokens), d, d, s.heads, tokens,
                    s.attention, s.dropout);
   layer_norm(builder, prefix + ".ln_2", d, tokens);
-  builder.attach(linear(builder, prefix + ".mlp.c_fc", d, s.ffn_dim, tokens),
-                 casts(elements) + elementwise(hidden, kGeluFlopsPerElement, 2.0) + keeps(hidden));
+  const std::size_t c_fc = linear(builder, prefix + ".mlp.c_fc", d, s.ffn_dim, tokens);
+  if (s.gelu == Gelu::eager) {
+    const EagerGelu gelu = eager_gelu(hidden);
+    builder.attach(c_fc, casts(elements));
+    builder.attach(c_fc, gelu.forward, gelu.backward_flops);
+  } else {
+    builder.attach(c_fc, casts(elements) + elementwise(hidden, kGeluFlopsPerElement, 2.0) + keeps(hidden));
+  }
   const std::size_t out = linear(builder, prefix + ".mlp.c_proj", s.ffn_dim, d, tokens);
   builder.attach(out, s.dropout ? residual_add(d, tokens) + dropout_mask(elements) : residual_add(d, tokens));
 }
@@ -88,9 +132,10 @@ ModelSpec gpt_tensors(const GptShape& s) {
 // kernel (transformers' default attn_implementation "sdpa", PyTorch's
 // scaled_dot_product_attention with its dropout inside; the H200 kernel breakdown shows
 // its fmha kernels and no separate softmax, validation/data/single-gpu/h200-kernels.json).
-// Older transformers releases ran it eager: `--model gpt:...,attention=eager`.
+// Older transformers releases ran it eager: `--model gpt:...,attention=eager`. Its MLP runs
+// "gelu_new" (GPT2Config's activation_function) as PyTorch operators (eager_gelu).
 GptShape gpt2_shape(std::int64_t d, std::int64_t heads, int layers, double batch) {
-  return {layers, d, heads, 4 * d, 1024, 50257, batch, Attention::fused, true};
+  return {layers, d, heads, 4 * d, 1024, 50257, batch, Attention::fused, true, Gelu::eager};
 }
 
 // ---- Llama ------------------------------------------------------------------------
@@ -161,14 +206,14 @@ namespace dtperf {
 
 ModelSpec gpt_model(const GptShape& s) {
   ModelSpec model = zoo::gpt_tensors(s);
-  model.name = fmt::format("gpt:layers={},d={},heads={},ffn={},seq={},vocab={},batch={},attention={},dropout={}",
+  model.name = fmt::format("gpt:layers={},d={},heads={},ffn={},seq={},vocab={},batch={},attention={},dropout={},gelu={}",
                            s.layers, s.model_dim, s.heads, s.ffn_dim, s.context, s.vocab, s.batch_per_gpu,
-                           name_of(s.attention), s.dropout ? "yes" : "no");
+                           name_of(s.attention), s.dropout ? "yes" : "no", name_of(s.gelu));
   model.description = fmt::format(
-      "GPT ({} layers, d {}, {} heads, FFN {}, {}-token vocabulary, tied LM head, {} attention{}); "
+      "GPT ({} layers, d {}, {} heads, FFN {}, {}-token vocabulary, tied LM head, {} attention{}, {} GELU); "
       "sample = {}-token sequence",
       s.layers, s.model_dim, s.heads, s.ffn_dim, s.vocab, name_of(s.attention), s.dropout ? ", dropout 0.1" : "",
-      s.context);
+      name_of(s.gelu), s.context);
   model.citation = "Radford et al. 2019, Language Models are Unsupervised Multitask Learners: GPT-2's architecture "
                    "(Hugging Face GPT2Model) at this size";
   return model;
