@@ -102,12 +102,12 @@ void gpt_block(ModelBuilder& builder, const std::string& prefix, const GptShape&
                    s.attention, s.dropout);
   layer_norm(builder, prefix + ".ln_2", d, tokens);
   const std::size_t c_fc = linear(builder, prefix + ".mlp.c_fc", d, s.ffn_dim, tokens);
+  builder.attach(c_fc, casts(elements));
   if (s.gelu == Gelu::eager) {
     const EagerGelu gelu = eager_gelu(hidden);
-    builder.attach(c_fc, casts(elements));
     builder.attach(c_fc, gelu.forward, gelu.backward_flops);
   } else {
-    builder.attach(c_fc, casts(elements) + elementwise(hidden, kGeluFlopsPerElement, 2.0) + keeps(hidden));
+    builder.attach(c_fc, elementwise(hidden, kGeluFlopsPerElement, 2.0) + keeps(hidden));
   }
   const std::size_t out = linear(builder, prefix + ".mlp.c_proj", s.ffn_dim, d, tokens);
   builder.attach(out, s.dropout ? residual_add(d, tokens) + dropout_mask(elements) : residual_add(d, tokens));
