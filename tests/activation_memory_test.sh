@@ -4,11 +4,6 @@
 # where PyTorch is not installed.
 # usage: activation_memory_test.sh PATH/TO/dtperf SOURCE_ROOT
 set -u
-python=/usr/bin/python3  # Debian's python3-torch installs for the system interpreter
-[ -x "$python" ] || python=python3
-if ! "$python" -c 'import torch' 2>/dev/null; then
-  echo "skipped: PyTorch is not installed for $python (Debian: apt-get install python3-torch)"
-  exit 77
-fi
+. "$(dirname "$0")/torch_python.sh"
 export PYTHONPATH="$2/collect${PYTHONPATH:+:$PYTHONPATH}"  # the collector in the tree
 exec "$python" "$2/validation/activation_memory.py" "$1"

@@ -6,12 +6,7 @@
 set -u
 dtperf=$1
 root=$2
-python=/usr/bin/python3  # Debian's python3-torch installs for the system interpreter
-[ -x "$python" ] || python=python3
-if ! "$python" -c 'import torch' 2>/dev/null; then
-  echo "skipped: PyTorch is not installed for $python (Debian: apt-get install python3-torch)"
-  exit 77
-fi
+. "$(dirname "$0")/torch_python.sh"
 export DTPERF="$dtperf"
 export PYTHONPATH="$root/collect${PYTHONPATH:+:$PYTHONPATH}"  # the collector in the tree
 exec "$python" -m unittest discover -s "$root/collect/tests" -v

@@ -27,6 +27,14 @@ double forward_flops(const ModelSpec& model) {
   return total;
 }
 
+// The tensor of `model` named `name` (a copy: Catch2's FAIL throws, the return is never taken).
+dtperf::TensorSpec tensor_named(const ModelSpec& model, const std::string& name) {
+  for (const auto& tensor : model.tensors)
+    if (tensor.name == name) return tensor;
+  FAIL("no tensor " << name);
+  return model.tensors.front();
+}
+
 bool starts_with(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
 }
@@ -172,14 +180,8 @@ TEST_CASE("GPT-2's gelu_new runs as eight PyTorch operators, most of them in fp3
   shape.dropout = true;
   const ModelSpec fused = dtperf::gpt_model(shape);
   const ModelSpec eager = zoo("gpt2-small");
-  const auto c_fc = [](const ModelSpec& m) {
-    for (const auto& t : m.tensors)
-      if (t.name == "h.0.mlp.c_fc.weight") return t;
-    FAIL("no c_fc");
-    return m.tensors.front();
-  };
-  const auto a = c_fc(fused);
-  const auto b = c_fc(eager);
+  const auto a = tensor_named(fused, "h.0.mlp.c_fc.weight");
+  const auto b = tensor_named(eager, "h.0.mlp.c_fc.weight");
   const double h = 3072.0 * 1024;
   // Forward: 18 accesses at 4 bytes where one kernel makes 2; 14 of them stay fp32; two
   // more casts (x into pow, the result into c_proj).
@@ -207,23 +209,56 @@ TEST_CASE("GPT-2's gelu_new runs as eight PyTorch operators, most of them in fp3
   CHECK(fused.total_params() == eager.total_params());
 }
 
+TEST_CASE("Llama's RMS norm, SwiGLU and rotary embedding run as the PyTorch operators Hugging Face writes",
+          "[zoo]") {
+  // A small Llama: d 256, 2 key/value heads of 64 (kv_dim 128), SwiGLU 512, 128 tokens.
+  // Per sequence: e = 256 x 128 = 32,768 elements of the stream, h = 512 x 128 = 65,536 of
+  // the MLP's hidden tensor, q = (256 + 128) x 128 = 49,152 of queries and keys. The counts
+  // (zoo/llm.cpp, zoo/builder.cpp) are the traces of validation/eager_chains.py.
+  dtperf::LlamaShape shape;
+  shape.layers = 1;
+  shape.model_dim = 256;
+  shape.heads = 4;
+  shape.kv_heads = 2;
+  shape.ffn_dim = 512;
+  shape.context = 128;
+  shape.vocab = 1000;
+  const ModelSpec llama = dtperf::llama_model(shape);
+  const double e = 256.0 * 128;
+  const double h = 512.0 * 128;
+  const double q = (256.0 + 128.0) * 128;
+  // RMS norm, all fp32: 7 accesses forward (pow 2, mean 1, two products 2 + 2), 23 backward
+  // against the rule's 14; FLOPs 4 forward, 11 backward per element.
+  const auto norm = tensor_named(llama, "model.layers.0.input_layernorm.weight");
+  CHECK(norm.forward_memory_bytes_per_sample == Approx(7.0 * 4.0 * e));
+  CHECK(norm.forward_fp32_memory_bytes_per_sample == norm.forward_memory_bytes_per_sample);
+  CHECK(norm.backward_extra_memory_bytes_per_sample == Approx((23.0 - 14.0) * 4.0 * e));
+  CHECK(norm.backward_extra_fp32_memory_bytes_per_sample == norm.backward_extra_memory_bytes_per_sample);
+  CHECK(norm.forward_flops_per_sample == Approx(4.0 * e));
+  CHECK(norm.backward_flops_per_sample == Approx(11.0 * e));
+  // SwiGLU on up_proj, beside its product: silu 2 and the product 3 forward, 9 backward
+  // against the rule's 10; none of it fp32.
+  const auto up = tensor_named(llama, "model.layers.0.mlp.up_proj.weight");
+  CHECK(up.forward_memory_bytes_per_sample - up.forward_gemm_memory_bytes_per_sample == Approx(5.0 * 4.0 * h));
+  CHECK(up.forward_fp32_memory_bytes_per_sample == 0.0);
+  CHECK(up.backward_extra_memory_bytes_per_sample == Approx((9.0 - 10.0) * 4.0 * h));
+  // The rotary embedding on k_proj: 10 accesses forward, 15 backward against the rule's 20.
+  const auto k = tensor_named(llama, "model.layers.0.self_attn.k_proj.weight");
+  CHECK(k.forward_memory_bytes_per_sample - k.forward_gemm_memory_bytes_per_sample == Approx(10.0 * 4.0 * q));
+  CHECK(k.backward_extra_memory_bytes_per_sample == Approx((15.0 - 20.0) * 4.0 * q));
+}
+
 TEST_CASE("Fused attention computes whole tiles of 64 queries by 64 keys", "[zoo]") {
-  const auto out_proj = [](const ModelSpec& m, const std::string& name) {
-    for (const auto& t : m.tensors)
-      if (t.name == name) return t;
-    FAIL("no " << name);
-    return m.tensors.front();
-  };
   // ViT-B/16, 197 tokens, every query against every key: 197^2 = 38,809 pairs, 4 tiles of
   // 64 each way compute 256^2 = 65,536. Products: 2 x 2 x 768 FLOPs per pair.
-  const auto vit = out_proj(zoo("vit-b16"), "encoder.layers.encoder_layer_0.self_attention.out_proj.weight");
+  const auto vit = tensor_named(zoo("vit-b16"), "encoder.layers.encoder_layer_0.self_attention.out_proj.weight");
   CHECK(vit.forward_attention_flops_per_sample == Approx(4.0 * 768 * 38809));
   CHECK(vit.forward_attention_tile_flops_per_sample == Approx(4.0 * 768 * (65536 - 38809)));
   CHECK(vit.backward_attention_tile_flops_per_sample == Approx(2.5 * 4.0 * 768 * (65536 - 38809)));
   // GPT-2 small, 1,024 tokens, causal: the model's 1024^2 / 2 = 524,288 pairs; 16 tiles a
   // side, of which 16 x 17 / 2 = 136 tile pairs on and below the diagonal, 136 x 64^2 =
   // 557,056 pairs computed.
-  const auto gpt2 = out_proj(zoo("gpt2-small"), "h.0.attn.c_proj.weight");
+  const auto gpt2 = tensor_named(zoo("gpt2-small"), "h.0.attn.c_proj.weight");
   CHECK(gpt2.forward_attention_flops_per_sample == Approx(4.0 * 768 * 524288));
   CHECK(gpt2.forward_attention_tile_flops_per_sample == Approx(4.0 * 768 * (557056 - 524288)));
   // Eager attention runs no fused kernel, so no tiles of one.
@@ -257,9 +292,11 @@ TEST_CASE("ViT-B/16 counts nn.MultiheadAttention's layout copies and its selects
   CHECK(out_proj->forward_memory_bytes_per_sample - out_proj->forward_gemm_memory_bytes_per_sample -
             out_proj->forward_fp32_memory_bytes_per_sample ==
         Approx(2.0 * e * 4.0 + e * 4.0));
-  // No other zoo model runs that path; GPT-2's eager GELU moves less than the rule (below).
+  // No other zoo model runs that path; GPT-2's eager GELU and Llama's RMS norm, SwiGLU and
+  // rotary embedding move other than the rule (below).
   for (const auto& entry : dtperf::model_zoo()) {
-    if (std::string_view(entry.name) == "vit-b16" || std::string_view(entry.name).starts_with("gpt2")) continue;
+    const std::string_view name = entry.name;
+    if (name == "vit-b16" || name.starts_with("gpt2") || name.starts_with("llama")) continue;
     const ModelSpec model = entry.build();
     for (const auto& tensor : model.tensors) {
       INFO(entry.name << " " << tensor.name);
@@ -625,12 +662,7 @@ TEST_CASE("Fused attention keeps no score matrix and recomputes the scores in ba
   const ModelSpec eager = dtperf::gpt_model(shape);
   shape.attention = dtperf::Attention::fused;
   const ModelSpec fused = dtperf::gpt_model(shape);
-  const auto proj = [](const ModelSpec& m) {
-    for (const auto& t : m.tensors)
-      if (t.name == "h.0.attn.c_proj.weight") return t;
-    FAIL("no c_proj");
-    return m.tensors.front();
-  };
+  const auto proj = [](const ModelSpec& m) { return tensor_named(m, "h.0.attn.c_proj.weight"); };
   const double n = 2048.0, d = 1024.0, h = 16.0;
   const double products = 2.0 * 2.0 * d * (n / 2.0) * n;
   const double softmax = 5.0 * h * (n / 2.0) * n;

@@ -13,13 +13,15 @@
 //  - Memory traffic is activation bytes read + written in forward. GEMM/conv: input
 //    plus output, kept apart (`Work::gemm_bytes`) from the other operators' traffic: those
 //    run as kernels of their own after the product's. Batch norm in training: three passes (read for the statistics, read
-//    and write to normalise). Layer and RMS norm: read + write. Elementwise operators:
+//    and write to normalise). Layer norm: read + write; Hugging Face's RMS norm, the
+//    traffic of the PyTorch operators it is written in (rms_norm). Elementwise operators:
 //    every operand read and the result written. Weights are not counted.
 //  - Backward traffic is twice forward's, plus `Work::backward_bytes` where an
 //    implementation is known to run kernels of its own in backward (ViT-B/16's
 //    nn.MultiheadAttention: a select's zero-filled gradients and their sum, transformer.cpp),
 //    or less where its kernels are counted one by one and move less than that (GPT-2's
-//    GELU written as PyTorch operators, llm.cpp).
+//    GELU, Llama's SwiGLU and rotary embedding written as PyTorch operators, llm.cpp; the
+//    RMS norm moves more, rms_norm).
 //  - Operators without parameters are attached to a neighbouring tensor; each model
 //    file says which. Dropout and attention masking are not counted in FLOPs or traffic.
 //  - Saved bytes are what autograd keeps from forward for backward (the activation memory),

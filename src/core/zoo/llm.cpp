@@ -76,7 +76,8 @@ void attach_attention(ModelBuilder& builder, std::size_t index, std::int64_t d, 
 // Checked against the H200 profile of GPT-2 small's step (h200-kernels.json), per layer:
 // the scalar multiplications 84 / 12 = 7 (3 forward, 4 backward), two pow kernels, tanh,
 // tanh_backward and the scalar add once each; in bf16 the tensor multiplications 48 / 12
-// = 4, and the scalar multiplications 60 of fp32 and 24 of bf16 (5 and 2 a layer).
+// = 4, and the scalar multiplications 60 of fp32 and 24 of bf16 (5 and 2 a layer); and
+// traced operator by operator on PyTorch (validation/eager_chains.py).
 struct EagerGelu {
   Work forward;
   double backward_flops = 0.0;
@@ -140,6 +141,40 @@ GptShape gpt2_shape(std::int64_t d, std::int64_t heads, int layers, double batch
 
 // ---- Llama ------------------------------------------------------------------------
 
+// Hugging Face's Llama writes its SwiGLU and rotary embedding as PyTorch operators, a kernel
+// and a pass over the tensor each (traced operator by operator on PyTorch:
+// validation/eager_chains.py). Accesses in elements of the tensor, read + written.
+//
+// LlamaMLP: down_proj(act_fn(gate_proj(x)) * up_proj(x)), act_fn SiLU, over the hidden
+// tensor (h elements per sample):
+//   forward   silu 2, the product 3: 5 in 2 kernels; FLOPs 5 per element
+//             (kSwigluFlopsPerElement);
+//   backward  grad x up 3 (silu's gradient), grad x silu(gate) 3 (up's), silu_backward 3:
+//             9 in 3 kernels, against the rule's 2 x 5.
+// Both projections' outputs are 16-bit under autocast (no list holds silu or mul), so the
+// chain is. It keeps the gate, silu(gate) and up.
+Work eager_swiglu(double hidden) {
+  Work work = elementwise(hidden, kSwigluFlopsPerElement, 5.0);
+  work.backward_bytes = (9.0 - 2.0 * 5.0) * hidden * kActivationBytes;
+  return work + keeps(3.0 * hidden);
+}
+
+// apply_rotary_pos_emb: q * cos + rotate_half(q) * sin, rotate_half(x) = cat(-x2, x1) of
+// x's two halves, over queries and keys (e elements per sample); cos and sin are one row
+// per position, shared by every head, and left out:
+//   forward   q x cos 2, the negated half 1, cat 2, x sin 2, the sum 3: 10 in 5 kernels;
+//   backward  grad x sin 2, the negated half 1, each half's slice_backward a zero fill of
+//             the whole 1 and the half copied in 1, the two summed 3, grad x cos 2, q's two
+//             gradients summed 3: 15 in 9 kernels, against the rule's 2 x 10.
+// FLOPs 3 per element (kRotaryFlopsPerElement: two products and the sum; the negation is
+// a sign). cos and sin are cast to the queries' dtype (LlamaRotaryEmbedding), so the chain
+// is 16-bit under autocast. It keeps nothing of q's size (the products keep cos and sin).
+Work eager_rotary(double elements) {
+  Work work = elementwise(elements, kRotaryFlopsPerElement, 10.0);
+  work.backward_bytes = (15.0 - 2.0 * 10.0) * elements * kActivationBytes;
+  return work;
+}
+
 void llama_attention(ModelBuilder& builder, const std::string& prefix, const LlamaShape& s, double tokens) {
   const std::int64_t d = s.model_dim;
   const std::int64_t kv_dim = d / s.heads * s.kv_heads;
@@ -149,8 +184,7 @@ void llama_attention(ModelBuilder& builder, const std::string& prefix, const Lla
   builder.attach(linear(builder, prefix + ".q_proj", d, d, tokens, false), casts(input));
   const std::size_t k_proj = linear(builder, prefix + ".k_proj", d, kv_dim, tokens, false);
   builder.shares_input(k_proj, input_bytes);
-  builder.attach(k_proj, casts(input) +
-                             elementwise(static_cast<double>(d + kv_dim) * tokens, kRotaryFlopsPerElement, 2.0));
+  builder.attach(k_proj, casts(input) + eager_rotary(static_cast<double>(d + kv_dim) * tokens));
   const std::size_t v_proj = linear(builder, prefix + ".v_proj", d, kv_dim, tokens, false);
   builder.shares_input(v_proj, input_bytes);
   builder.attach(v_proj, casts(input));
@@ -165,9 +199,7 @@ void llama_mlp(ModelBuilder& builder, const std::string& prefix, const LlamaShap
   const std::size_t up = linear(builder, prefix + ".up_proj", s.model_dim, s.ffn_dim, tokens, false);
   builder.shares_input(up, input * kActivationBytes);
   builder.attach(up, casts(input));
-  // silu(gate) * up reads both projections and writes one tensor; it keeps the gate,
-  // silu(gate) and up.
-  builder.attach(up, elementwise(hidden, kSwigluFlopsPerElement, 3.0) + keeps(3.0 * hidden));
+  builder.attach(up, eager_swiglu(hidden));
   builder.attach(linear(builder, prefix + ".down_proj", s.ffn_dim, s.model_dim, tokens, false),
                  residual_add(s.model_dim, tokens));
 }
