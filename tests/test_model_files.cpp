@@ -163,7 +163,8 @@ TEST_CASE("Models by size: defaults, canonical names and one clear error per bad
   // Llama's FFN rule: ceil(8 x 5120 / 3) = 13,654 -> 13,824 (next multiple of 256), as
   // Llama-2-13B; 40 heads of 128.
   const ModelSpec llama = load_model("llama:layers=40,d=5120");
-  CHECK(llama.name == "llama:layers=40,d=5120,heads=40,kv_heads=40,ffn=13824,seq=4096,vocab=32000,batch=1,attention=fused");
+  CHECK(llama.name == "llama:layers=40,d=5120,heads=40,kv_heads=40,ffn=13824,seq=4096,vocab=32000,batch=1,attention=fused,"
+                      "elementwise=eager");
   CHECK(llama.total_params() == 13'015'864'320);
   CHECK(load_model("gpt:layers=2,d=128,batch=2.5").default_batch_per_gpu == 2.5);
   CHECK(error_of([] { load_model("gpt:layers=24"); }) == "model: gpt:layers=24: give d=");
@@ -189,6 +190,8 @@ TEST_CASE("Models by size: defaults, canonical names and one clear error per bad
         "model: gpt:layers=2,d=128,attention=flash: attention=flash: expected one of eager, fused");
   CHECK(error_of([] { load_model("gpt:layers=2,d=128,gelu=tanh"); }) ==
         "model: gpt:layers=2,d=128,gelu=tanh: gelu=tanh: expected one of fused, eager");
+  CHECK(error_of([] { load_model("llama:layers=2,d=256,elementwise=liger"); }) ==
+        "model: llama:layers=2,d=256,elementwise=liger: elementwise=liger: expected one of eager, fused");
   CHECK(error_of([] { load_model("llama:layers=2,d=256,heads=2,kv_heads=3"); }) ==
         "model: llama:layers=2,d=256,heads=2,kv_heads=3: kv_heads=3 does not divide heads=2");
   CHECK(error_of([] { load_model("gpt:layers=2,d=128,batch=0"); }) ==

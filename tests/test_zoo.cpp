@@ -246,6 +246,27 @@ TEST_CASE("Llama's RMS norm, SwiGLU and rotary embedding run as the PyTorch oper
   const auto k = tensor_named(llama, "model.layers.0.self_attn.k_proj.weight");
   CHECK(k.forward_memory_bytes_per_sample - k.forward_gemm_memory_bytes_per_sample == Approx(10.0 * 4.0 * q));
   CHECK(k.backward_extra_memory_bytes_per_sample == Approx((15.0 - 20.0) * 4.0 * q));
+
+  // elementwise=fused: one kernel each way, inputs read and outputs written once. The norm
+  // 2 forward, 3 backward (the gradient and x read, x's gradient written) against the
+  // rule's 4, keeping x and one inverse RMS per token; SwiGLU 3 and 5 against 6, keeping
+  // gate and up; the rotary embedding 2 and 2 against 4.
+  shape.elementwise = dtperf::Elementwise::fused;
+  const ModelSpec fused = dtperf::llama_model(shape);
+  const auto fused_norm = tensor_named(fused, "model.layers.0.input_layernorm.weight");
+  CHECK(fused_norm.forward_memory_bytes_per_sample == Approx(2.0 * 4.0 * e));
+  CHECK(fused_norm.backward_extra_memory_bytes_per_sample == Approx((3.0 - 4.0) * 4.0 * e));
+  CHECK(fused_norm.backward_flops_per_sample == Approx(8.0 * e));
+  CHECK(norm.saved_activation_bytes_per_sample - fused_norm.saved_activation_bytes_per_sample == Approx(4.0 * e));
+  const auto fused_up = tensor_named(fused, "model.layers.0.mlp.up_proj.weight");
+  CHECK(up.forward_memory_bytes_per_sample - fused_up.forward_memory_bytes_per_sample == Approx((5.0 - 3.0) * 4.0 * h));
+  CHECK(fused_up.backward_extra_memory_bytes_per_sample == Approx((5.0 - 6.0) * 4.0 * h));
+  CHECK(up.saved_activation_bytes_per_sample - fused_up.saved_activation_bytes_per_sample == Approx(4.0 * h));
+  const auto fused_k = tensor_named(fused, "model.layers.0.self_attn.k_proj.weight");
+  CHECK(k.forward_memory_bytes_per_sample - fused_k.forward_memory_bytes_per_sample == Approx((10.0 - 2.0) * 4.0 * q));
+  CHECK(fused_k.backward_extra_memory_bytes_per_sample == Approx((2.0 - 4.0) * 4.0 * q));
+  // The parameters are the same.
+  CHECK(fused.total_params() == llama.total_params());
 }
 
 TEST_CASE("Fused attention computes whole tiles of 64 queries by 64 keys", "[zoo]") {

@@ -51,6 +51,16 @@ struct EnumNames<Gelu> {
   static constexpr Named<Gelu> table[] = {{Gelu::fused, "fused"}, {Gelu::eager, "eager"}};
 };
 
+/// How Llama's RMS norm, SwiGLU and rotary embedding are computed. Eager: as Hugging Face's
+/// LlamaForCausalLM writes them, in PyTorch operators, each a kernel of its own and a pass
+/// over its tensor (the norm in fp32); zoo/llm.cpp and zoo/builder.cpp count them. Fused:
+/// one kernel each way for each (Liger Kernel, Transformer Engine, apex's fused RMS norm).
+enum class Elementwise : std::uint8_t { eager, fused };
+template <>
+struct EnumNames<Elementwise> {
+  static constexpr Named<Elementwise> table[] = {{Elementwise::eager, "eager"}, {Elementwise::fused, "fused"}};
+};
+
 /// GPT-2's architecture at any size (Radford et al. 2019; Hugging Face GPT2Model):
 /// learned positions, LayerNorm and biases everywhere, GELU MLP, LM head tied to the
 /// token embedding. MosaicML's MPT benchmarks count their models the same way (vocabulary
@@ -81,6 +91,7 @@ struct LlamaShape {
   std::int64_t vocab = 32000;
   double batch_per_gpu = 1.0;
   Attention attention = Attention::fused;
+  Elementwise elementwise = Elementwise::eager;
 };
 
 /// The models' tensors and work, named by their canonical spelling

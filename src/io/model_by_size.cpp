@@ -6,7 +6,8 @@
 //          which GPT-2 runs, eight operators of its own)
 //   llama: layers, d, heads (d / 128), kv_heads (heads), ffn (the Llama rule: 8 d / 3
 //          rounded up to a multiple of 256), seq (4096), vocab (32000), batch (1),
-//          attention (fused)
+//          attention (fused), elementwise (eager: Hugging Face's RMS norm, SwiGLU and rotary
+//          embedding in PyTorch operators; fused: one kernel each)
 // Defaults follow the papers' own sizes: GPT-2 (Radford et al. 2019) uses 64-wide heads,
 // a 4 d MLP, a 1,024-token context and a 50,257-token vocabulary; Llama 2 (Touvron et al.
 // 2023) 128-wide heads, SwiGLU of 2/3 x 4 d rounded up to 256 (11,008 at d 4096, 13,824
@@ -163,6 +164,7 @@ LlamaShape llama_shape(const ShapeKeys& keys) {
   s.vocab = keys.integer("vocab", 1, kMaxTokens).value_or(32000);
   s.batch_per_gpu = keys.batch();
   s.attention = keys.choice<Attention>("attention").value_or(Attention::fused);
+  s.elementwise = keys.choice<Elementwise>("elementwise").value_or(Elementwise::eager);
   return s;
 }
 
@@ -186,7 +188,7 @@ std::optional<ModelSpec> sized_model(const std::string& spec) {
   }
   if (spec.starts_with("llama:")) {
     const ShapeKeys keys(spec, "llama",
-                         {"layers", "d", "heads", "kv_heads", "ffn", "seq", "vocab", "batch", "attention"});
+                         {"layers", "d", "heads", "kv_heads", "ffn", "seq", "vocab", "batch", "attention", "elementwise"});
     return within_limits(llama_model(llama_shape(keys)), keys);
   }
   return std::nullopt;

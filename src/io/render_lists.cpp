@@ -239,7 +239,7 @@ Rendered render_models() {
   const std::span<const ModelRow> view(rows);
   return {table(model_columns(), view) +
               "# and models by size: gpt:layers=L,d=D[,heads,ffn,seq,vocab,batch,attention,dropout,gelu] (GPT-2's "
-              "architecture), llama:layers=L,d=D[,heads,kv_heads,ffn,seq,vocab,batch,attention] (Llama's); "
+              "architecture), llama:layers=L,d=D[,heads,kv_heads,ffn,seq,vocab,batch,attention,elementwise] (Llama's); "
               "docs/MANUAL.md lists the defaults\n",
           {{"schema", kReportSchema}, {"command", "models"}, {"models", records(model_columns(), view)}},
           "/models"};

@@ -171,30 +171,6 @@ std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
   return weight;
 }
 
-std::size_t rms_norm(ModelBuilder& builder, const std::string& weight_name,
-                     std::int64_t features, double tokens) {
-  const double elements = static_cast<double>(features) * tokens;
-  // Hugging Face's LlamaRMSNorm, written as PyTorch operators:
-  //   h = x.to(float32); v = h.pow(2).mean(-1, keepdim=True); h = h * rsqrt(v + eps);
-  //   y = weight * h.to(input_dtype)
-  // It computes in fp32 whatever its input (the explicit cast; under autocast its input is
-  // the fp32 stream, so no cast runs). Accesses in elements of x, read + written; a row's
-  // statistic (1 / features of x) and the weight (1 / tokens) are left out:
-  //   forward   pow 2, mean 1, h x rsqrt 2, weight x 2: 7, in 6 kernels (v + eps and the
-  //             rsqrt are per row); FLOPs 4 per element (kRmsNormFlopsPerElement);
-  //   backward  the weight's product: grad x weight 2, grad x h 3 and its sum over tokens 1;
-  //             the normalisation's: grad x rsqrt 2, grad x h 3 and its sum over the row 1;
-  //             mean's gradient expanded and divided 1; pow's: h^1 2, x 2 2, x the gradient
-  //             3; x's two gradients summed 3: 23, in 14 kernels (3 per row), 11 FLOPs per
-  //             element.
-  // Traced operator by operator on PyTorch (validation/eager_chains.py). It keeps its input,
-  // the inverse RMS and the normalised tensor.
-  Work work = in_fp32(elementwise(elements, kRmsNormFlopsPerElement, 7.0));
-  work.backward_bytes = (23.0 - 2.0 * 7.0) * elements * kActivationBytes;
-  work.backward_fp32_bytes = work.backward_bytes;
-  return builder.add(weight_name, features, work + keeps(2.0 * elements + tokens), 11.0 * elements);
-}
-
 std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,
                       std::int64_t rows, std::int64_t features, double tokens) {
   const double elements = static_cast<double>(features) * tokens;

@@ -13,15 +13,15 @@
 //  - Memory traffic is activation bytes read + written in forward. GEMM/conv: input
 //    plus output, kept apart (`Work::gemm_bytes`) from the other operators' traffic: those
 //    run as kernels of their own after the product's. Batch norm in training: three passes (read for the statistics, read
-//    and write to normalise). Layer norm: read + write; Hugging Face's RMS norm, the
-//    traffic of the PyTorch operators it is written in (rms_norm). Elementwise operators:
+//    and write to normalise). Layer norm: read + write (Llama's RMS norm, llm.cpp: that or
+//    the PyTorch operators Hugging Face writes it in). Elementwise operators:
 //    every operand read and the result written. Weights are not counted.
 //  - Backward traffic is twice forward's, plus `Work::backward_bytes` where an
 //    implementation is known to run kernels of its own in backward (ViT-B/16's
 //    nn.MultiheadAttention: a select's zero-filled gradients and their sum, transformer.cpp),
 //    or less where its kernels are counted one by one and move less than that (GPT-2's
-//    GELU, Llama's SwiGLU and rotary embedding written as PyTorch operators, llm.cpp; the
-//    RMS norm moves more, rms_norm).
+//    GELU, Llama's SwiGLU and rotary embedding written as PyTorch operators, llm.cpp; its
+//    RMS norm moves more).
 //  - Operators without parameters are attached to a neighbouring tensor; each model
 //    file says which. Dropout and attention masking are not counted in FLOPs or traffic.
 //  - Saved bytes are what autograd keeps from forward for backward (the activation memory),
@@ -29,8 +29,8 @@
 //    a linear or convolution keeps its input (unless the operator before it already keeps
 //    that tensor: ReLU keeps its output, so the convolution after it adds nothing; query,
 //    key and value projections read one input); batch norm, layer norm and GELU keep
-//    their input; RMS norm (Hugging Face) its input and the normalised tensor; SwiGLU the
-//    gate, silu(gate) and up; eager attention copies of Q, K, V and the softmax output over
+//    their input; RMS norm (Hugging Face) its input and the normalised tensor, fused its
+//    input; SwiGLU (Hugging Face) the gate, silu(gate) and up, fused the gate and up; eager attention copies of Q, K, V and the softmax output over
 //    every stored key (the whole n x n matrix, masked or not), and with attention dropout
 //    the dropped probabilities; log-softmax its output. Residual adds, scalar scalings,
 //    average pooling and concatenation keep nothing. `saved_fixed` holds what does not
@@ -175,9 +175,6 @@ std::size_t linear(ModelBuilder& builder, const std::string& prefix,
 // "<prefix>.weight" and "<prefix>.bias"; returns the weight's index.
 std::size_t layer_norm(ModelBuilder& builder, const std::string& prefix,
                        std::int64_t features, double tokens);
-// A single scale vector named `weight_name`.
-std::size_t rms_norm(ModelBuilder& builder, const std::string& weight_name,
-                     std::int64_t features, double tokens);
 // A table of rows x features looked up `tokens` times: no forward FLOPs, the
 // gradient scatter-add (features per token) in backward.
 std::size_t embedding(ModelBuilder& builder, const std::string& weight_name,

@@ -141,10 +141,41 @@ GptShape gpt2_shape(std::int64_t d, std::int64_t heads, int layers, double batch
 
 // ---- Llama ------------------------------------------------------------------------
 
-// Hugging Face's Llama writes its SwiGLU and rotary embedding as PyTorch operators, a kernel
-// and a pass over the tensor each (traced operator by operator on PyTorch:
-// validation/eager_chains.py). Accesses in elements of the tensor, read + written.
+// Hugging Face's Llama writes its RMS norm, SwiGLU and rotary embedding in PyTorch
+// operators, a kernel and a pass over the tensor each (Elementwise::eager, traced operator
+// by operator on PyTorch: validation/eager_chains.py); fused kernels (Liger Kernel,
+// Transformer Engine, apex) run one kernel each way, reading their inputs and writing
+// their outputs once, and in backward reading the gradient and what forward kept and
+// writing the inputs' gradients once (Elementwise::fused). Accesses in elements of the
+// tensor, read + written.
 //
+// LlamaRMSNorm, over the stream (e elements per sample):
+//   h = x.to(float32); v = h.pow(2).mean(-1, keepdim=True); h = h * rsqrt(v + eps);
+//   y = weight * h.to(input_dtype)
+// It computes in fp32 whatever its input (the explicit cast; under autocast its input is
+// the fp32 stream, so no cast runs). A row's statistic (1 / features of x) and the weight
+// (1 / tokens) are left out:
+//   forward   pow 2, mean 1, h x rsqrt 2, weight x 2: 7, in 6 kernels (v + eps and the
+//             rsqrt are per row); FLOPs 4 per element (kRmsNormFlopsPerElement);
+//   backward  the weight's product: grad x weight 2, grad x h 3 and its sum over tokens 1;
+//             the normalisation's: grad x rsqrt 2, grad x h 3 and its sum over the row 1;
+//             mean's gradient expanded and divided 1; pow's: h^1 2, x 2 2, x the gradient
+//             3; x's two gradients summed 3: 23, in 14 kernels (3 per row), 11 FLOPs per
+//             element.
+// It keeps its input, the inverse RMS and the normalised tensor. Fused: x read and y
+// written, 2; backward the gradient and x read and x's gradient written, 3; it keeps x and
+// the inverse RMS.
+std::size_t llama_rms_norm(ModelBuilder& builder, const std::string& weight_name, std::int64_t features,
+                           double tokens, Elementwise form) {
+  const double elements = static_cast<double>(features) * tokens;
+  const bool eager = form == Elementwise::eager;
+  Work work = in_fp32(elementwise(elements, kRmsNormFlopsPerElement, eager ? 7.0 : 2.0));
+  work.backward_bytes = (eager ? 23.0 - 2.0 * 7.0 : 3.0 - 2.0 * 2.0) * elements * kActivationBytes;
+  work.backward_fp32_bytes = work.backward_bytes;
+  const double backward_flops = (eager ? 11.0 : 2.0 * kRmsNormFlopsPerElement) * elements;
+  return builder.add(weight_name, features, work + keeps((eager ? 2.0 : 1.0) * elements + tokens), backward_flops);
+}
+
 // LlamaMLP: down_proj(act_fn(gate_proj(x)) * up_proj(x)), act_fn SiLU, over the hidden
 // tensor (h elements per sample):
 //   forward   silu 2, the product 3: 5 in 2 kernels; FLOPs 5 per element
@@ -152,11 +183,14 @@ GptShape gpt2_shape(std::int64_t d, std::int64_t heads, int layers, double batch
 //   backward  grad x up 3 (silu's gradient), grad x silu(gate) 3 (up's), silu_backward 3:
 //             9 in 3 kernels, against the rule's 2 x 5.
 // Both projections' outputs are 16-bit under autocast (no list holds silu or mul), so the
-// chain is. It keeps the gate, silu(gate) and up.
-Work eager_swiglu(double hidden) {
-  Work work = elementwise(hidden, kSwigluFlopsPerElement, 5.0);
-  work.backward_bytes = (9.0 - 2.0 * 5.0) * hidden * kActivationBytes;
-  return work + keeps(3.0 * hidden);
+// chain is. It keeps the gate, silu(gate) and up. Fused: gate and up read, the product
+// written, 3; backward the gradient, gate and up read, their gradients written, 5; it
+// keeps the gate and up (silu is recomputed).
+Work llama_swiglu(double hidden, Elementwise form) {
+  const bool eager = form == Elementwise::eager;
+  Work work = elementwise(hidden, kSwigluFlopsPerElement, eager ? 5.0 : 3.0);
+  work.backward_bytes = (eager ? 9.0 - 2.0 * 5.0 : 5.0 - 2.0 * 3.0) * hidden * kActivationBytes;
+  return work + keeps((eager ? 3.0 : 2.0) * hidden);
 }
 
 // apply_rotary_pos_emb: q * cos + rotate_half(q) * sin, rotate_half(x) = cat(-x2, x1) of
@@ -169,9 +203,11 @@ Work eager_swiglu(double hidden) {
 // FLOPs 3 per element (kRotaryFlopsPerElement: two products and the sum; the negation is
 // a sign). cos and sin are cast to the queries' dtype (LlamaRotaryEmbedding), so the chain
 // is 16-bit under autocast. It keeps nothing of q's size (the products keep cos and sin).
-Work eager_rotary(double elements) {
-  Work work = elementwise(elements, kRotaryFlopsPerElement, 10.0);
-  work.backward_bytes = (15.0 - 2.0 * 10.0) * elements * kActivationBytes;
+// Fused: q read and written, 2, and the same in backward (the rotation by -theta).
+Work llama_rotary(double elements, Elementwise form) {
+  const bool eager = form == Elementwise::eager;
+  Work work = elementwise(elements, kRotaryFlopsPerElement, eager ? 10.0 : 2.0);
+  work.backward_bytes = (eager ? 15.0 - 2.0 * 10.0 : 2.0 - 2.0 * 2.0) * elements * kActivationBytes;
   return work;
 }
 
@@ -184,7 +220,7 @@ void llama_attention(ModelBuilder& builder, const std::string& prefix, const Lla
   builder.attach(linear(builder, prefix + ".q_proj", d, d, tokens, false), casts(input));
   const std::size_t k_proj = linear(builder, prefix + ".k_proj", d, kv_dim, tokens, false);
   builder.shares_input(k_proj, input_bytes);
-  builder.attach(k_proj, casts(input) + eager_rotary(static_cast<double>(d + kv_dim) * tokens));
+  builder.attach(k_proj, casts(input) + llama_rotary(static_cast<double>(d + kv_dim) * tokens, s.elementwise));
   const std::size_t v_proj = linear(builder, prefix + ".v_proj", d, kv_dim, tokens, false);
   builder.shares_input(v_proj, input_bytes);
   builder.attach(v_proj, casts(input));
@@ -199,7 +235,7 @@ void llama_mlp(ModelBuilder& builder, const std::string& prefix, const LlamaShap
   const std::size_t up = linear(builder, prefix + ".up_proj", s.model_dim, s.ffn_dim, tokens, false);
   builder.shares_input(up, input * kActivationBytes);
   builder.attach(up, casts(input));
-  builder.attach(up, eager_swiglu(hidden));
+  builder.attach(up, llama_swiglu(hidden, s.elementwise));
   builder.attach(linear(builder, prefix + ".down_proj", s.ffn_dim, s.model_dim, tokens, false),
                  residual_add(s.model_dim, tokens));
 }
@@ -210,19 +246,22 @@ ModelSpec llama_tensors(const LlamaShape& s) {
   embedding(builder, "model.embed_tokens.weight", s.vocab, s.model_dim, tokens);
   for (int i = 0; i < s.layers; ++i) {
     const std::string prefix = "model.layers." + std::to_string(i);
-    rms_norm(builder, prefix + ".input_layernorm.weight", s.model_dim, tokens);
+    llama_rms_norm(builder, prefix + ".input_layernorm.weight", s.model_dim, tokens, s.elementwise);
     llama_attention(builder, prefix + ".self_attn", s, tokens);
-    rms_norm(builder, prefix + ".post_attention_layernorm.weight", s.model_dim, tokens);
+    llama_rms_norm(builder, prefix + ".post_attention_layernorm.weight", s.model_dim, tokens, s.elementwise);
     llama_mlp(builder, prefix + ".mlp", s, tokens);
   }
-  rms_norm(builder, "model.norm.weight", s.model_dim, tokens);
+  llama_rms_norm(builder, "model.norm.weight", s.model_dim, tokens, s.elementwise);
   builder.attach(linear(builder, "lm_head", s.model_dim, s.vocab, tokens, false),
                  casts(static_cast<double>(s.model_dim) * tokens) + softmax_cross_entropy(s.vocab, tokens));
   return std::move(builder).finish();
 }
 
-// Llama-2-7B as Hugging Face trains it: eager attention.
-LlamaShape llama2_7b_shape() { return {32, 4096, 32, 32, 11008, 4096, 32000, 1.0, Attention::eager}; }
+// Llama-2-7B as Hugging Face trains it: eager attention, and its RMS norm, SwiGLU and rotary
+// embedding as PyTorch operators.
+LlamaShape llama2_7b_shape() {
+  return {32, 4096, 32, 32, 11008, 4096, 32000, 1.0, Attention::eager, Elementwise::eager};
+}
 
 }  // namespace
 
@@ -253,13 +292,15 @@ ModelSpec gpt_model(const GptShape& s) {
 
 ModelSpec llama_model(const LlamaShape& s) {
   ModelSpec model = zoo::llama_tensors(s);
-  model.name = fmt::format("llama:layers={},d={},heads={},kv_heads={},ffn={},seq={},vocab={},batch={},attention={}",
-                           s.layers, s.model_dim, s.heads, s.kv_heads, s.ffn_dim, s.context, s.vocab,
-                           s.batch_per_gpu, name_of(s.attention));
+  model.name = fmt::format(
+      "llama:layers={},d={},heads={},kv_heads={},ffn={},seq={},vocab={},batch={},attention={},elementwise={}",
+      s.layers, s.model_dim, s.heads, s.kv_heads, s.ffn_dim, s.context, s.vocab, s.batch_per_gpu,
+      name_of(s.attention), name_of(s.elementwise));
   model.description = fmt::format(
       "Llama ({} layers, d {}, {} heads, {} key/value heads, SwiGLU {}, {}-token vocabulary, untied LM head, {} "
-      "attention); sample = {}-token sequence",
-      s.layers, s.model_dim, s.heads, s.kv_heads, s.ffn_dim, s.vocab, name_of(s.attention), s.context);
+      "attention, {} RMS norm, SwiGLU and rotary embedding); sample = {}-token sequence",
+      s.layers, s.model_dim, s.heads, s.kv_heads, s.ffn_dim, s.vocab, name_of(s.attention), name_of(s.elementwise),
+      s.context);
   model.citation = "Touvron et al. 2023, Llama 2: Open Foundation and Fine-Tuned Chat Models: Llama's architecture "
                    "(Hugging Face LlamaForCausalLM) at this size";
   return model;
