@@ -30,9 +30,9 @@ done
 # what such a fit finds (they are datasheet values and physics only).
 "$dtperf" fit --runs "$dir/runs/dec-allreduce.json" --profile a100x4-ib100 --model transformer-base --dtype fp16 \
   >"$work/fit.txt" 2>&1 || fail "runs/dec-allreduce.json: $(cat "$work/fit.txt")"
-"$dtperf" fit --runs "$dir/runs/net-resnet50.json" --profile p3dn-24xlarge --model resnet50 --json >"$work/fit.json" 2>&1 \
-  || fail "runs/net-resnet50.json: $(cat "$work/fit.json")"
-python3 - "$work/fit.json" <<'PY' || fail "runs/net-resnet50.json is not explained by its fit"
+"$dtperf" fit --runs "$dir/runs/net-resnet50.json" --profile p3dn-24xlarge --model resnet50 --json \
+  >"$work/fit.json" 2>"$work/fit.err" || fail "runs/net-resnet50.json: $(cat "$work/fit.err")"
+python3 - "$work/fit.json" <<'PY' || fail "runs/net-resnet50.json is not explained by its fit (stdout, $(wc -c <"$work/fit.json") bytes, begins: $(head -c 200 "$work/fit.json"); stderr: $(head -c 400 "$work/fit.err"))"
 import json, sys
 fit = json.load(open(sys.argv[1]))["fit"]
 assert fit["summary"]["max_abs_error"] < 0.03, fit["summary"]
